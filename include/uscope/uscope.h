@@ -1,0 +1,455 @@
+/*
+ * libuscope — write µScope cycle-accurate traces from hardware simulations.
+ *
+ * This header is the manual. It is plain C, includes only standard C headers,
+ * and every function in it is exported from libuscope.so / libuscope.a.
+ *
+ * Conventions
+ * -----------
+ *  - Names are uscope_<object>_<verb>; the per-cycle calls keep the short names
+ *    of the µScope specification (uscope_begin_cycle, uscope_slot_set, ...).
+ *  - Every call that can fail returns uscope_status_t: 0 (USCOPE_OK) on
+ *    success, a negative USCOPE_ERR_* code otherwise. Codes are pinned and are
+ *    never renumbered. Out-parameters come first after the handle, and are
+ *    written only on success.
+ *  - A failing call leaves a human-readable message. It is readable from the
+ *    calling thread with uscope_last_error() (valid until the next failing call
+ *    on that thread), and for writer calls also with uscope_writer_error().
+ *  - The library never calls assert, abort or exit on caller input, and never
+ *    lets a C++ exception cross this boundary.
+ *  - Every handle returned by a *_new / *_open is released by the matching
+ *    *_free / *_close, which accepts NULL.
+ *
+ * Threads
+ * -------
+ *  A handle is not safe for concurrent use: call each handle from one thread at
+ *  a time. Different handles may be used from different threads freely. A writer
+ *  owns one background thread that encodes, compresses and writes segments; the
+ *  caller never sees it except through uscope_writer_stats() and errors.
+ *
+ * Versions
+ * --------
+ *  The library version (USCOPE_VERSION_*) and the file-format version it writes
+ *  (USCOPE_FORMAT_VERSION_*) are independent.
+ */
+#ifndef USCOPE_USCOPE_H
+#define USCOPE_USCOPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ── Export macro ─────────────────────────────────────────────────────── */
+
+#if defined(_WIN32)
+#  if defined(USCOPE_BUILDING_LIBRARY)
+#    define USCOPE_API __declspec(dllexport)
+#  else
+#    define USCOPE_API
+#  endif
+#elif defined(__GNUC__)
+#  define USCOPE_API __attribute__((visibility("default")))
+#else
+#  define USCOPE_API
+#endif
+
+/* ── Versions ─────────────────────────────────────────────────────────── */
+
+#define USCOPE_VERSION_MAJOR 0
+#define USCOPE_VERSION_MINOR 1
+#define USCOPE_VERSION_PATCH 0
+/** MAJOR*10000 + MINOR*100 + PATCH, comparable with uscope_version_number(). */
+#define USCOPE_VERSION_NUMBER \
+  (USCOPE_VERSION_MAJOR * 10000 + USCOPE_VERSION_MINOR * 100 + USCOPE_VERSION_PATCH)
+
+/** The µScope file-format version this library writes (spec header §2). */
+#define USCOPE_FORMAT_VERSION_MAJOR 0
+#define USCOPE_FORMAT_VERSION_MINOR 3
+
+/** Runtime library version, as USCOPE_VERSION_NUMBER of the loaded library. */
+USCOPE_API uint32_t uscope_version_number(void);
+/** Runtime library version as "MAJOR.MINOR.PATCH". Static storage; never NULL. */
+USCOPE_API const char *uscope_version_string(void);
+/** File-format version written: (major << 16) | minor. */
+USCOPE_API uint32_t uscope_format_version(void);
+
+/* ── Status codes ─────────────────────────────────────────────────────── */
+
+typedef int32_t uscope_status_t;
+
+/* Values are part of the ABI: never renumbered, never reused. */
+#define USCOPE_OK                       0
+#define USCOPE_ERR_INVALID_ARGUMENT    (-1)  /* NULL pointer, bad option, bad enum value */
+#define USCOPE_ERR_NO_MEMORY           (-2)  /* an allocation failed */
+#define USCOPE_ERR_IO                  (-3)  /* open/write/sync failed (ENOSPC, EIO, ...) */
+#define USCOPE_ERR_SCHEMA              (-4)  /* schema is inconsistent (bad parent, enum, type) */
+#define USCOPE_ERR_LIMIT               (-5)  /* a format limit is exceeded (string pool, counts) */
+#define USCOPE_ERR_BAD_STATE           (-6)  /* call out of order (outside begin/end, nested) */
+#define USCOPE_ERR_TIME_BACKWARDS      (-7)  /* begin_cycle with a time before the previous one */
+#define USCOPE_ERR_UNKNOWN_STORAGE     (-8)  /* storage id not in the schema */
+#define USCOPE_ERR_UNKNOWN_SLOT        (-9)  /* slot index >= num_slots */
+#define USCOPE_ERR_UNKNOWN_FIELD       (-10) /* field index >= num_fields */
+#define USCOPE_ERR_UNKNOWN_PROPERTY    (-11) /* property index >= num_properties */
+#define USCOPE_ERR_UNKNOWN_EVENT       (-12) /* event type id not in the schema */
+#define USCOPE_ERR_PAYLOAD_SIZE        (-13) /* event payload size differs from the schema */
+#define USCOPE_ERR_VALUE_RANGE         (-14) /* value does not fit the field's type */
+#define USCOPE_ERR_DATA_DROPPED        (-15) /* cycles were dropped (USCOPE_BACKPRESSURE_DROP) */
+#define USCOPE_ERR_INTERNAL            (-16) /* a bug in libuscope; please report it */
+#define USCOPE_ERR_UNSUPPORTED         (-17) /* valid but not supported by this build */
+/* -18 .. -63 are reserved for the reader (corrupt, truncated, version, ...). */
+#define USCOPE_ERR_CORRUPT             (-18) /* file contents are inconsistent */
+#define USCOPE_ERR_TRUNCATED           (-19) /* file ends inside a structure */
+#define USCOPE_ERR_BAD_MAGIC           (-20) /* not a µScope file */
+#define USCOPE_ERR_UNSUPPORTED_VERSION (-21) /* file-format major version unknown */
+#define USCOPE_ERR_UNKNOWN_COMPRESSION (-22) /* F_COMP_METHOD names no known method */
+
+/**
+ * A static, never-NULL English description of a status code (also for codes
+ * this version does not know).
+ */
+USCOPE_API const char *uscope_status_str(uscope_status_t status);
+
+/**
+ * The message of the last failing call made on this thread, or "" if none.
+ * Thread-local storage owned by the library; valid until the next failing
+ * call on the same thread. Works before any handle exists.
+ */
+USCOPE_API const char *uscope_last_error(void);
+
+/* ── Schema ───────────────────────────────────────────────────────────── */
+
+/** Field types (spec §4.2). Sizes: 1,2,4,8,1,2,4,8,1,4,1 bytes. */
+#define USCOPE_FT_U8         0x01
+#define USCOPE_FT_U16        0x02
+#define USCOPE_FT_U32        0x03
+#define USCOPE_FT_U64        0x04
+#define USCOPE_FT_I8         0x05
+#define USCOPE_FT_I16        0x06
+#define USCOPE_FT_I32        0x07
+#define USCOPE_FT_I64        0x08
+#define USCOPE_FT_BOOL       0x09
+#define USCOPE_FT_STRING_REF 0x0A /* u32 index into the string table */
+#define USCOPE_FT_ENUM       0x0B /* u8 index into a named enum */
+
+/** Storage flags (spec §4.6.1). */
+#define USCOPE_SF_SPARSE 0x0001u /* slots have a valid bit; checkpoints hold valid slots */
+#define USCOPE_SF_BUFFER 0x0002u /* protocol hint: a named buffer (ROB, IQ, ...) */
+
+/** Storage-property roles (field_def_t byte 4, COMPAT point 5). */
+#define USCOPE_ROLE_PLAIN    0
+#define USCOPE_ROLE_HEAD_PTR 1
+#define USCOPE_ROLE_TAIL_PTR 2
+
+/** Sentinels of the format. */
+#define USCOPE_NO_PARENT      0xFFFFu /* scope parent of the root scope */
+#define USCOPE_ROOT_SCOPE     0xFFFFu /* storage/event scope_id: root-level */
+#define USCOPE_CLOCK_INHERIT  0xFFu   /* scope clock_id: inherit from the parent */
+
+/**
+ * One field of a storage slot, a storage property or an event payload.
+ * role and pair_id are meaningful for storage properties only (HEAD_PTR /
+ * TAIL_PTR pairs); leave them 0 elsewhere. enum_id is used when type is
+ * USCOPE_FT_ENUM, and must be 0 otherwise.
+ */
+typedef struct uscope_field {
+  const char *name; /* UTF-8, copied */
+  uint8_t type;     /* USCOPE_FT_* */
+  uint8_t enum_id;
+  uint8_t role;     /* USCOPE_ROLE_* */
+  uint8_t pair_id;
+} uscope_field_t;
+
+/** A schema under construction. Opaque. */
+typedef struct uscope_schema uscope_schema_t;
+
+/**
+ * Create an empty schema. *out receives a handle owned by the caller, to be
+ * released with uscope_schema_free(). The writer copies what it needs at open,
+ * so a schema may be freed right after uscope_writer_open() or reused.
+ *
+ * Strings are interned into the schema's string pool in call order (so the
+ * pool matches the reference writer's for the same calls). Every add_* call
+ * validates its arguments and returns USCOPE_ERR_SCHEMA or USCOPE_ERR_LIMIT
+ * without changing the schema when they are wrong.
+ */
+USCOPE_API uscope_status_t uscope_schema_new(uscope_schema_t **out);
+USCOPE_API void uscope_schema_free(uscope_schema_t *schema);
+
+/** Add a clock domain (§4.9). period_ps may be 0 (unknown). At most 255. */
+USCOPE_API uscope_status_t uscope_schema_add_clock(uscope_schema_t *schema, const char *name,
+                                                   uint32_t period_ps, uint8_t *out_clock_id);
+
+/**
+ * Add a scope (§4.4). The first scope is the root and must have parent
+ * USCOPE_NO_PARENT; later scopes need an existing parent. protocol may be NULL.
+ * clock_id is an existing clock or USCOPE_CLOCK_INHERIT.
+ */
+USCOPE_API uscope_status_t uscope_schema_add_scope(uscope_schema_t *schema, const char *name,
+                                                   uint16_t parent_id, const char *protocol,
+                                                   uint8_t clock_id, uint16_t *out_scope_id);
+
+/** Add an enum (§4.5) with values 0..count-1 named by values[]. 1 <= count <= 255. */
+USCOPE_API uscope_status_t uscope_schema_add_enum(uscope_schema_t *schema, const char *name,
+                                                  const char *const *values, uint16_t count,
+                                                  uint8_t *out_enum_id);
+
+/**
+ * Add a storage (§4.6): num_slots slots of num_fields fields each, plus
+ * num_properties storage-level properties (§4.6.2; may be 0 with props NULL).
+ * flags is a mix of USCOPE_SF_*. scope_id is an existing scope or
+ * USCOPE_ROOT_SCOPE. num_slots >= 1.
+ */
+USCOPE_API uscope_status_t uscope_schema_add_storage(uscope_schema_t *schema, const char *name,
+                                                     uint16_t scope_id, uint16_t num_slots,
+                                                     uint16_t flags, const uscope_field_t *fields,
+                                                     uint16_t num_fields,
+                                                     const uscope_field_t *props,
+                                                     uint16_t num_properties,
+                                                     uint16_t *out_storage_id);
+
+/** Add an event type (§4.7). Its payload is the fields packed little-endian. */
+USCOPE_API uscope_status_t uscope_schema_add_event(uscope_schema_t *schema, const char *name,
+                                                   uint16_t scope_id, const uscope_field_t *fields,
+                                                   uint16_t num_fields, uint16_t *out_event_id);
+
+/** Add a summary field (§4.8). */
+USCOPE_API uscope_status_t uscope_schema_add_summary_field(uscope_schema_t *schema,
+                                                           const char *name, uint8_t type,
+                                                           uint16_t scope_id, uint16_t *out_id);
+
+/* ── Writer ───────────────────────────────────────────────────────────── */
+
+/** A DUT property (§3.1): an opaque key/value pair, both UTF-8, copied at open. */
+typedef struct uscope_dut_property {
+  const char *key;
+  const char *value;
+} uscope_dut_property_t;
+
+/** Delta compression (§8.6.7, COMPAT point 3). */
+#define USCOPE_COMPRESSION_LZ4  0 /* default; the only one the reference reader decodes */
+#define USCOPE_COMPRESSION_ZSTD 1 /* smaller; readable by libuscope, not by the reference */
+#define USCOPE_COMPRESSION_NONE 2 /* F_COMPRESSED clear; raw delta blobs */
+
+/** What the writer does to make each finished segment durable. */
+#define USCOPE_DURABILITY_FLUSH     0 /* default: each segment reaches the OS before its
+                                         tail_offset commit; a killed process keeps it */
+#define USCOPE_DURABILITY_NONE      1 /* segments may wait in a user-space buffer (up to
+                                         1 MiB) before reaching the OS: fewest syscalls */
+#define USCOPE_DURABILITY_FDATASYNC 2 /* as FLUSH, plus fdatasync() before each commit:
+                                         committed segments survive power loss */
+
+/** Delta frame layout. */
+#define USCOPE_FRAMES_V02 0 /* default: interleaved tagged items (§8.6.6), call order kept */
+#define USCOPE_FRAMES_V01 1 /* v0.1 frames (§8.6.1) with compact ops: ops before events */
+
+/** What begin_cycle does when the background queue is full. */
+#define USCOPE_BACKPRESSURE_BLOCK 0 /* default: wait for the encoder; counted in stats */
+#define USCOPE_BACKPRESSURE_DROP  1 /* drop whole cycles; counted, and close() returns
+                                       USCOPE_ERR_DATA_DROPPED */
+
+/**
+ * Writer options. Size-prefixed so that it can grow: set struct_size to
+ * sizeof(uscope_writer_options_t) (USCOPE_WRITER_OPTIONS_INIT and
+ * uscope_writer_options_init() do). Zero-valued fields mean "default".
+ */
+typedef struct uscope_writer_options {
+  uint32_t struct_size;
+  uint32_t compression;           /* USCOPE_COMPRESSION_*; default LZ4 */
+  int32_t compression_level;      /* 0 = method default; LZ4: >0 selects LZ4HC level;
+                                     ZSTD: 1..22 */
+  uint32_t durability;            /* USCOPE_DURABILITY_*; default FLUSH */
+  uint64_t checkpoint_interval_ps;/* time between checkpoints; 0 = 10,000,000 ps */
+  uint32_t frame_format;          /* USCOPE_FRAMES_*; default V02 */
+  uint32_t backpressure;          /* USCOPE_BACKPRESSURE_*; default BLOCK */
+  uint64_t queue_bytes;           /* queue between simulation thread and encoder;
+                                     0 = 32 MiB; raised to fit the largest record */
+} uscope_writer_options_t;
+
+#define USCOPE_WRITER_OPTIONS_INIT \
+  { (uint32_t)sizeof(uscope_writer_options_t), 0, 0, 0, 0, 0, 0, 0 }
+
+/** Fill *opts with defaults (same as USCOPE_WRITER_OPTIONS_INIT). NULL is ignored. */
+USCOPE_API void uscope_writer_options_init(uscope_writer_options_t *opts);
+
+/** A writer. Opaque. */
+typedef struct uscope_writer uscope_writer_t;
+
+/**
+ * Create (truncate) path and write the file header and preamble (DUT
+ * descriptor, schema, trace config). On success *out owns a writer that must
+ * be closed with uscope_writer_close(). The schema is copied; the caller keeps
+ * ownership of schema, props and options. opts may be NULL for defaults.
+ *
+ * All memory the per-cycle calls need is allocated here, sized from the
+ * schema, and the background encoder thread is started.
+ *
+ * Errors: INVALID_ARGUMENT (NULL path/schema/out, bad option), SCHEMA (no
+ * clock, no scope), LIMIT (string pool over 65,535 bytes, checkpoint over
+ * 4 GiB), IO (cannot create or write the file), NO_MEMORY.
+ */
+USCOPE_API uscope_status_t uscope_writer_open(uscope_writer_t **out, const char *path,
+                                              const uscope_schema_t *schema,
+                                              const uscope_dut_property_t *props,
+                                              uint32_t num_props,
+                                              const uscope_writer_options_t *opts);
+
+/**
+ * Finish the trace: encode the open segment, write the TSUM summary, the
+ * string table, the segment table and the section table, set F_COMPLETE and
+ * rewrite the header; then free the writer, whatever the outcome.
+ *
+ * An unfinished cycle (begin without end) is discarded. Returns USCOPE_OK, or
+ * the first sticky error of the writer's life (a per-cycle misuse, an I/O
+ * error, dropped data). Even then every cycle recorded before the error is in
+ * the file, and the file is finalized when the disk allows. NULL is a no-op
+ * returning USCOPE_OK.
+ */
+USCOPE_API uscope_status_t uscope_writer_close(uscope_writer_t *writer);
+
+/**
+ * The per-handle message of the writer's sticky error, or "" when there is
+ * none. Owned by the writer; valid until the next call on it.
+ */
+USCOPE_API const char *uscope_writer_error(const uscope_writer_t *writer);
+
+/*
+ * ── Per-cycle calls ──
+ * All are called from the simulation thread, between uscope_begin_cycle() and
+ * uscope_end_cycle(). In steady state they make no heap allocation, take no
+ * lock and make no system call. They validate every id, index, size and value
+ * against the schema.
+ *
+ * Errors are sticky: the first failing call records its status and message
+ * (see uscope_writer_error()), the cycle it happened in is discarded as a
+ * whole, and from then on every per-cycle call is a cheap no-op returning that
+ * same status. uscope_writer_close() returns it too, after finalizing every
+ * cycle completed before the error.
+ */
+
+/**
+ * Start the cycle at time_ps (picoseconds, non-decreasing; equal times make
+ * frames at the same timestamp). Errors: BAD_STATE (already in a cycle),
+ * TIME_BACKWARDS, plus any sticky error (e.g. IO from the encoder thread).
+ */
+USCOPE_API uscope_status_t uscope_begin_cycle(uscope_writer_t *writer, uint64_t time_ps);
+
+/**
+ * Set field `field` of slot `slot` of storage `storage_id` (DA_SLOT_SET). On a
+ * sparse storage this makes the slot valid. Signed fields take the value
+ * sign-extended to 64 bits (e.g. (uint64_t)(int64_t)-1). Errors:
+ * UNKNOWN_STORAGE, UNKNOWN_SLOT, UNKNOWN_FIELD, VALUE_RANGE (value does not
+ * fit the field type; BOOL takes 0/1, ENUM takes < num_values), BAD_STATE.
+ */
+USCOPE_API uscope_status_t uscope_slot_set(uscope_writer_t *writer, uint16_t storage_id,
+                                           uint16_t slot, uint16_t field, uint64_t value);
+
+/** Invalidate a sparse slot, or zero a dense slot (DA_SLOT_CLEAR). */
+USCOPE_API uscope_status_t uscope_slot_clear(uscope_writer_t *writer, uint16_t storage_id,
+                                             uint16_t slot);
+
+/** Add value to a field, wrapping at the field's width (DA_SLOT_ADD). */
+USCOPE_API uscope_status_t uscope_slot_add(uscope_writer_t *writer, uint16_t storage_id,
+                                           uint16_t slot, uint16_t field, uint64_t value);
+
+/** Set storage property prop_index (DA_PROP_SET). Errors: UNKNOWN_PROPERTY, VALUE_RANGE, ... */
+USCOPE_API uscope_status_t uscope_prop_set(uscope_writer_t *writer, uint16_t storage_id,
+                                           uint16_t prop_index, uint64_t value);
+
+/**
+ * Record an event. payload holds the event's fields packed little-endian in
+ * schema order, and payload_size must equal their total size (PAYLOAD_SIZE
+ * otherwise). payload may be NULL only when payload_size is 0. The bytes are
+ * copied before the call returns.
+ */
+USCOPE_API uscope_status_t uscope_event(uscope_writer_t *writer, uint16_t event_type_id,
+                                        const void *payload, uint32_t payload_size);
+
+/**
+ * End the cycle. When its time reaches the next checkpoint time, the segment
+ * is closed here and handed to the encoder thread (after calling the
+ * checkpoint callback, if one is set).
+ */
+USCOPE_API uscope_status_t uscope_end_cycle(uscope_writer_t *writer);
+
+/**
+ * Intern str (UTF-8, NUL-terminated, copied) in the string table and store its
+ * index for use as an FT_STRING_REF value in *out_index. Equal strings get
+ * the same index; indices count up from 0. Callable at any time while the
+ * writer is open, inside a cycle or not; it may allocate.
+ */
+USCOPE_API uscope_status_t uscope_string_insert(uscope_writer_t *writer, const char *str,
+                                                uint32_t *out_index);
+
+/* ── Checkpoint callback (§9) ─────────────────────────────────────────── */
+
+/**
+ * Called on the simulation thread, from uscope_end_cycle(), at every segment
+ * boundary: time_ps is the boundary time. Inside it, the callback may call
+ * uscope_checkpoint_storage() to supply the authoritative state of any
+ * storage for the checkpoint of the next segment; storages it does not
+ * supply keep the state tracked from the deltas. No other writer call is
+ * allowed inside the callback.
+ */
+typedef void (*uscope_checkpoint_fn)(uscope_writer_t *writer, uint64_t time_ps, void *user_data);
+
+/** Install (or, with fn NULL, remove) the checkpoint callback. Not inside a cycle. */
+USCOPE_API uscope_status_t uscope_set_checkpoint_callback(uscope_writer_t *writer,
+                                                          uscope_checkpoint_fn fn,
+                                                          void *user_data);
+
+/**
+ * Only inside the checkpoint callback: replace the state of storage_id.
+ * For a sparse storage valid_mask holds ceil(num_slots/8) bytes, LSB-first
+ * (bit s%8 of byte s/8 = slot s), and slot_data holds num_valid_slots packed
+ * slots, in slot order, for the set bits; num_valid_slots must equal the
+ * number of set bits. For a dense storage valid_mask is NULL and slot_data
+ * holds all num_slots slots (num_valid_slots == num_slots). Property values
+ * keep their tracked values. The data is copied.
+ */
+USCOPE_API uscope_status_t uscope_checkpoint_storage(uscope_writer_t *writer,
+                                                     uint16_t storage_id,
+                                                     const uint8_t *valid_mask,
+                                                     const void *slot_data,
+                                                     uint32_t num_valid_slots);
+
+/* ── Statistics ───────────────────────────────────────────────────────── */
+
+/** Writer counters. Size-prefixed: set struct_size before the call. */
+typedef struct uscope_writer_stats_s {
+  uint32_t struct_size;
+  uscope_status_t sticky_status;  /* first error, or USCOPE_OK */
+  uint64_t cycles;                /* cycles recorded (begin/end pairs) */
+  uint64_t ops;                   /* slot_set/clear/add and prop_set recorded */
+  uint64_t events;                /* events recorded */
+  uint64_t frames;                /* frames encoded (a cycle over 65,535 items is split) */
+  uint64_t segments;              /* segments committed to the file */
+  uint64_t raw_bytes;             /* uncompressed delta bytes encoded */
+  uint64_t compressed_bytes;      /* delta bytes after compression, with size prefix */
+  uint64_t checkpoint_bytes;      /* checkpoint bytes written */
+  uint64_t file_bytes;            /* file size so far */
+  uint64_t errors;                /* calls that failed (including sticky repeats) */
+  uint64_t dropped_cycles;        /* cycles dropped under USCOPE_BACKPRESSURE_DROP */
+  uint64_t dropped_ops;
+  uint64_t dropped_events;
+  uint64_t stalls;                /* times the simulation thread waited for the queue */
+  uint64_t stall_ns;              /* total time it waited */
+  uint64_t queue_bytes;           /* size of the queue actually allocated */
+} uscope_writer_stats_t;
+
+/**
+ * Read the counters. The encoder-side figures (frames, segments, bytes) are
+ * read atomically and may lag the simulation thread until close. Call from
+ * the writer's thread. out->struct_size must be set; at most that many bytes
+ * are written.
+ */
+USCOPE_API uscope_status_t uscope_writer_stats(const uscope_writer_t *writer,
+                                               uscope_writer_stats_t *out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* USCOPE_USCOPE_H */

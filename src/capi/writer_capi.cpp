@@ -1,0 +1,128 @@
+// extern "C" writer. The per-cycle functions inline the Writer's hot path;
+// they are noexcept and cannot throw, so they need no guard.
+#include <cstring>
+
+#include "capi/guard.hpp"
+#include "uscope/uscope.h"
+#include "writer/writer.hpp"
+
+namespace uscope {
+const Schema &schema_of(const uscope_schema_t *s);  // schema_capi.cpp
+}
+
+using uscope::guard;
+
+namespace {
+uscope_status_t null_writer() {
+  uscope::set_thread_error("writer handle is NULL");
+  return USCOPE_ERR_INVALID_ARGUMENT;
+}
+}  // namespace
+
+extern "C" {
+
+USCOPE_API void uscope_writer_options_init(uscope_writer_options_t *opts) {
+  if (!opts) return;
+  std::memset(opts, 0, sizeof(*opts));
+  opts->struct_size = sizeof(*opts);
+}
+
+USCOPE_API uscope_status_t uscope_writer_open(uscope_writer_t **out, const char *path,
+                                              const uscope_schema_t *schema,
+                                              const uscope_dut_property_t *props,
+                                              uint32_t num_props,
+                                              const uscope_writer_options_t *opts) {
+  return guard([&] {
+    USCOPE_CHECK_ARG(out, "uscope_writer_open: out is NULL");
+    USCOPE_CHECK_ARG(path, "uscope_writer_open: path is NULL");
+    USCOPE_CHECK_ARG(schema, "uscope_writer_open: schema is NULL");
+    *out = new uscope_writer(path, uscope::schema_of(schema), props, num_props, opts);
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_writer_close(uscope_writer_t *w) {
+  if (!w) return USCOPE_OK;
+  const uscope_status_t s = guard([&] { return w->impl.close(); });
+  delete w;
+  return s;
+}
+
+USCOPE_API const char *uscope_writer_error(const uscope_writer_t *w) {
+  return w ? w->impl.error_message() : "";
+}
+
+USCOPE_API uscope_status_t uscope_begin_cycle(uscope_writer_t *w, uint64_t time_ps) {
+  return w ? w->impl.begin_cycle(time_ps) : null_writer();
+}
+
+USCOPE_API uscope_status_t uscope_end_cycle(uscope_writer_t *w) {
+  return w ? w->impl.end_cycle() : null_writer();
+}
+
+USCOPE_API uscope_status_t uscope_slot_set(uscope_writer_t *w, uint16_t storage_id, uint16_t slot,
+                                           uint16_t field, uint64_t value) {
+  return w ? w->impl.slot_set(storage_id, slot, field, value) : null_writer();
+}
+
+USCOPE_API uscope_status_t uscope_slot_clear(uscope_writer_t *w, uint16_t storage_id,
+                                             uint16_t slot) {
+  return w ? w->impl.slot_clear(storage_id, slot) : null_writer();
+}
+
+USCOPE_API uscope_status_t uscope_slot_add(uscope_writer_t *w, uint16_t storage_id, uint16_t slot,
+                                           uint16_t field, uint64_t value) {
+  return w ? w->impl.slot_add(storage_id, slot, field, value) : null_writer();
+}
+
+USCOPE_API uscope_status_t uscope_prop_set(uscope_writer_t *w, uint16_t storage_id,
+                                           uint16_t prop_index, uint64_t value) {
+  return w ? w->impl.prop_set(storage_id, prop_index, value) : null_writer();
+}
+
+USCOPE_API uscope_status_t uscope_event(uscope_writer_t *w, uint16_t event_type_id,
+                                        const void *payload, uint32_t payload_size) {
+  return w ? w->impl.event(event_type_id, payload, payload_size) : null_writer();
+}
+
+USCOPE_API uscope_status_t uscope_string_insert(uscope_writer_t *w, const char *str,
+                                                uint32_t *out_index) {
+  return guard([&] {
+    USCOPE_CHECK_ARG(w, "uscope_string_insert: writer is NULL");
+    USCOPE_CHECK_ARG(str, "uscope_string_insert: str is NULL");
+    USCOPE_CHECK_ARG(out_index, "uscope_string_insert: out_index is NULL");
+    return w->impl.string_insert(str, out_index);
+  });
+}
+
+USCOPE_API uscope_status_t uscope_set_checkpoint_callback(uscope_writer_t *w,
+                                                          uscope_checkpoint_fn fn,
+                                                          void *user_data) {
+  return guard([&] {
+    USCOPE_CHECK_ARG(w, "uscope_set_checkpoint_callback: writer is NULL");
+    return w->impl.set_checkpoint_callback(fn, user_data);
+  });
+}
+
+USCOPE_API uscope_status_t uscope_checkpoint_storage(uscope_writer_t *w, uint16_t storage_id,
+                                                     const uint8_t *valid_mask,
+                                                     const void *slot_data,
+                                                     uint32_t num_valid_slots) {
+  return guard([&] {
+    USCOPE_CHECK_ARG(w, "uscope_checkpoint_storage: writer is NULL");
+    return w->impl.checkpoint_storage(storage_id, valid_mask, slot_data, num_valid_slots);
+  });
+}
+
+USCOPE_API uscope_status_t uscope_writer_stats(const uscope_writer_t *w,
+                                               uscope_writer_stats_t *out) {
+  return guard([&] {
+    USCOPE_CHECK_ARG(w, "uscope_writer_stats: writer is NULL");
+    USCOPE_CHECK_ARG(out, "uscope_writer_stats: out is NULL");
+    USCOPE_CHECK_ARG(out->struct_size >= 8, "uscope_writer_stats: set out->struct_size first");
+    w->impl.stats(out);
+    return USCOPE_OK;
+  });
+}
+
+}  // extern "C"

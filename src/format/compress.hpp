@@ -1,0 +1,40 @@
+// Delta-blob compression (§8.6.7). A compressed blob is the 4-byte
+// little-endian uncompressed size followed by one LZ4 block or one zstd
+// frame (COMPAT 2); deltas_compressed_size counts the prefix.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace uscope {
+
+enum class Codec : uint8_t { Lz4 = 0, Zstd = 1, None = 2 };
+
+class Compressor {
+ public:
+  // level 0 = method default; LZ4 level > 0 uses LZ4HC at that level.
+  Compressor(Codec codec, int level);
+  ~Compressor();
+  Compressor(const Compressor &) = delete;
+  Compressor &operator=(const Compressor &) = delete;
+
+  // Replace out with the blob for in[0..n). Reuses out's capacity and the
+  // compressor's state, so steady state allocates nothing. Throws Error.
+  void compress(const uint8_t *in, size_t n, std::vector<uint8_t> &out);
+  Codec codec() const { return codec_; }
+
+ private:
+  Codec codec_;
+  int level_;
+  struct State;
+  std::unique_ptr<State> st_;
+};
+
+// Decode a blob into out (resized to the uncompressed size). Rejects a size
+// prefix above max_raw, and any blob that does not decode to exactly that
+// size, with Error(CORRUPT).
+void decompress(Codec codec, const uint8_t *blob, size_t n, size_t max_raw,
+                std::vector<uint8_t> &out);
+
+}  // namespace uscope

@@ -1,0 +1,273 @@
+#include "writer/encoder.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <new>
+#include <thread>
+
+#include "format/error.hpp"
+
+namespace uscope {
+
+namespace {
+// A segment is also cut when its raw deltas pass this size, so that its
+// u32 size fields (§8.1) and the encoder's memory stay bounded even when the
+// checkpoint interval is huge. Where segments are cut is invisible to readers.
+constexpr size_t kMaxSegmentRaw = 256u << 20;
+
+void idle_wait(unsigned &idle) {
+  // Spin briefly (the producer usually publishes again within microseconds),
+  // then sleep with a growing delay up to 1 ms so an idle writer costs nothing.
+  if (idle < 64) {
+    ++idle;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+    return;
+  }
+  const unsigned us = idle < 64 + 10 ? 1u << (idle - 64) : 1000u;
+  ++idle;
+  std::this_thread::sleep_for(std::chrono::microseconds(us < 1000 ? us : 1000));
+}
+}  // namespace
+
+Encoder::Encoder(const Schema &schema, const std::vector<StorageLayout> &layouts,
+                 stream::Ring &ring, FileSink &sink, const EncoderConfig &cfg, EncoderStats &stats,
+                 EncoderError &error)
+    : layouts_(layouts),
+      ring_(ring),
+      sink_(sink),
+      cfg_(cfg),
+      stats_(stats),
+      error_(error),
+      compressor_(cfg.codec, cfg.level),
+      tsum_(schema) {
+  states_.reserve(layouts.size());
+  for (const auto &L : layouts) states_.emplace_back(L);
+  scratch_.resize(64 * 1024);
+  next_checkpoint_ = cfg.checkpoint_interval_ps;  // the reference's first boundary
+}
+
+void Encoder::run() noexcept {
+  uint64_t pos = ring_.consumed.load(std::memory_order_relaxed);
+  bool failed = false;
+  unsigned idle = 0;
+  for (;;) {
+    const uint64_t pub = ring_.published.load(std::memory_order_acquire);
+    if (pos == pub) {
+      if (ring_.stop.load(std::memory_order_acquire) &&
+          ring_.published.load(std::memory_order_acquire) == pos)
+        break;
+      idle_wait(idle);
+      continue;
+    }
+    idle = 0;
+    if (failed) {
+      pos = pub;  // discard: keep the producer moving after a failure
+    } else {
+      try {
+        pos = consume(pos, pub);
+      } catch (const Error &e) {
+        error_.set(e.code(), e.what());
+        failed = true;
+        pos = pub;
+      } catch (const std::bad_alloc &) {
+        error_.set(USCOPE_ERR_NO_MEMORY, "out of memory in the encoder thread");
+        failed = true;
+        pos = pub;
+      } catch (const std::exception &e) {
+        error_.set(USCOPE_ERR_INTERNAL, std::string("encoder thread: ") + e.what());
+        failed = true;
+        pos = pub;
+      }
+    }
+    ring_.consumed.store(pos, std::memory_order_release);
+  }
+}
+
+void Encoder::append_scratch(const uint8_t *p, size_t n) {
+  if (scratch_len_ + n > scratch_.size()) scratch_.resize((scratch_len_ + n) * 2);
+  std::memcpy(scratch_.data() + scratch_len_, p, n);
+  scratch_len_ += n;
+}
+
+uint64_t Encoder::consume(uint64_t pos, uint64_t end) {
+  const uint64_t cap = ring_.cap;
+  while (pos < end) {
+    const uint64_t idx = pos % cap;
+    const uint8_t *p = ring_.buf + idx;
+    switch (p[0]) {
+      case stream::kOp: {
+        append_scratch(p, wire::kWideOpSize);
+        cycle_compact_ &= op_fits_compact(wire::get_u16(p + 2), wire::get_u64(p + 8));
+        ++cycle_items_;
+        pos += wire::kWideOpSize;
+        break;
+      }
+      case stream::kEvent: {
+        const size_t n = wire::kEventItemHeaderSize + wire::get_u32(p + 4);
+        append_scratch(p, n);
+        ++cycle_items_;
+        pos += n;
+        break;
+      }
+      case stream::kBegin:
+        cycle_time_ = wire::get_u64(p + 8);
+        in_cycle_ = true;
+        scratch_len_ = 0;
+        cycle_items_ = 0;
+        cycle_compact_ = true;
+        pos += stream::kBeginSize;
+        break;
+      case stream::kEnd:
+        if (!in_cycle_) fail(USCOPE_ERR_INTERNAL, "record stream: END without BEGIN");
+        end_cycle();
+        in_cycle_ = false;
+        pos += 1;
+        break;
+      case stream::kAbort:
+        in_cycle_ = false;
+        scratch_len_ = 0;
+        pos += 1;
+        break;
+      case stream::kCkptBegin:
+        ckpt_sid_ = wire::get_u16(p + 2);
+        ckpt_nvalid_ = wire::get_u32(p + 4);
+        ckpt_expected_ = wire::get_u64(p + 8);
+        ckpt_override_.clear();
+        pos += stream::kCkptBeginSize;
+        if (ckpt_expected_ == 0) apply_checkpoint_override();
+        break;
+      case stream::kCkptData: {
+        const uint32_t n = wire::get_u32(p + 4);
+        ckpt_override_.insert(ckpt_override_.end(), p + 8, p + 8 + n);
+        pos += 8 + n;
+        if (ckpt_override_.size() == ckpt_expected_) apply_checkpoint_override();
+        break;
+      }
+      case stream::kPad:
+        pos += cap - idx;
+        break;
+      default:
+        fail(USCOPE_ERR_INTERNAL, "record stream: unknown tag 0x%02x", p[0]);
+    }
+  }
+  return pos;
+}
+
+void Encoder::apply_checkpoint_override() {
+  StorageState &st = states_[ckpt_sid_];
+  const uint32_t mask = st.layout().mask_bytes;
+  const uint8_t *d = ckpt_override_.data();
+  if (!st.load_slots(mask ? d : nullptr, d + mask, ckpt_override_.size() - mask))
+    fail(USCOPE_ERR_INTERNAL, "checkpoint override of storage %u has a bad size", ckpt_sid_);
+}
+
+void Encoder::apply_cycle() {
+  // Validated by the producer; applied only once the cycle is complete, so an
+  // aborted cycle never touches the state.
+  const uint8_t *p = scratch_.data();
+  const uint8_t *end = p + scratch_len_;
+  while (p < end) {
+    if (p[0] == wire::TAG_WIDE_OP) {
+      const uint16_t sid = wire::get_u16(p + 2), slot = wire::get_u16(p + 4),
+                     field = wire::get_u16(p + 6);
+      const uint64_t v = wire::get_u64(p + 8);
+      StorageState &st = states_[sid];
+      switch (p[1]) {
+        case wire::DA_SLOT_SET:
+          st.set(slot, field, v);
+          tsum_.on_set(sid, field);
+          break;
+        case wire::DA_SLOT_ADD:
+          st.add(slot, field, v);
+          tsum_.on_add(sid, v);
+          break;
+        case wire::DA_SLOT_CLEAR:
+          st.clear(slot);
+          break;
+        case wire::DA_PROP_SET:
+          st.prop_set(field, v);
+          break;
+      }
+      p += wire::kWideOpSize;
+    } else {
+      p += wire::kEventItemHeaderSize + wire::get_u32(p + 4);
+    }
+  }
+}
+
+void Encoder::end_cycle() {
+  if (checkpoint_pending_) {
+    // §8.5 / COMPAT 9: the checkpoint holds the state at the start of the
+    // segment, i.e. before this, its first cycle.
+    checkpoint_.clear();
+    encode_checkpoint(states_, checkpoint_);
+    checkpoint_pending_ = false;
+  }
+  const CycleItems items{scratch_.data(), scratch_len_, cycle_items_, cycle_compact_};
+  const uint32_t frames =
+      encode_cycle(cfg_.format, cycle_time_ - last_frame_time_, items, deltas_);
+  apply_cycle();
+  tsum_.end_cycle(cycle_time_);
+  seg_frames_ += frames;
+  if (cycle_items_) seg_active_ += frames;
+  last_frame_time_ = cycle_time_;
+  seg_end_ = cycle_time_;  // COMPAT 10: inclusive time of the last frame
+  stats_.frames.fetch_add(frames, std::memory_order_relaxed);
+  // COMPAT 10: a segment ends with the cycle whose time reaches the next
+  // checkpoint time, which then becomes that time plus the interval.
+  if (cycle_time_ >= next_checkpoint_) {
+    flush_segment();
+    next_checkpoint_ = cycle_time_ + cfg_.checkpoint_interval_ps;
+  } else if (deltas_.size() >= kMaxSegmentRaw) {
+    flush_segment();
+  }
+}
+
+void Encoder::flush_segment() {
+  if (deltas_.size() > UINT32_MAX - wire::kMaxLeb128)
+    fail(USCOPE_ERR_LIMIT, "a single cycle produced %zu delta bytes; a segment holds at most 4 GiB",
+         deltas_.size());
+  if (num_segments_ == UINT32_MAX)
+    fail(USCOPE_ERR_LIMIT, "the file already holds 2^32-1 segments (num_segments is a u32)");
+  compressor_.compress(deltas_.data(), deltas_.size(), blob_);
+  SegmentHeader h;  // COMPAT 8: flags and reserved are 0
+  h.time_start_ps = seg_start_;
+  h.time_end_ps = seg_end_;
+  h.prev_segment_offset = prev_offset_;
+  h.checkpoint_size = static_cast<uint32_t>(checkpoint_.size());
+  h.deltas_compressed_size = static_cast<uint32_t>(blob_.size());
+  h.deltas_raw_size = static_cast<uint32_t>(deltas_.size());
+  h.num_frames = seg_frames_;
+  h.num_frames_active = seg_active_;
+  seg_out_.resize(wire::kSegmentHeaderSize);
+  encode_segment_header(h, seg_out_.data());
+  seg_out_.insert(seg_out_.end(), checkpoint_.begin(), checkpoint_.end());
+  seg_out_.insert(seg_out_.end(), blob_.begin(), blob_.end());
+  const uint64_t offset = sink_.append(seg_out_);
+  seg_table_.push_back({offset, seg_start_, seg_end_});
+  prev_offset_ = offset;
+  ++num_segments_;
+  sink_.commit_segment(offset, num_segments_);  // §2.2: data, then tail_offset, then count
+
+  stats_.segments.fetch_add(1, std::memory_order_relaxed);
+  stats_.raw_bytes.fetch_add(deltas_.size(), std::memory_order_relaxed);
+  stats_.compressed_bytes.fetch_add(blob_.size(), std::memory_order_relaxed);
+  stats_.checkpoint_bytes.fetch_add(checkpoint_.size(), std::memory_order_relaxed);
+  stats_.file_bytes.store(sink_.size(), std::memory_order_relaxed);
+
+  deltas_.clear();
+  seg_start_ = seg_end_;  // COMPAT 10: the next segment starts at that same time
+  seg_frames_ = 0;
+  seg_active_ = 0;
+  checkpoint_pending_ = true;
+}
+
+void Encoder::flush_open_segment() {
+  if (seg_frames_ > 0) flush_segment();
+}
+
+}  // namespace uscope

@@ -1,0 +1,124 @@
+// The encoder: runs on the writer's background thread. It drains the record
+// stream, encodes frames (choosing compact or wide per frame), tracks storage
+// state for checkpoints, computes the TSUM summary, cuts segments, compresses
+// them and commits them to the file. Nothing here runs on the simulation
+// thread until close, after the thread has been joined.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "format/compress.hpp"
+#include "format/file_codec.hpp"
+#include "format/frame_codec.hpp"
+#include "format/schema_codec.hpp"
+#include "format/storage_state.hpp"
+#include "format/tsum.hpp"
+#include "uscope/uscope.h"
+#include "writer/file_sink.hpp"
+#include "writer/stream.hpp"
+
+namespace uscope {
+
+// Figures the encoder publishes for uscope_writer_stats().
+struct EncoderStats {
+  std::atomic<uint64_t> frames{0};
+  std::atomic<uint64_t> segments{0};
+  std::atomic<uint64_t> raw_bytes{0};
+  std::atomic<uint64_t> compressed_bytes{0};
+  std::atomic<uint64_t> checkpoint_bytes{0};
+  std::atomic<uint64_t> file_bytes{0};
+};
+
+// The first error of the encoder thread. The message is written before the
+// status is published (release), and never changed afterwards.
+struct EncoderError {
+  std::atomic<uscope_status_t> status{USCOPE_OK};
+  std::string message;
+  std::atomic<bool> claimed{false};
+  void set(uscope_status_t code, const std::string &msg) {
+    if (claimed.exchange(true)) return;
+    message = msg;
+    status.store(code, std::memory_order_release);
+  }
+};
+
+struct EncoderConfig {
+  FrameFormat format = FrameFormat::V02;
+  Codec codec = Codec::Lz4;
+  int level = 0;
+  uint64_t checkpoint_interval_ps = 0;
+};
+
+class Encoder {
+ public:
+  Encoder(const Schema &schema, const std::vector<StorageLayout> &layouts, stream::Ring &ring,
+          FileSink &sink, const EncoderConfig &cfg, EncoderStats &stats, EncoderError &error);
+
+  // Thread body: runs until the ring is stopped and drained. Never throws;
+  // a failure goes to the EncoderError and the rest of the stream is drained
+  // and discarded so that the producer never waits forever.
+  void run() noexcept;
+
+  // After the thread has been joined: encode the open segment, if any.
+  void flush_open_segment();
+  const std::vector<SegmentIndexEntry> &segment_table() const { return seg_table_; }
+  uint32_t num_segments() const { return num_segments_; }
+  uint64_t tail_offset() const { return prev_offset_; }
+  uint64_t last_time() const { return last_frame_time_; }
+  TsumBuilder &tsum() { return tsum_; }
+
+ private:
+  uint64_t consume(uint64_t pos, uint64_t end);
+  void append_scratch(const uint8_t *p, size_t n);
+  void end_cycle();
+  void apply_cycle();
+  void apply_checkpoint_override();
+  void flush_segment();
+
+  const std::vector<StorageLayout> &layouts_;
+  stream::Ring &ring_;
+  FileSink &sink_;
+  EncoderConfig cfg_;
+  EncoderStats &stats_;
+  EncoderError &error_;
+  Compressor compressor_;
+  TsumBuilder tsum_;
+  std::vector<StorageState> states_;
+
+  // The cycle being received.
+  bool in_cycle_ = false;
+  uint64_t cycle_time_ = 0;
+  std::vector<uint8_t> scratch_;
+  size_t scratch_len_ = 0;
+  uint32_t cycle_items_ = 0;
+  bool cycle_compact_ = true;
+
+  // A checkpoint override being received (uscope_checkpoint_storage).
+  uint16_t ckpt_sid_ = 0;
+  uint32_t ckpt_nvalid_ = 0;
+  uint64_t ckpt_expected_ = 0;
+  std::vector<uint8_t> ckpt_override_;
+
+  // The open segment.
+  std::vector<uint8_t> deltas_;
+  std::vector<uint8_t> checkpoint_;
+  bool checkpoint_pending_ = true;
+  uint64_t seg_start_ = 0;  // COMPAT 10: segment 0 starts at 0
+  uint64_t seg_end_ = 0;
+  uint32_t seg_frames_ = 0;
+  uint32_t seg_active_ = 0;
+  uint64_t last_frame_time_ = 0;
+  uint64_t next_checkpoint_ = 0;
+
+  // Committed segments.
+  std::vector<uint8_t> blob_;
+  std::vector<uint8_t> seg_out_;
+  std::vector<SegmentIndexEntry> seg_table_;
+  uint64_t prev_offset_ = 0;
+  uint32_t num_segments_ = 0;
+};
+
+}  // namespace uscope

@@ -1,0 +1,166 @@
+#include "writer/schema_builder.hpp"
+
+#include "format/error.hpp"
+#include "format/wire.hpp"
+
+namespace uscope {
+
+namespace {
+const char *need_name(const char *name, const char *what) {
+  if (!name) fail(USCOPE_ERR_INVALID_ARGUMENT, "%s: name is NULL", what);
+  return name;
+}
+}  // namespace
+
+// Every add_* works on a copy of the pool and commits it only on success, so
+// a rejected call leaves no strings behind.
+
+uint8_t SchemaBuilder::add_clock(const char *name, uint32_t period_ps) {
+  need_name(name, "add_clock");
+  // §4.1: num_clock_domains is a u8, and §4.4 reserves clock id 0xFF for "inherit".
+  if (schema_.clocks.size() >= 0xFF)
+    fail(USCOPE_ERR_LIMIT, "add_clock: at most 255 clock domains (spec §4.1)");
+  StringPool pool = schema_.pool;
+  ClockDef c;
+  c.name = pool.insert(name);
+  c.clock_id = static_cast<uint16_t>(schema_.clocks.size());
+  c.period_ps = period_ps;
+  schema_.pool = std::move(pool);
+  schema_.clocks.push_back(c);
+  return static_cast<uint8_t>(c.clock_id);
+}
+
+uint16_t SchemaBuilder::add_scope(const char *name, uint16_t parent, const char *protocol,
+                                  uint8_t clock_id) {
+  need_name(name, "add_scope");
+  if (schema_.scopes.size() >= 0xFFFF)
+    fail(USCOPE_ERR_LIMIT, "add_scope: at most 65,535 scopes (spec §4.1)");
+  if (schema_.scopes.empty()) {
+    if (parent != USCOPE_NO_PARENT)
+      fail(USCOPE_ERR_SCHEMA, "add_scope: the first scope is the root; its parent must be 0xFFFF (spec §4.4)");
+  } else if (parent >= schema_.scopes.size()) {
+    fail(USCOPE_ERR_SCHEMA, "add_scope \"%s\": parent scope %u does not exist", name, parent);
+  }
+  if (clock_id != USCOPE_CLOCK_INHERIT && clock_id >= schema_.clocks.size())
+    fail(USCOPE_ERR_SCHEMA, "add_scope \"%s\": clock %u does not exist", name, clock_id);
+  StringPool pool = schema_.pool;
+  ScopeDef sc;
+  sc.name = pool.insert(name);
+  sc.scope_id = static_cast<uint16_t>(schema_.scopes.size());
+  sc.parent_id = parent;
+  sc.protocol = protocol ? pool.insert(protocol) : wire::kNoString;
+  sc.clock_id = clock_id;
+  schema_.pool = std::move(pool);
+  schema_.scopes.push_back(sc);
+  return sc.scope_id;
+}
+
+uint8_t SchemaBuilder::add_enum(const char *name, const char *const *values, uint16_t count) {
+  need_name(name, "add_enum");
+  if (schema_.enums.size() >= 0xFF) fail(USCOPE_ERR_LIMIT, "add_enum: at most 255 enums (spec §4.1)");
+  if (count == 0 || count > 0xFF)
+    fail(USCOPE_ERR_LIMIT, "add_enum \"%s\": %u values; an enum has 1 to 255 (spec §4.5)", name, count);
+  if (!values) fail(USCOPE_ERR_INVALID_ARGUMENT, "add_enum \"%s\": values is NULL", name);
+  StringPool pool = schema_.pool;
+  EnumDef e;
+  e.name = pool.insert(name);
+  for (uint16_t i = 0; i < count; ++i) {
+    if (!values[i]) fail(USCOPE_ERR_INVALID_ARGUMENT, "add_enum \"%s\": value %u is NULL", name, i);
+    e.values.push_back({static_cast<uint8_t>(i), pool.insert(values[i])});
+  }
+  schema_.pool = std::move(pool);
+  schema_.enums.push_back(std::move(e));
+  return static_cast<uint8_t>(schema_.enums.size() - 1);
+}
+
+void SchemaBuilder::check_scope_ref(uint16_t scope_id, const char *what) const {
+  if (scope_id != USCOPE_ROOT_SCOPE && scope_id >= schema_.scopes.size())
+    fail(USCOPE_ERR_SCHEMA, "%s: scope %u does not exist", what, scope_id);
+}
+
+std::vector<FieldDef> SchemaBuilder::make_fields(const uscope_field_t *f, uint16_t n, bool props,
+                                                 StringPool &pool, const char *what) const {
+  if (n && !f) fail(USCOPE_ERR_INVALID_ARGUMENT, "%s: field array is NULL", what);
+  std::vector<FieldDef> out;
+  for (uint16_t i = 0; i < n; ++i) {
+    if (!f[i].name) fail(USCOPE_ERR_INVALID_ARGUMENT, "%s: field %u has no name", what, i);
+    if (wire::field_type_size(f[i].type) == 0)
+      fail(USCOPE_ERR_SCHEMA, "%s: field \"%s\" has unknown type 0x%02x (spec §4.2)", what,
+           f[i].name, f[i].type);
+    if (f[i].type == wire::FT_ENUM ? f[i].enum_id >= schema_.enums.size() : f[i].enum_id != 0)
+      fail(USCOPE_ERR_SCHEMA, "%s: field \"%s\": enum_id %u is not a defined enum of an ENUM field",
+           what, f[i].name, f[i].enum_id);
+    if (f[i].role > USCOPE_ROLE_TAIL_PTR || (!props && (f[i].role || f[i].pair_id)))
+      fail(USCOPE_ERR_SCHEMA, "%s: field \"%s\": role/pair_id are for storage properties only, role <= 2",
+           what, f[i].name);
+    FieldDef d;
+    d.name = pool.insert(f[i].name);
+    d.type = f[i].type;
+    d.enum_id = f[i].enum_id;
+    d.role = f[i].role;
+    d.pair_id = f[i].pair_id;
+    out.push_back(d);
+  }
+  return out;
+}
+
+uint16_t SchemaBuilder::add_storage(const char *name, uint16_t scope_id, uint16_t num_slots,
+                                    uint16_t flags, const uscope_field_t *fields,
+                                    uint16_t num_fields, const uscope_field_t *props,
+                                    uint16_t num_props) {
+  need_name(name, "add_storage");
+  if (schema_.storages.size() >= 0xFFFF)
+    fail(USCOPE_ERR_LIMIT, "add_storage: at most 65,535 storages (spec §4.1)");
+  check_scope_ref(scope_id, "add_storage");
+  if (num_slots == 0) fail(USCOPE_ERR_SCHEMA, "add_storage \"%s\": num_slots must be >= 1", name);
+  if (flags & ~(wire::SF_SPARSE | wire::SF_BUFFER))
+    fail(USCOPE_ERR_SCHEMA, "add_storage \"%s\": unknown flag bits 0x%04x (spec §4.6.1)", name, flags);
+  StringPool pool = schema_.pool;
+  StorageDef st;
+  st.name = pool.insert(name);
+  st.storage_id = static_cast<uint16_t>(schema_.storages.size());
+  st.num_slots = num_slots;
+  st.flags = flags;
+  st.scope_id = scope_id;
+  st.fields = make_fields(fields, num_fields, false, pool, "add_storage");
+  st.props = make_fields(props, num_props, true, pool, "add_storage (property)");
+  schema_.pool = std::move(pool);
+  schema_.storages.push_back(std::move(st));
+  return schema_.storages.back().storage_id;
+}
+
+uint16_t SchemaBuilder::add_event(const char *name, uint16_t scope_id, const uscope_field_t *fields,
+                                  uint16_t num_fields) {
+  need_name(name, "add_event");
+  if (schema_.events.size() >= 0xFFFF)
+    fail(USCOPE_ERR_LIMIT, "add_event: at most 65,535 event types (spec §4.1)");
+  check_scope_ref(scope_id, "add_event");
+  StringPool pool = schema_.pool;
+  EventDef ev;
+  ev.name = pool.insert(name);
+  ev.event_type_id = static_cast<uint16_t>(schema_.events.size());
+  ev.scope_id = scope_id;
+  ev.fields = make_fields(fields, num_fields, false, pool, "add_event");
+  schema_.pool = std::move(pool);
+  schema_.events.push_back(std::move(ev));
+  return schema_.events.back().event_type_id;
+}
+
+uint16_t SchemaBuilder::add_summary_field(const char *name, uint8_t type, uint16_t scope_id) {
+  need_name(name, "add_summary_field");
+  if (schema_.summary_fields.size() >= 0xFFFF)
+    fail(USCOPE_ERR_LIMIT, "add_summary_field: at most 65,535 summary fields (spec §4.1)");
+  if (wire::field_type_size(type) == 0)
+    fail(USCOPE_ERR_SCHEMA, "add_summary_field \"%s\": unknown type 0x%02x", name, type);
+  check_scope_ref(scope_id, "add_summary_field");
+  StringPool pool = schema_.pool;
+  SummaryFieldDef sf;
+  sf.name = pool.insert(name);
+  sf.type = type;
+  sf.scope_id = scope_id;
+  schema_.pool = std::move(pool);
+  schema_.summary_fields.push_back(sf);
+  return static_cast<uint16_t>(schema_.summary_fields.size() - 1);
+}
+
+}  // namespace uscope

@@ -1,0 +1,34 @@
+// Validated construction of a Schema through the C API's add_* calls. Each
+// call checks its arguments against what is already defined and changes
+// nothing when they are wrong.
+#pragma once
+
+#include <cstdint>
+
+#include "format/schema_codec.hpp"
+#include "uscope/uscope.h"
+
+namespace uscope {
+
+class SchemaBuilder {
+ public:
+  uint8_t add_clock(const char *name, uint32_t period_ps);
+  uint16_t add_scope(const char *name, uint16_t parent, const char *protocol, uint8_t clock_id);
+  uint8_t add_enum(const char *name, const char *const *values, uint16_t count);
+  uint16_t add_storage(const char *name, uint16_t scope_id, uint16_t num_slots, uint16_t flags,
+                       const uscope_field_t *fields, uint16_t num_fields,
+                       const uscope_field_t *props, uint16_t num_props);
+  uint16_t add_event(const char *name, uint16_t scope_id, const uscope_field_t *fields,
+                     uint16_t num_fields);
+  uint16_t add_summary_field(const char *name, uint8_t type, uint16_t scope_id);
+
+  const Schema &schema() const { return schema_; }
+
+ private:
+  void check_scope_ref(uint16_t scope_id, const char *what) const;
+  std::vector<FieldDef> make_fields(const uscope_field_t *f, uint16_t n, bool props,
+                                    StringPool &pool, const char *what) const;
+  Schema schema_;
+};
+
+}  // namespace uscope

@@ -1,0 +1,57 @@
+// The queue between the simulation thread (producer) and the encoder thread
+// (consumer): a single-producer single-consumer byte ring of records.
+//
+// Ops and events travel in their wide v0.2 item form (frame_codec.hpp), so
+// the producer writes each op with two stores and the encoder does not
+// convert them. A record never straddles the end of the ring: a PAD byte
+// sends the reader back to the start.
+//
+// Synchronisation is two monotonic 64-bit positions: `published` (producer,
+// release) and `consumed` (consumer, release). The producer publishes only
+// between records (at end_cycle, and before it waits for space), so the
+// consumer always sees whole records. No locks; waiting on either side is a
+// bounded spin followed by short sleeps, which only happens when one side is
+// idle or the queue is full, never in steady state.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+
+#include "format/wire.hpp"
+
+namespace uscope::stream {
+
+// Record tags. Op and event records reuse the v0.2 item tags (§8.6.6).
+inline constexpr uint8_t kOp = wire::TAG_WIDE_OP;  // 16 bytes: a wide item
+inline constexpr uint8_t kEvent = wire::TAG_EVENT; // 8 + N bytes: an event item
+inline constexpr uint8_t kBegin = 0x10;            // 16 bytes: tag, 7 pad, u64 time
+inline constexpr uint8_t kEnd = 0x11;              // 1 byte
+inline constexpr uint8_t kAbort = 0x12;            // 1 byte: discard the open cycle
+inline constexpr uint8_t kCkptBegin = 0x13;        // 16 bytes: tag, pad, u16 sid, u32 nvalid, u64 bytes
+inline constexpr uint8_t kCkptData = 0x14;         // 8 + N bytes: tag, 3 pad, u32 N, data
+inline constexpr uint8_t kPad = 0xFF;              // skip to the start of the ring
+
+inline constexpr size_t kBeginSize = 16;
+inline constexpr size_t kCkptBeginSize = 16;
+inline constexpr size_t kCkptChunk = 64 * 1024;   // checkpoint data travels in pieces
+
+struct Ring {
+  uint8_t *buf = nullptr;
+  uint64_t cap = 0;
+  alignas(64) std::atomic<uint64_t> published{0};
+  alignas(64) std::atomic<uint64_t> consumed{0};
+  alignas(64) std::atomic<bool> stop{false};
+
+  Ring() = default;
+  Ring(const Ring &) = delete;
+  Ring &operator=(const Ring &) = delete;
+  ~Ring() { std::free(buf); }
+  bool allocate(uint64_t bytes) {
+    buf = static_cast<uint8_t *>(std::aligned_alloc(64, (bytes + 63) & ~uint64_t{63}));
+    cap = bytes;
+    return buf != nullptr;
+  }
+};
+
+}  // namespace uscope::stream

@@ -1,0 +1,580 @@
+#include "writer/writer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdarg>
+#include <cstring>
+
+#include "format/error.hpp"
+#include "format/file_codec.hpp"
+
+namespace uscope {
+
+void set_thread_error(const std::string &msg);  // src/capi/error.cpp
+
+namespace {
+constexpr uint64_t kDefaultInterval = 10'000'000;  // 10 µs of simulated time
+constexpr uint64_t kDefaultQueue = 32ull << 20;
+constexpr uint64_t kMinQueue = 64ull << 10;
+constexpr uint64_t kMaxQueue = 1ull << 40;
+
+uint64_t now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// Producer-side wait for queue space: spin, then sleep in short steps.
+void backoff(unsigned &i) {
+  if (i < 128) {
+    ++i;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    return;
+  }
+  ++i;
+  std::this_thread::sleep_for(std::chrono::microseconds(20));
+}
+}  // namespace
+
+ValueRange value_range(uint8_t type, const Schema &s, uint8_t enum_id) {
+  const unsigned bits = wire::field_type_size(type) * 8;
+  if (type == wire::FT_BOOL) return {0, 1};
+  if (type == wire::FT_ENUM) return {0, s.enums[enum_id].values.size() - 1u};
+  if (bits == 64) return {0, UINT64_MAX};
+  if (wire::field_type_signed(type)) return {uint64_t{1} << (bits - 1), (uint64_t{1} << bits) - 1};
+  return {0, (uint64_t{1} << bits) - 1};
+}
+
+Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
+               const uscope_dut_property_t *props, uint32_t num_props,
+               const uscope_writer_options_t *opts)
+    : handle_(handle), schema_(schema) {
+  // ── options ──
+  uscope_writer_options_t o;
+  uscope_writer_options_init(&o);
+  if (opts) {
+    if (opts->struct_size < sizeof(uint32_t) || opts->struct_size > sizeof(o))
+      fail(USCOPE_ERR_INVALID_ARGUMENT,
+           "options.struct_size is %u; this library knows %zu (set it to sizeof)", opts->struct_size,
+           sizeof(o));
+    std::memcpy(&o, opts, opts->struct_size);  // an older, shorter struct keeps our defaults
+    o.struct_size = sizeof(o);
+  }
+  if (o.compression > USCOPE_COMPRESSION_NONE)
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "options.compression %u is unknown", o.compression);
+  if (o.durability > USCOPE_DURABILITY_FDATASYNC)
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "options.durability %u is unknown", o.durability);
+  if (o.frame_format > USCOPE_FRAMES_V01)
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "options.frame_format %u is unknown", o.frame_format);
+  if (o.backpressure > USCOPE_BACKPRESSURE_DROP)
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "options.backpressure %u is unknown", o.backpressure);
+  if (o.compression == USCOPE_COMPRESSION_LZ4 && (o.compression_level < 0 || o.compression_level > 12))
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "options.compression_level %d: LZ4 takes 0 (fast) or 1..12 (HC)",
+         o.compression_level);
+  if (o.compression == USCOPE_COMPRESSION_ZSTD && (o.compression_level < 0 || o.compression_level > 22))
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "options.compression_level %d: zstd takes 0..22",
+         o.compression_level);
+  if (o.queue_bytes > kMaxQueue)
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "options.queue_bytes %llu is above 1 TiB",
+         static_cast<unsigned long long>(o.queue_bytes));
+  interval_ = o.checkpoint_interval_ps ? o.checkpoint_interval_ps : kDefaultInterval;
+  backpressure_ = o.backpressure;
+  durability_ = o.durability;
+
+  // ── schema ──
+  if (schema_.clocks.empty())
+    fail(USCOPE_ERR_SCHEMA, "the schema has no clock domain; a trace needs one (spec §4.9)");
+  if (schema_.scopes.empty())
+    fail(USCOPE_ERR_SCHEMA, "the schema has no scope; a trace needs the root scope (spec §4.4)");
+  // The DUT strings go into the shared pool after the schema's (§1.3), in the
+  // order the reference writer puts them.
+  std::vector<DutProperty> dut;
+  if (num_props && !props) fail(USCOPE_ERR_INVALID_ARGUMENT, "props is NULL but num_props is %u", num_props);
+  if (num_props > 0xFFFF) fail(USCOPE_ERR_LIMIT, "%u DUT properties; at most 65,535 (spec §3)", num_props);
+  for (uint32_t i = 0; i < num_props; ++i) {
+    if (!props[i].key || !props[i].value)
+      fail(USCOPE_ERR_INVALID_ARGUMENT, "DUT property %u has a NULL key or value", i);
+    DutProperty d;
+    d.key = schema_.pool.insert(props[i].key);
+    d.value = schema_.pool.insert(props[i].value);
+    dut.push_back(d);
+  }
+  layouts_ = make_layouts(schema_);
+  uint64_t max_checkpoint = 0, max_record = stream::kCkptBeginSize + 8 + stream::kCkptChunk;
+  for (const auto &L : layouts_) max_checkpoint += L.max_block_size();
+  if (max_checkpoint > UINT32_MAX)
+    fail(USCOPE_ERR_LIMIT, "a full checkpoint of this schema takes %llu bytes; checkpoint_size is a u32 (spec §8.1)",
+         static_cast<unsigned long long>(max_checkpoint));
+  for (const auto &ev : schema_.events) {
+    event_sizes_.push_back(packed_size(ev.fields));
+    max_record = std::max<uint64_t>(max_record, wire::kEventItemHeaderSize + event_sizes_.back());
+  }
+  for (size_t i = 0; i < schema_.storages.size(); ++i) {
+    const auto &st = schema_.storages[i];
+    storages_.push_back({st.num_slots, static_cast<uint16_t>(st.fields.size()),
+                         static_cast<uint16_t>(st.props.size()),
+                         static_cast<uint32_t>(ranges_.size())});
+    for (const auto &f : st.fields) ranges_.push_back(value_range(f.type, schema_, f.enum_id));
+    for (const auto &f : st.props) ranges_.push_back(value_range(f.type, schema_, f.enum_id));
+  }
+
+  // ── header and preamble (§2, §2.3) ──
+  const bool compressed = o.compression != USCOPE_COMPRESSION_NONE;
+  if (compressed) flags_ |= wire::F_COMPRESSED;
+  if (o.compression == USCOPE_COMPRESSION_ZSTD)
+    flags_ |= uint64_t{wire::kCompZstd} << wire::kCompMethodShift;
+  // COMPAT 4: 0x82 while open with v0.2 frames. v0.1 frames set
+  // F_COMPACT_DELTAS so that frames may use the compact form.
+  flags_ |= o.frame_format == USCOPE_FRAMES_V02 ? wire::F_INTERLEAVED_DELTAS : wire::F_COMPACT_DELTAS;
+
+  std::vector<uint8_t> file(wire::kFileHeaderSize, 0);
+  append_chunk(file, wire::CHUNK_DUT_DESC, encode_dut(dut));
+  append_chunk(file, wire::CHUNK_SCHEMA, encode_schema(schema_));
+  append_chunk(file, wire::CHUNK_TRACE_CONFIG, encode_trace_config(interval_));
+  append_chunk(file, wire::CHUNK_END, {});
+  if (file.size() > UINT32_MAX) fail(USCOPE_ERR_LIMIT, "preamble larger than 4 GiB");
+  preamble_end_ = static_cast<uint32_t>(file.size());
+  FileHeader h;
+  h.version_major = wire::kVersionMajor;
+  h.version_minor = wire::kVersionMinor;
+  h.flags = flags_;
+  h.preamble_end = preamble_end_;
+  encode_file_header(h, file.data());
+
+  // ── queue, encoder thread ──
+  uint64_t q = o.queue_bytes ? o.queue_bytes : kDefaultQueue;
+  q = std::max<uint64_t>({q, kMinQueue, 4 * max_record});
+  if (!ring_.allocate(q))
+    fail(USCOPE_ERR_NO_MEMORY, "cannot allocate a %llu-byte queue", static_cast<unsigned long long>(q));
+  w_ = ring_.buf;
+  wlimit_ = ring_.buf + ring_.cap;
+  drop_headroom_ = std::max<uint64_t>(ring_.cap / 4, 2 * max_record);
+  next_checkpoint_ = interval_;
+
+  EncoderConfig cfg;
+  cfg.format = o.frame_format == USCOPE_FRAMES_V02 ? FrameFormat::V02 : FrameFormat::V01;
+  cfg.codec = o.compression == USCOPE_COMPRESSION_LZ4    ? Codec::Lz4
+              : o.compression == USCOPE_COMPRESSION_ZSTD ? Codec::Zstd
+                                                         : Codec::None;
+  cfg.level = o.compression_level;
+  cfg.checkpoint_interval_ps = interval_;
+
+  sink_.open(path, static_cast<Durability>(o.durability));
+  sink_.append(file);
+  sink_.flush();
+  enc_stats_.file_bytes.store(sink_.size(), std::memory_order_relaxed);
+  encoder_ = std::make_unique<Encoder>(schema_, layouts_, ring_, sink_, cfg, enc_stats_, enc_error_);
+  thread_ = std::thread([this] { encoder_->run(); });
+}
+
+Writer::~Writer() { stop_encoder(); }
+
+void Writer::stop_encoder() noexcept {
+  if (!thread_.joinable()) return;
+  publish();
+  ring_.stop.store(true, std::memory_order_release);
+  thread_.join();
+}
+
+// ── queue ──
+
+void Writer::publish() noexcept { ring_.published.store(write_pos(), std::memory_order_release); }
+
+bool Writer::refill(size_t n) noexcept {
+  const uint64_t cap = ring_.cap;
+  unsigned spins = 0;
+  uint64_t wait_start = 0;
+  for (;;) {
+    const uint64_t idx = static_cast<uint64_t>(w_ - ring_.buf);
+    const uint64_t tail = cap - idx;
+    consumed_cache_ = ring_.consumed.load(std::memory_order_acquire);
+    const uint64_t free = cap - (wrap_base_ + idx - consumed_cache_);
+    if (n <= tail && n <= free) {
+      wlimit_ = w_ + std::min(tail, free);
+      break;
+    }
+    if (n > tail && tail <= free) {  // the record does not fit before the end: wrap
+      if (tail) *w_ = stream::kPad;
+      wrap_base_ += cap;
+      w_ = ring_.buf;
+      continue;
+    }
+    // The queue is full: let the encoder see everything so far, then wait.
+    if (!check_encoder()) return false;
+    publish();
+    if (!wait_start) {
+      wait_start = now_ns();
+      ++stalls_;
+    }
+    backoff(spins);
+  }
+  if (wait_start) stall_ns_ += now_ns() - wait_start;
+  return true;
+}
+
+bool Writer::check_encoder() noexcept {
+  const uscope_status_t s = enc_error_.status.load(std::memory_order_acquire);
+  if (USCOPE_LIKELY(s == USCOPE_OK)) return true;
+  if (sticky_ == USCOPE_OK) {
+    sticky_ = s;
+    message_ = enc_error_.message;
+    set_thread_error(message_);
+  }
+  state_ = kFailed;
+  return false;
+}
+
+// ── per-cycle calls ──
+
+uscope_status_t Writer::begin_cycle(uint64_t t) noexcept {
+  if (USCOPE_UNLIKELY(state_ != kIdle)) {
+    if (state_ == kRecording || state_ == kDropping)
+      return misuse(USCOPE_ERR_BAD_STATE, "begin_cycle(%llu) inside a cycle: end_cycle was not called",
+                    static_cast<unsigned long long>(t));
+    return not_recording(0, 0);
+  }
+  if (USCOPE_UNLIKELY(!check_encoder())) {
+    ++errors_;
+    return sticky_;
+  }
+  if (USCOPE_UNLIKELY(have_time_ && t < last_time_))
+    return misuse(USCOPE_ERR_TIME_BACKWARDS, "begin_cycle(%llu) is before the previous cycle at %llu ps",
+                  static_cast<unsigned long long>(t), static_cast<unsigned long long>(last_time_));
+  last_time_ = t;
+  have_time_ = true;
+  if (backpressure_ == USCOPE_BACKPRESSURE_DROP &&
+      USCOPE_UNLIKELY(ring_.cap - (write_pos() - consumed_cache_) < drop_headroom_)) {
+    consumed_cache_ = ring_.consumed.load(std::memory_order_acquire);
+    if (ring_.cap - (write_pos() - consumed_cache_) < drop_headroom_) {
+      state_ = kDropping;  // the whole cycle is counted and skipped
+      ++dropped_cycles_;
+      return USCOPE_OK;
+    }
+  }
+  if (USCOPE_UNLIKELY(wlimit_ - w_ < static_cast<ptrdiff_t>(stream::kBeginSize)) &&
+      !refill(stream::kBeginSize))
+    return sticky_;
+  w_[0] = stream::kBegin;
+  std::memset(w_ + 1, 0, 7);
+  wire::put_u64(w_ + 8, t);
+  w_ += stream::kBeginSize;
+  state_ = kRecording;
+  return USCOPE_OK;
+}
+
+uscope_status_t Writer::end_cycle() noexcept {
+  if (USCOPE_UNLIKELY(state_ != kRecording)) {
+    if (state_ == kDropping) {
+      state_ = kIdle;
+      return USCOPE_OK;
+    }
+    if (state_ == kIdle)
+      return misuse(USCOPE_ERR_BAD_STATE, "end_cycle without begin_cycle");
+    return not_recording(0, 0);
+  }
+  if (USCOPE_UNLIKELY(w_ == wlimit_) && !refill(1)) return sticky_;
+  *w_++ = stream::kEnd;
+  publish();
+  state_ = kIdle;
+  ++cycles_;
+  // The same boundary rule as the encoder (COMPAT 10), so the callback runs
+  // exactly where a segment ends.
+  if (USCOPE_UNLIKELY(last_time_ >= next_checkpoint_)) {
+    next_checkpoint_ = last_time_ + interval_;
+    if (callback_) run_callback(last_time_);
+  }
+  return USCOPE_OK;
+}
+
+uscope_status_t Writer::not_recording(uint32_t ops, uint32_t events) noexcept {
+  switch (state_) {
+    case kDropping:
+      dropped_ops_ += ops;
+      dropped_events_ += events;
+      return USCOPE_OK;
+    case kFailed:
+      ++errors_;
+      return sticky_;
+    case kInCallback:
+      return misuse(USCOPE_ERR_BAD_STATE, "only uscope_checkpoint_storage may be called inside the checkpoint callback");
+    case kClosed:
+      ++errors_;
+      return USCOPE_ERR_BAD_STATE;
+    default:
+      return misuse(USCOPE_ERR_BAD_STATE, "%s outside a begin_cycle/end_cycle pair",
+                    events ? "event" : "a slot or property call");
+  }
+}
+
+uscope_status_t Writer::misuse(uscope_status_t code, const char *fmt, ...) noexcept {
+  ++errors_;
+  if (state_ == kFailed) return sticky_;
+  try {
+    va_list ap;
+    va_start(ap, fmt);
+    message_ = format_message_v(fmt, ap);
+    va_end(ap);
+    set_thread_error(message_);
+  } catch (...) {
+    // Out of memory while formatting: the status still says what happened.
+  }
+  // Discard the cycle in progress; the encoder has not applied any of it.
+  if (state_ == kRecording) {
+    if (w_ != wlimit_ || refill(1)) *w_++ = stream::kAbort;
+    publish();
+  }
+  sticky_ = code;
+  state_ = kFailed;
+  return code;
+}
+
+uscope_status_t Writer::bad_storage(uint16_t sid) noexcept {
+  return misuse(USCOPE_ERR_UNKNOWN_STORAGE, "storage id %u is not in the schema (%zu storages)", sid,
+                storages_.size());
+}
+uscope_status_t Writer::bad_slot(uint16_t sid, uint16_t slot) noexcept {
+  return misuse(USCOPE_ERR_UNKNOWN_SLOT, "slot %u of storage %u (\"%s\"), which has %u slots", slot,
+                sid, schema_.str(schema_.storages[sid].name), storages_[sid].num_slots);
+}
+uscope_status_t Writer::bad_field(uint16_t sid, uint16_t field) noexcept {
+  return misuse(USCOPE_ERR_UNKNOWN_FIELD, "field %u of storage %u (\"%s\"), which has %u fields",
+                field, sid, schema_.str(schema_.storages[sid].name), storages_[sid].num_fields);
+}
+uscope_status_t Writer::bad_prop(uint16_t sid, uint16_t prop) noexcept {
+  return misuse(USCOPE_ERR_UNKNOWN_PROPERTY, "property %u of storage %u (\"%s\"), which has %u properties",
+                prop, sid, schema_.str(schema_.storages[sid].name), storages_[sid].num_props);
+}
+uscope_status_t Writer::bad_value(uint16_t sid, uint16_t field, uint64_t v, bool prop) noexcept {
+  const auto &st = schema_.storages[sid];
+  const FieldDef &f = prop ? st.props[field] : st.fields[field];
+  return misuse(USCOPE_ERR_VALUE_RANGE,
+                "value 0x%llx does not fit %s %u (\"%s\", type 0x%02x) of storage %u (\"%s\")",
+                static_cast<unsigned long long>(v), prop ? "property" : "field", field,
+                schema_.str(f.name), f.type, sid, schema_.str(st.name));
+}
+uscope_status_t Writer::bad_event(uint16_t id) noexcept {
+  return misuse(USCOPE_ERR_UNKNOWN_EVENT, "event type %u is not in the schema (%zu event types)", id,
+                event_sizes_.size());
+}
+uscope_status_t Writer::bad_payload(uint16_t id, uint32_t size) noexcept {
+  if (size == event_sizes_[id])
+    return misuse(USCOPE_ERR_INVALID_ARGUMENT, "event %u: payload is NULL", id);
+  return misuse(USCOPE_ERR_PAYLOAD_SIZE, "event %u (\"%s\"): payload of %u bytes, the schema says %u",
+                id, schema_.str(schema_.events[id].name), size, event_sizes_[id]);
+}
+
+// ── checkpoint callback ──
+
+uscope_status_t Writer::set_checkpoint_callback(uscope_checkpoint_fn fn, void *ud) {
+  if (state_ == kRecording || state_ == kDropping || state_ == kInCallback)
+    return misuse(USCOPE_ERR_BAD_STATE, "set_checkpoint_callback inside a cycle or callback");
+  callback_ = fn;
+  callback_ud_ = ud;
+  return USCOPE_OK;
+}
+
+void Writer::run_callback(uint64_t time_ps) noexcept {
+  state_ = kInCallback;
+  callback_(handle_, time_ps, callback_ud_);
+  if (state_ == kInCallback) state_ = kIdle;
+  publish();
+}
+
+uscope_status_t Writer::checkpoint_storage(uint16_t sid, const uint8_t *mask, const void *data,
+                                           uint32_t num_valid) {
+  if (state_ != kInCallback) {
+    ++errors_;
+    if (state_ == kFailed) return sticky_;
+    fail(USCOPE_ERR_BAD_STATE, "uscope_checkpoint_storage is only valid inside the checkpoint callback");
+  }
+  if (sid >= layouts_.size())
+    fail(USCOPE_ERR_UNKNOWN_STORAGE, "checkpoint_storage: storage id %u is not in the schema", sid);
+  const StorageLayout &L = layouts_[sid];
+  if (L.sparse) {
+    if (!mask) fail(USCOPE_ERR_INVALID_ARGUMENT, "checkpoint_storage: storage %u is sparse; valid_mask is NULL", sid);
+    uint32_t n = 0;
+    for (uint32_t s = 0; s < L.num_slots; ++s) n += (mask[s / 8] >> (s % 8)) & 1u;
+    if (n != num_valid)
+      fail(USCOPE_ERR_INVALID_ARGUMENT, "checkpoint_storage: valid_mask has %u bits set, num_valid_slots is %u",
+           n, num_valid);
+  } else {
+    if (mask) fail(USCOPE_ERR_INVALID_ARGUMENT, "checkpoint_storage: storage %u is dense; valid_mask must be NULL", sid);
+    if (num_valid != L.num_slots)
+      fail(USCOPE_ERR_INVALID_ARGUMENT, "checkpoint_storage: dense storage %u has %u slots, num_valid_slots is %u",
+           sid, L.num_slots, num_valid);
+  }
+  const uint64_t data_bytes = uint64_t{num_valid} * L.slot_size;
+  if (data_bytes && !data) fail(USCOPE_ERR_INVALID_ARGUMENT, "checkpoint_storage: slot_data is NULL");
+  const uint64_t total = L.mask_bytes + data_bytes;
+  if (!refill(stream::kCkptBeginSize)) return sticky_;
+  w_[0] = stream::kCkptBegin;
+  w_[1] = 0;
+  wire::put_u16(w_ + 2, sid);
+  wire::put_u32(w_ + 4, num_valid);
+  wire::put_u64(w_ + 8, total);
+  w_ += stream::kCkptBeginSize;
+  // The mask then the data, in pieces small enough for any queue size.
+  const uint8_t *parts[2] = {mask, static_cast<const uint8_t *>(data)};
+  const uint64_t sizes[2] = {L.mask_bytes, data_bytes};
+  for (int k = 0; k < 2; ++k) {
+    for (uint64_t done = 0; done < sizes[k];) {
+      const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(sizes[k] - done, stream::kCkptChunk));
+      if (!refill(8 + n)) return sticky_;
+      w_[0] = stream::kCkptData;
+      std::memset(w_ + 1, 0, 3);
+      wire::put_u32(w_ + 4, n);
+      std::memcpy(w_ + 8, parts[k] + done, n);
+      w_ += 8 + n;
+      done += n;
+    }
+  }
+  return USCOPE_OK;
+}
+
+// ── strings, stats ──
+
+uscope_status_t Writer::string_insert(const char *str, uint32_t *out) {
+  if (state_ == kClosed) fail(USCOPE_ERR_BAD_STATE, "string_insert after close");
+  auto it = string_index_.find(str);
+  if (it != string_index_.end()) {
+    *out = it->second;
+    return USCOPE_OK;
+  }
+  if (strings_.size() >= UINT32_MAX)
+    fail(USCOPE_ERR_LIMIT, "the string table is full (2^32-1 entries, spec §7)");
+  const auto idx = static_cast<uint32_t>(strings_.size());
+  strings_.emplace_back(str);
+  string_index_.emplace(strings_.back(), idx);
+  *out = idx;
+  return USCOPE_OK;
+}
+
+void Writer::stats(uscope_writer_stats_t *out) const {
+  uscope_writer_stats_t s{};
+  s.struct_size = sizeof(s);
+  s.sticky_status = sticky_ != USCOPE_OK ? sticky_ : enc_error_.status.load(std::memory_order_acquire);
+  s.cycles = cycles_;
+  s.ops = ops_;
+  s.events = events_;
+  s.frames = enc_stats_.frames.load(std::memory_order_relaxed);
+  s.segments = enc_stats_.segments.load(std::memory_order_relaxed);
+  s.raw_bytes = enc_stats_.raw_bytes.load(std::memory_order_relaxed);
+  s.compressed_bytes = enc_stats_.compressed_bytes.load(std::memory_order_relaxed);
+  s.checkpoint_bytes = enc_stats_.checkpoint_bytes.load(std::memory_order_relaxed);
+  s.file_bytes = enc_stats_.file_bytes.load(std::memory_order_relaxed);
+  s.errors = errors_;
+  s.dropped_cycles = dropped_cycles_;
+  s.dropped_ops = dropped_ops_;
+  s.dropped_events = dropped_events_;
+  s.stalls = stalls_;
+  s.stall_ns = stall_ns_;
+  s.queue_bytes = ring_.cap;
+  const uint32_t n = out->struct_size < sizeof(s) ? out->struct_size : sizeof(s);
+  std::memcpy(out, &s, n);
+  out->struct_size = n;
+}
+
+// ── close ──
+
+uscope_status_t Writer::close() {
+  if (state_ == kRecording) {  // an unfinished cycle is discarded
+    if (w_ != wlimit_ || refill(1)) *w_++ = stream::kAbort;
+  }
+  stop_encoder();
+  uscope_status_t status = sticky_;
+  const uscope_status_t enc = enc_error_.status.load(std::memory_order_acquire);
+  if (status == USCOPE_OK && enc != USCOPE_OK) {
+    status = enc;
+    message_ = enc_error_.message;
+  }
+  state_ = kClosed;
+  if (enc == USCOPE_OK) {
+    // The encoder is healthy, so the file is finalized even after a per-cycle
+    // misuse: every cycle before the error is kept.
+    try {
+      finalize(status);
+    } catch (const Error &e) {
+      if (status == USCOPE_OK) {
+        status = e.code();
+        message_ = e.what();
+      }
+    }
+  } else {
+    // After an encoder failure (e.g. a full disk) the file is left as a live
+    // file: every segment committed before the failure stays readable.
+    message_ += " (the file keeps every segment committed before the error, unfinalized)";
+    try {
+      sink_.close();
+    } catch (const Error &) {
+    }
+  }
+  if (status == USCOPE_OK && dropped_cycles_) {
+    status = USCOPE_ERR_DATA_DROPPED;
+    message_ = format_message("%llu cycles (%llu ops, %llu events) were dropped by the DROP backpressure policy",
+                              static_cast<unsigned long long>(dropped_cycles_),
+                              static_cast<unsigned long long>(dropped_ops_),
+                              static_cast<unsigned long long>(dropped_events_));
+  }
+  if (status != USCOPE_OK) set_thread_error(message_);
+  return status;
+}
+
+void Writer::finalize(uscope_status_t &status) {
+  encoder_->flush_open_segment();
+  // COMPAT 7: last segment, TSUM, string table, segment table, padding to 8,
+  // then the section table: STRINGS, SEGMENTS, COUNTER_SUMMARY, END.
+  std::vector<SectionEntry> sections;
+  SectionEntry tsum_entry{wire::SECTION_COUNTER_SUMMARY, 0, 0, 0};
+  const std::vector<uint8_t> tsum = encoder_->tsum().finish();
+  if (!tsum.empty()) {
+    tsum_entry.offset = sink_.append(tsum);
+    tsum_entry.size = tsum.size();
+  }
+  if (!strings_.empty()) {
+    std::vector<uint8_t> st;
+    append_string_table(st, strings_);
+    sections.push_back({wire::SECTION_STRINGS, 0, sink_.append(st), st.size()});
+    flags_ |= wire::F_HAS_STRINGS;
+  }
+  if (!encoder_->segment_table().empty()) {
+    std::vector<uint8_t> t;
+    append_segment_table(t, encoder_->segment_table());
+    sections.push_back({wire::SECTION_SEGMENTS, 0, sink_.append(t), t.size()});
+  }
+  if (!tsum.empty()) sections.push_back(tsum_entry);
+  const uint64_t pad = wire::align8(sink_.size()) - sink_.size();
+  if (pad) {
+    const uint8_t zeros[8] = {};
+    sink_.append(zeros, pad);
+  }
+  std::vector<uint8_t> table;
+  append_section_table(table, sections);
+  const uint64_t table_offset = sink_.append(table);
+
+  FileHeader h;
+  h.version_major = wire::kVersionMajor;
+  h.version_minor = wire::kVersionMinor;
+  h.flags = flags_ | wire::F_COMPLETE;
+  h.total_time_ps = encoder_->num_segments() ? encoder_->last_time() : 0;  // COMPAT 11
+  h.num_segments = encoder_->num_segments();
+  h.preamble_end = preamble_end_;
+  h.section_table_offset = table_offset;
+  h.tail_offset = encoder_->tail_offset();
+  uint8_t hdr[wire::kFileHeaderSize];
+  encode_file_header(h, hdr);
+  // Everything the header points at must be on disk before the header says
+  // F_COMPLETE when the user asked for power-loss durability.
+  if (durability_ == USCOPE_DURABILITY_FDATASYNC) sink_.sync();
+  sink_.write_at(0, hdr, sizeof(hdr));
+  if (durability_ == USCOPE_DURABILITY_FDATASYNC) sink_.sync();
+  enc_stats_.file_bytes.store(sink_.size(), std::memory_order_relaxed);
+  sink_.close();
+  if (encoder_->tsum().omitted() && status == USCOPE_OK) {
+    // Not an error of the trace: its content is complete. Say it in the message.
+    message_ = "the trace summary was left out: a time jump needed more than 256 MiB of buckets";
+  }
+}
+
+}  // namespace uscope

@@ -1,0 +1,209 @@
+// The simulation-thread side of a writer. The per-cycle calls are inline so
+// that each exported C function compiles to one short, allocation-free body:
+// check the state, check ids and value range against tables sized at open,
+// store a 16-byte record into the queue. Refill, waiting, errors and the
+// checkpoint callback are out of line.
+#pragma once
+
+#include <atomic>
+#include <cstring>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "format/frame_codec.hpp"
+#include "format/schema_codec.hpp"
+#include "format/storage_state.hpp"
+#include "uscope/uscope.h"
+#include "writer/encoder.hpp"
+#include "writer/file_sink.hpp"
+#include "writer/stream.hpp"
+
+#define USCOPE_LIKELY(x) __builtin_expect(!!(x), 1)
+#define USCOPE_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+namespace uscope {
+
+// A value v fits a field iff v + bias <= span (unsigned, wrapping): for
+// unsigned types bias 0 and span = max; for signed types of w bits the
+// sign-extended range maps onto [0, 2^w - 1] with bias 2^(w-1); BOOL spans
+// 0..1 and ENUM 0..num_values-1.
+struct ValueRange {
+  uint64_t bias;
+  uint64_t span;
+};
+ValueRange value_range(uint8_t type, const Schema &schema, uint8_t enum_id);
+
+class Writer {
+ public:
+  // Opens the file, writes header and preamble, allocates everything the hot
+  // path needs and starts the encoder thread. Throws Error.
+  Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
+         const uscope_dut_property_t *props, uint32_t num_props,
+         const uscope_writer_options_t *opts);
+  ~Writer();  // stops the encoder if close() was never reached
+  Writer(const Writer &) = delete;
+  Writer &operator=(const Writer &) = delete;
+
+  // ── per-cycle calls (simulation thread) ──
+  uscope_status_t begin_cycle(uint64_t time_ps) noexcept;
+  uscope_status_t end_cycle() noexcept;
+
+  uscope_status_t slot_set(uint16_t sid, uint16_t slot, uint16_t field, uint64_t v) noexcept {
+    if (USCOPE_UNLIKELY(state_ != kRecording)) return not_recording(1, 0);
+    if (USCOPE_UNLIKELY(sid >= storages_.size())) return bad_storage(sid);
+    const StorageInfo &s = storages_[sid];
+    if (USCOPE_UNLIKELY(slot >= s.num_slots)) return bad_slot(sid, slot);
+    if (USCOPE_UNLIKELY(field >= s.num_fields)) return bad_field(sid, field);
+    const Range &r = ranges_[s.range_base + field];
+    if (USCOPE_UNLIKELY(v + r.bias > r.span)) return bad_value(sid, field, v, false);
+    return put_op(wire::DA_SLOT_SET, sid, slot, field, v);
+  }
+  uscope_status_t slot_add(uint16_t sid, uint16_t slot, uint16_t field, uint64_t v) noexcept {
+    if (USCOPE_UNLIKELY(state_ != kRecording)) return not_recording(1, 0);
+    if (USCOPE_UNLIKELY(sid >= storages_.size())) return bad_storage(sid);
+    const StorageInfo &s = storages_[sid];
+    if (USCOPE_UNLIKELY(slot >= s.num_slots)) return bad_slot(sid, slot);
+    if (USCOPE_UNLIKELY(field >= s.num_fields)) return bad_field(sid, field);
+    // COMPAT 13: ADD wraps at the field's width, so any 64-bit addend is valid.
+    return put_op(wire::DA_SLOT_ADD, sid, slot, field, v);
+  }
+  uscope_status_t slot_clear(uint16_t sid, uint16_t slot) noexcept {
+    if (USCOPE_UNLIKELY(state_ != kRecording)) return not_recording(1, 0);
+    if (USCOPE_UNLIKELY(sid >= storages_.size())) return bad_storage(sid);
+    if (USCOPE_UNLIKELY(slot >= storages_[sid].num_slots)) return bad_slot(sid, slot);
+    return put_op(wire::DA_SLOT_CLEAR, sid, slot, 0, 0);
+  }
+  uscope_status_t prop_set(uint16_t sid, uint16_t prop, uint64_t v) noexcept {
+    if (USCOPE_UNLIKELY(state_ != kRecording)) return not_recording(1, 0);
+    if (USCOPE_UNLIKELY(sid >= storages_.size())) return bad_storage(sid);
+    const StorageInfo &s = storages_[sid];
+    if (USCOPE_UNLIKELY(prop >= s.num_props)) return bad_prop(sid, prop);
+    const Range &r = ranges_[s.range_base + s.num_fields + prop];
+    if (USCOPE_UNLIKELY(v + r.bias > r.span)) return bad_value(sid, prop, v, true);
+    // COMPAT 13: DA_PROP_SET carries slot 0 and field = property index.
+    return put_op(wire::DA_PROP_SET, sid, 0, prop, v);
+  }
+  uscope_status_t event(uint16_t id, const void *payload, uint32_t size) noexcept {
+    if (USCOPE_UNLIKELY(state_ != kRecording)) return not_recording(0, 1);
+    if (USCOPE_UNLIKELY(id >= event_sizes_.size())) return bad_event(id);
+    if (USCOPE_UNLIKELY(size != event_sizes_[id])) return bad_payload(id, size);
+    if (USCOPE_UNLIKELY(size && !payload)) return bad_payload(id, size);
+    const size_t n = wire::kEventItemHeaderSize + size;
+    if (USCOPE_UNLIKELY(static_cast<size_t>(wlimit_ - w_) < n) && !refill(n)) return sticky_;
+    w_[0] = wire::TAG_EVENT;  // §8.6.6 event item: tag, reserved, id, size, payload
+    w_[1] = 0;
+    wire::put_u16(w_ + 2, id);
+    wire::put_u32(w_ + 4, size);
+    if (size) std::memcpy(w_ + 8, payload, size);
+    w_ += n;
+    ++events_;
+    return USCOPE_OK;
+  }
+
+  // ── other calls ──
+  uscope_status_t string_insert(const char *str, uint32_t *out);
+  uscope_status_t set_checkpoint_callback(uscope_checkpoint_fn fn, void *ud);
+  uscope_status_t checkpoint_storage(uint16_t sid, const uint8_t *mask, const void *data,
+                                     uint32_t num_valid);
+  void stats(uscope_writer_stats_t *out) const;
+  const char *error_message() const { return message_.c_str(); }
+  // Finalize the file. Returns the first sticky error, or OK. Throws only on
+  // failures of close itself (caught by the C layer).
+  uscope_status_t close();
+
+ private:
+  enum State : uint8_t { kIdle, kRecording, kDropping, kInCallback, kFailed, kClosed };
+  struct StorageInfo {
+    uint16_t num_slots;
+    uint16_t num_fields;
+    uint16_t num_props;
+    uint32_t range_base;  // index of field 0 in ranges_; properties follow the fields
+  };
+  using Range = ValueRange;
+
+  uscope_status_t put_op(uint8_t action, uint16_t sid, uint16_t slot, uint16_t field,
+                         uint64_t v) noexcept {
+    if (USCOPE_UNLIKELY(wlimit_ - w_ < static_cast<ptrdiff_t>(wire::kWideOpSize)) &&
+        !refill(wire::kWideOpSize))
+      return sticky_;
+    put_wide_op(w_, action, sid, slot, field, v);
+    w_ += wire::kWideOpSize;
+    ++ops_;
+    return USCOPE_OK;
+  }
+
+  // Out of line: the slow paths.
+  bool refill(size_t n) noexcept;
+  void publish() noexcept;
+  uint64_t write_pos() const noexcept { return wrap_base_ + static_cast<uint64_t>(w_ - ring_.buf); }
+  bool check_encoder() noexcept;
+  uscope_status_t not_recording(uint32_t ops, uint32_t events) noexcept;
+  uscope_status_t misuse(uscope_status_t code, const char *fmt, ...) noexcept
+      __attribute__((format(printf, 3, 4), cold, noinline));
+  uscope_status_t bad_storage(uint16_t sid) noexcept __attribute__((cold, noinline));
+  uscope_status_t bad_slot(uint16_t sid, uint16_t slot) noexcept __attribute__((cold, noinline));
+  uscope_status_t bad_field(uint16_t sid, uint16_t field) noexcept __attribute__((cold, noinline));
+  uscope_status_t bad_prop(uint16_t sid, uint16_t prop) noexcept __attribute__((cold, noinline));
+  uscope_status_t bad_value(uint16_t sid, uint16_t field, uint64_t v, bool prop) noexcept
+      __attribute__((cold, noinline));
+  uscope_status_t bad_event(uint16_t id) noexcept __attribute__((cold, noinline));
+  uscope_status_t bad_payload(uint16_t id, uint32_t size) noexcept __attribute__((cold, noinline));
+  void run_callback(uint64_t time_ps) noexcept;
+  void stop_encoder() noexcept;
+  void finalize(uscope_status_t &status);
+
+  // Hot state first, on its own cache lines.
+  uint8_t *w_ = nullptr;       // next byte to write in the ring
+  uint8_t *wlimit_ = nullptr;  // how far w_ may advance without checking
+  State state_ = kIdle;
+  uscope_status_t sticky_ = USCOPE_OK;
+  std::vector<StorageInfo> storages_;
+  std::vector<Range> ranges_;
+  std::vector<uint32_t> event_sizes_;
+  uint64_t ops_ = 0, events_ = 0, cycles_ = 0, errors_ = 0;
+  uint64_t last_time_ = 0;
+  bool have_time_ = false;
+  uint64_t next_checkpoint_ = 0;
+  uint64_t wrap_base_ = 0;      // ring position of ring_.buf[0] in the current lap
+  uint64_t consumed_cache_ = 0;
+
+  uscope_writer_t *handle_;
+  uint64_t interval_ = 0;
+  uint32_t backpressure_ = USCOPE_BACKPRESSURE_BLOCK;
+  uint64_t drop_headroom_ = 0;
+  uint64_t dropped_cycles_ = 0, dropped_ops_ = 0, dropped_events_ = 0;
+  uint64_t stalls_ = 0, stall_ns_ = 0;
+  uscope_checkpoint_fn callback_ = nullptr;
+  void *callback_ud_ = nullptr;
+  std::string message_;
+
+  Schema schema_;
+  std::vector<StorageLayout> layouts_;
+  std::vector<std::string> strings_;
+  std::unordered_map<std::string, uint32_t> string_index_;
+  uint64_t flags_ = 0;
+  uint32_t preamble_end_ = 0;
+  uint32_t durability_ = USCOPE_DURABILITY_FLUSH;
+
+  stream::Ring ring_;
+  FileSink sink_;
+  EncoderStats enc_stats_;
+  EncoderError enc_error_;
+  std::unique_ptr<Encoder> encoder_;
+  std::thread thread_;
+};
+
+}  // namespace uscope
+
+// The C handle is the writer itself.
+struct uscope_writer {
+  explicit uscope_writer(const char *path, const uscope::Schema &schema,
+                         const uscope_dut_property_t *props, uint32_t num_props,
+                         const uscope_writer_options_t *opts)
+      : impl(this, path, schema, props, num_props, opts) {}
+  uscope::Writer impl;
+};
