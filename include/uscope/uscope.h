@@ -250,6 +250,12 @@ typedef struct uscope_dut_property {
 #define USCOPE_BACKPRESSURE_DROP  1 /* drop whole cycles; counted, and close() returns
                                        USCOPE_ERR_DATA_DROPPED */
 
+/** How values passed to slot_set / prop_set are checked against the field type. */
+#define USCOPE_VALUE_CHECK_NONE   0 /* default, as the reference writer: any 64-bit value is
+                                       recorded; readers keep the field's low bytes */
+#define USCOPE_VALUE_CHECK_STRICT 1 /* a value that does not fit the field type is a
+                                       USCOPE_ERR_VALUE_RANGE misuse (same cost per call) */
+
 /**
  * Writer options. Size-prefixed so that it can grow: set struct_size to
  * sizeof(uscope_writer_options_t) (USCOPE_WRITER_OPTIONS_INIT and
@@ -266,10 +272,12 @@ typedef struct uscope_writer_options {
   uint32_t backpressure;          /* USCOPE_BACKPRESSURE_*; default BLOCK */
   uint64_t queue_bytes;           /* queue between simulation thread and encoder;
                                      0 = 32 MiB; raised to fit the largest record */
+  uint32_t value_check;           /* USCOPE_VALUE_CHECK_*; default NONE */
+  uint32_t reserved;              /* must be 0 */
 } uscope_writer_options_t;
 
 #define USCOPE_WRITER_OPTIONS_INIT \
-  { (uint32_t)sizeof(uscope_writer_options_t), 0, 0, 0, 0, 0, 0, 0 }
+  { (uint32_t)sizeof(uscope_writer_options_t), 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /** Fill *opts with defaults (same as USCOPE_WRITER_OPTIONS_INIT). NULL is ignored. */
 USCOPE_API void uscope_writer_options_init(uscope_writer_options_t *opts);
@@ -339,9 +347,11 @@ USCOPE_API uscope_status_t uscope_begin_cycle(uscope_writer_t *writer, uint64_t 
 /**
  * Set field `field` of slot `slot` of storage `storage_id` (DA_SLOT_SET). On a
  * sparse storage this makes the slot valid. Signed fields take the value
- * sign-extended to 64 bits (e.g. (uint64_t)(int64_t)-1). Errors:
- * UNKNOWN_STORAGE, UNKNOWN_SLOT, UNKNOWN_FIELD, VALUE_RANGE (value does not
- * fit the field type; BOOL takes 0/1, ENUM takes < num_values), BAD_STATE.
+ * sign-extended to 64 bits (e.g. (uint64_t)(int64_t)-1), which makes the
+ * frame wide (COMPAT 13). Errors: UNKNOWN_STORAGE, UNKNOWN_SLOT,
+ * UNKNOWN_FIELD, BAD_STATE, and with USCOPE_VALUE_CHECK_STRICT also
+ * VALUE_RANGE (value does not fit the field type; BOOL takes 0/1, ENUM takes
+ * < num_values, signed types their sign-extended range).
  */
 USCOPE_API uscope_status_t uscope_slot_set(uscope_writer_t *writer, uint16_t storage_id,
                                            uint16_t slot, uint16_t field, uint64_t value);
@@ -354,7 +364,8 @@ USCOPE_API uscope_status_t uscope_slot_clear(uscope_writer_t *writer, uint16_t s
 USCOPE_API uscope_status_t uscope_slot_add(uscope_writer_t *writer, uint16_t storage_id,
                                            uint16_t slot, uint16_t field, uint64_t value);
 
-/** Set storage property prop_index (DA_PROP_SET). Errors: UNKNOWN_PROPERTY, VALUE_RANGE, ... */
+/** Set storage property prop_index (DA_PROP_SET). Errors: UNKNOWN_PROPERTY, BAD_STATE,
+ * VALUE_RANGE (strict value check only), ... */
 USCOPE_API uscope_status_t uscope_prop_set(uscope_writer_t *writer, uint16_t storage_id,
                                            uint16_t prop_index, uint64_t value);
 

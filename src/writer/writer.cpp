@@ -76,6 +76,9 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
   if (o.compression == USCOPE_COMPRESSION_ZSTD && (o.compression_level < 0 || o.compression_level > 22))
     fail(USCOPE_ERR_INVALID_ARGUMENT, "options.compression_level %d: zstd takes 0..22",
          o.compression_level);
+  if (o.value_check > USCOPE_VALUE_CHECK_STRICT)
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "options.value_check %u is unknown", o.value_check);
+  if (o.reserved != 0) fail(USCOPE_ERR_INVALID_ARGUMENT, "options.reserved must be 0");
   if (o.queue_bytes > kMaxQueue)
     fail(USCOPE_ERR_INVALID_ARGUMENT, "options.queue_bytes %llu is above 1 TiB",
          static_cast<unsigned long long>(o.queue_bytes));
@@ -111,13 +114,19 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
     event_sizes_.push_back(packed_size(ev.fields));
     max_record = std::max<uint64_t>(max_record, wire::kEventItemHeaderSize + event_sizes_.back());
   }
+  // Without the strict check every range is the full u64, so the hot path
+  // runs the same single compare either way and it never fails.
+  const bool strict = o.value_check == USCOPE_VALUE_CHECK_STRICT;
+  auto range = [&](const FieldDef &f) {
+    return strict ? value_range(f.type, schema_, f.enum_id) : ValueRange{0, UINT64_MAX};
+  };
   for (size_t i = 0; i < schema_.storages.size(); ++i) {
     const auto &st = schema_.storages[i];
     storages_.push_back({st.num_slots, static_cast<uint16_t>(st.fields.size()),
                          static_cast<uint16_t>(st.props.size()),
                          static_cast<uint32_t>(ranges_.size())});
-    for (const auto &f : st.fields) ranges_.push_back(value_range(f.type, schema_, f.enum_id));
-    for (const auto &f : st.props) ranges_.push_back(value_range(f.type, schema_, f.enum_id));
+    for (const auto &f : st.fields) ranges_.push_back(range(f));
+    for (const auto &f : st.props) ranges_.push_back(range(f));
   }
 
   // ── header and preamble (§2, §2.3) ──
