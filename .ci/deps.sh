@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs (as root) or names (otherwise) the Debian 12 packages the build and
+# the tests need. Sourced by .ci/demo.sh and .ci/test.sh.
+USCOPE_PACKAGES=(cmake ninja-build g++ pkg-config liblz4-dev libzstd-dev libgtest-dev
+                 libbenchmark-dev libsimdjson-dev)
+
+uscope_install_deps() {
+  local missing=()
+  for p in "${USCOPE_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "installing: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "missing packages; run as root:" >&2
+    echo "  sudo apt-get install -y ${missing[*]}" >&2
+    return 1
+  fi
+}
