@@ -129,6 +129,9 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
     for (const auto &f : st.props) ranges_.push_back(range(f));
   }
 
+  num_storages_ = static_cast<uint32_t>(storages_.size());
+  num_event_types_ = static_cast<uint32_t>(event_sizes_.size());
+
   // ── header and preamble (§2, §2.3) ──
   const bool compressed = o.compression != USCOPE_COMPRESSION_NONE;
   if (compressed) flags_ |= wire::F_COMPRESSED;

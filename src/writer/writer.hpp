@@ -54,7 +54,7 @@ class Writer {
 
   uscope_status_t slot_set(uint16_t sid, uint16_t slot, uint16_t field, uint64_t v) noexcept {
     if (USCOPE_UNLIKELY(state_ != kRecording)) return not_recording(1, 0);
-    if (USCOPE_UNLIKELY(sid >= storages_.size())) return bad_storage(sid);
+    if (USCOPE_UNLIKELY(sid >= num_storages_)) return bad_storage(sid);
     const StorageInfo &s = storages_[sid];
     if (USCOPE_UNLIKELY(slot >= s.num_slots)) return bad_slot(sid, slot);
     if (USCOPE_UNLIKELY(field >= s.num_fields)) return bad_field(sid, field);
@@ -64,7 +64,7 @@ class Writer {
   }
   uscope_status_t slot_add(uint16_t sid, uint16_t slot, uint16_t field, uint64_t v) noexcept {
     if (USCOPE_UNLIKELY(state_ != kRecording)) return not_recording(1, 0);
-    if (USCOPE_UNLIKELY(sid >= storages_.size())) return bad_storage(sid);
+    if (USCOPE_UNLIKELY(sid >= num_storages_)) return bad_storage(sid);
     const StorageInfo &s = storages_[sid];
     if (USCOPE_UNLIKELY(slot >= s.num_slots)) return bad_slot(sid, slot);
     if (USCOPE_UNLIKELY(field >= s.num_fields)) return bad_field(sid, field);
@@ -73,13 +73,13 @@ class Writer {
   }
   uscope_status_t slot_clear(uint16_t sid, uint16_t slot) noexcept {
     if (USCOPE_UNLIKELY(state_ != kRecording)) return not_recording(1, 0);
-    if (USCOPE_UNLIKELY(sid >= storages_.size())) return bad_storage(sid);
+    if (USCOPE_UNLIKELY(sid >= num_storages_)) return bad_storage(sid);
     if (USCOPE_UNLIKELY(slot >= storages_[sid].num_slots)) return bad_slot(sid, slot);
     return put_op(wire::DA_SLOT_CLEAR, sid, slot, 0, 0);
   }
   uscope_status_t prop_set(uint16_t sid, uint16_t prop, uint64_t v) noexcept {
     if (USCOPE_UNLIKELY(state_ != kRecording)) return not_recording(1, 0);
-    if (USCOPE_UNLIKELY(sid >= storages_.size())) return bad_storage(sid);
+    if (USCOPE_UNLIKELY(sid >= num_storages_)) return bad_storage(sid);
     const StorageInfo &s = storages_[sid];
     if (USCOPE_UNLIKELY(prop >= s.num_props)) return bad_prop(sid, prop);
     const Range &r = ranges_[s.range_base + s.num_fields + prop];
@@ -89,7 +89,7 @@ class Writer {
   }
   uscope_status_t event(uint16_t id, const void *payload, uint32_t size) noexcept {
     if (USCOPE_UNLIKELY(state_ != kRecording)) return not_recording(0, 1);
-    if (USCOPE_UNLIKELY(id >= event_sizes_.size())) return bad_event(id);
+    if (USCOPE_UNLIKELY(id >= num_event_types_)) return bad_event(id);
     if (USCOPE_UNLIKELY(size != event_sizes_[id])) return bad_payload(id, size);
     if (USCOPE_UNLIKELY(size && !payload)) return bad_payload(id, size);
     const size_t n = wire::kEventItemHeaderSize + size;
@@ -164,6 +164,8 @@ class Writer {
   std::vector<StorageInfo> storages_;
   std::vector<Range> ranges_;
   std::vector<uint32_t> event_sizes_;
+  uint32_t num_storages_ = 0;     // cached sizes: cheaper than vector::size() per call
+  uint32_t num_event_types_ = 0;
   uint64_t ops_ = 0, events_ = 0, cycles_ = 0, errors_ = 0;
   uint64_t last_time_ = 0;
   bool have_time_ = false;
