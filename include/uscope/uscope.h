@@ -413,6 +413,8 @@ USCOPE_API uscope_status_t uscope_set_checkpoint_callback(uscope_writer_t *write
 
 /**
  * Only inside the checkpoint callback: replace the state of storage_id.
+ * Misuse (outside the callback, unknown storage, a mask or count that does not
+ * match) is sticky like a per-cycle error, and uscope_end_cycle() returns it.
  * For a sparse storage valid_mask holds ceil(num_slots/8) bytes, LSB-first
  * (bit s%8 of byte s/8 = slot s), and slot_data holds num_valid_slots packed
  * slots, in slot order, for the set bits; num_valid_slots must equal the
@@ -433,7 +435,8 @@ typedef struct uscope_writer_stats_s {
   uint32_t struct_size;
   uscope_status_t sticky_status;  /* first error, or USCOPE_OK */
   uint64_t cycles;                /* cycles recorded (begin/end pairs) */
-  uint64_t ops;                   /* slot_set/clear/add and prop_set recorded */
+  uint64_t ops;                   /* slot_set/clear/add and prop_set recorded (a cycle
+                                     discarded by an error does not count) */
   uint64_t events;                /* events recorded */
   uint64_t frames;                /* frames encoded (a cycle over 65,535 items is split) */
   uint64_t segments;              /* segments committed to the file */

@@ -70,7 +70,8 @@ struct SectionEntry {  // §5
 };
 // Appends the entries and the terminating SECTION_END entry.
 void append_section_table(std::vector<uint8_t> &out, const std::vector<SectionEntry> &entries);
-// Reads entries up to SECTION_END (excluded); at most max_entries.
+// Reads entries up to SECTION_END (excluded); throws Error(TRUNCATED) when
+// the data ends first.
 std::vector<SectionEntry> decode_section_table(const uint8_t *data, size_t size);
 
 // §7: header, index entries (offset, length), then NUL-terminated strings.

@@ -102,7 +102,9 @@ void StorageState::decode_block(const uint8_t *payload, size_t size) {
       fail(USCOPE_ERR_CORRUPT,
            "checkpoint block of storage %u: %zu bytes do not match its valid mask",
            layout_->storage_id, size);
-  } else if (!load_slots(nullptr, payload, size >= prop ? size - prop : size + 1)) {
+  } else if (size != data_.size() + prop || !load_slots(nullptr, payload, size - prop)) {
+    // The size is checked first: a block shorter than its property data must
+    // not reach the copies below (they would read before and past payload).
     fail(USCOPE_ERR_CORRUPT, "checkpoint block of dense storage %u: %zu bytes, expected %zu",
          layout_->storage_id, size, data_.size() + prop);
   }

@@ -1,5 +1,6 @@
 #include "format/tsum.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "format/bytes.hpp"
@@ -25,7 +26,11 @@ uint32_t level_count(size_t n) {
 }  // namespace
 
 TsumBuilder::TsumBuilder(const Schema &schema) {
-  counter_of_.assign(schema.storages.size(), -1);
+  // Indexed by storage id, which a decoded schema need not keep equal to
+  // the storage's position: size the table by the largest id.
+  size_t ids = 0;
+  for (const auto &st : schema.storages) ids = std::max<size_t>(ids, size_t{st.storage_id} + 1);
+  counter_of_.assign(ids, -1);
   for (const auto &st : schema.storages) {
     const bool sparse = st.flags & wire::SF_SPARSE;
     const bool buffer = st.flags & wire::SF_BUFFER;

@@ -273,6 +273,8 @@ uscope_status_t Writer::begin_cycle(uint64_t t) noexcept {
   wire::put_u64(w_ + 8, t);
   w_ += stream::kBeginSize;
   state_ = kRecording;
+  cycle_ops_ = ops_;  // so that a discarded cycle can be taken out of the counts
+  cycle_events_ = events_;
   return USCOPE_OK;
 }
 
@@ -295,7 +297,10 @@ uscope_status_t Writer::end_cycle() noexcept {
   // exactly where a segment ends.
   if (USCOPE_UNLIKELY(last_time_ >= next_checkpoint_)) {
     next_checkpoint_ = last_time_ + interval_;
-    if (callback_) run_callback(last_time_);
+    if (callback_) {
+      run_callback(last_time_);
+      if (state_ == kFailed) return sticky_;  // a misuse inside the callback
+    }
   }
   return USCOPE_OK;
 }
@@ -336,6 +341,8 @@ uscope_status_t Writer::misuse(uscope_status_t code, const char *fmt, ...) noexc
   if (state_ == kRecording) {
     if (w_ != wlimit_ || refill(1)) *w_++ = stream::kAbort;
     publish();
+    ops_ = cycle_ops_;
+    events_ = cycle_events_;
   }
   sticky_ = code;
   state_ = kFailed;
@@ -396,29 +403,35 @@ void Writer::run_callback(uint64_t time_ps) noexcept {
 
 uscope_status_t Writer::checkpoint_storage(uint16_t sid, const uint8_t *mask, const void *data,
                                            uint32_t num_valid) {
+  // Misuse is sticky, as for the per-cycle calls: misuse() records the status
+  // and message for uscope_writer_error() and fails the writer.
   if (state_ != kInCallback) {
-    ++errors_;
-    if (state_ == kFailed) return sticky_;
-    fail(USCOPE_ERR_BAD_STATE, "uscope_checkpoint_storage is only valid inside the checkpoint callback");
+    if (state_ == kFailed || state_ == kClosed) return not_recording(0, 0);
+    return misuse(USCOPE_ERR_BAD_STATE, "uscope_checkpoint_storage is only valid inside the checkpoint callback");
   }
   if (sid >= layouts_.size())
-    fail(USCOPE_ERR_UNKNOWN_STORAGE, "checkpoint_storage: storage id %u is not in the schema", sid);
+    return misuse(USCOPE_ERR_UNKNOWN_STORAGE, "checkpoint_storage: storage id %u is not in the schema", sid);
   const StorageLayout &L = layouts_[sid];
   if (L.sparse) {
-    if (!mask) fail(USCOPE_ERR_INVALID_ARGUMENT, "checkpoint_storage: storage %u is sparse; valid_mask is NULL", sid);
+    if (!mask)
+      return misuse(USCOPE_ERR_INVALID_ARGUMENT, "checkpoint_storage: storage %u is sparse; valid_mask is NULL", sid);
     uint32_t n = 0;
     for (uint32_t s = 0; s < L.num_slots; ++s) n += (mask[s / 8] >> (s % 8)) & 1u;
     if (n != num_valid)
-      fail(USCOPE_ERR_INVALID_ARGUMENT, "checkpoint_storage: valid_mask has %u bits set, num_valid_slots is %u",
-           n, num_valid);
+      return misuse(USCOPE_ERR_INVALID_ARGUMENT,
+                    "checkpoint_storage: valid_mask has %u bits set, num_valid_slots is %u", n, num_valid);
   } else {
-    if (mask) fail(USCOPE_ERR_INVALID_ARGUMENT, "checkpoint_storage: storage %u is dense; valid_mask must be NULL", sid);
+    if (mask)
+      return misuse(USCOPE_ERR_INVALID_ARGUMENT,
+                    "checkpoint_storage: storage %u is dense; valid_mask must be NULL", sid);
     if (num_valid != L.num_slots)
-      fail(USCOPE_ERR_INVALID_ARGUMENT, "checkpoint_storage: dense storage %u has %u slots, num_valid_slots is %u",
-           sid, L.num_slots, num_valid);
+      return misuse(USCOPE_ERR_INVALID_ARGUMENT,
+                    "checkpoint_storage: dense storage %u has %u slots, num_valid_slots is %u", sid,
+                    L.num_slots, num_valid);
   }
   const uint64_t data_bytes = uint64_t{num_valid} * L.slot_size;
-  if (data_bytes && !data) fail(USCOPE_ERR_INVALID_ARGUMENT, "checkpoint_storage: slot_data is NULL");
+  if (data_bytes && !data)
+    return misuse(USCOPE_ERR_INVALID_ARGUMENT, "checkpoint_storage: slot_data is NULL");
   const uint64_t total = L.mask_bytes + data_bytes;
   if (!refill(stream::kCkptBeginSize)) return sticky_;
   w_[0] = stream::kCkptBegin;
@@ -493,6 +506,8 @@ void Writer::stats(uscope_writer_stats_t *out) const {
 uscope_status_t Writer::close() {
   if (state_ == kRecording) {  // an unfinished cycle is discarded
     if (w_ != wlimit_ || refill(1)) *w_++ = stream::kAbort;
+    ops_ = cycle_ops_;
+    events_ = cycle_events_;
   }
   stop_encoder();
   uscope_status_t status = sticky_;

@@ -167,6 +167,7 @@ class Writer {
   uint32_t num_storages_ = 0;     // cached sizes: cheaper than vector::size() per call
   uint32_t num_event_types_ = 0;
   uint64_t ops_ = 0, events_ = 0, cycles_ = 0, errors_ = 0;
+  uint64_t cycle_ops_ = 0, cycle_events_ = 0;  // ops_/events_ when the cycle began
   uint64_t last_time_ = 0;
   bool have_time_ = false;
   uint64_t next_checkpoint_ = 0;
