@@ -1,0 +1,404 @@
+// The zero-allocation proof of the per-cycle calls (uscope.h: "In steady
+// state they make no heap allocation").
+//
+// This file replaces the allocator entry points of the whole test binary
+// (malloc, calloc, realloc, free, the aligned variants and every operator
+// new/delete) with thin wrappers over glibc's __libc_* functions that count
+// calls in thread-local counters. A counter of the simulation thread then
+// shows every allocation the library makes on that thread, whatever the
+// encoder thread does. Under AddressSanitizer the sanitizer owns malloc, so
+// the same counters are fed from its allocation hooks instead.
+//
+// The same hooks can make large allocations of the calling thread fail, which
+// is how USCOPE_ERR_NO_MEMORY is tested.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "support/trace_file.hpp"
+#include "uscope/uscope.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define USCOPE_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define USCOPE_TEST_ASAN 1
+#endif
+#endif
+
+namespace {
+// Plain zero-initialised TLS (no constructor), so that reading it from inside
+// malloc can never allocate or recurse.
+thread_local uint64_t t_allocs;
+thread_local uint64_t t_frees;
+thread_local size_t t_fail_from;  // when non-zero, allocations of >= this many bytes fail
+}  // namespace
+
+#if defined(USCOPE_TEST_ASAN)
+// Declared here: GCC installs no <sanitizer/allocator_interface.h>.
+extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*)(const volatile void *, size_t),
+                                                         void (*)(const volatile void *));
+namespace {
+void count_alloc(const volatile void *, size_t) { ++t_allocs; }
+void count_free(const volatile void *) { ++t_frees; }
+struct InstallHooks {
+  InstallHooks() { __sanitizer_install_malloc_and_free_hooks(count_alloc, count_free); }
+} install_hooks;
+}  // namespace
+#else
+extern "C" {
+void *__libc_malloc(size_t);
+void *__libc_calloc(size_t, size_t);
+void *__libc_realloc(void *, size_t);
+void __libc_free(void *);
+void *__libc_memalign(size_t, size_t);
+
+#define USCOPE_EXPORT __attribute__((visibility("default")))
+
+USCOPE_EXPORT void *malloc(size_t n) {
+  ++t_allocs;
+  if (t_fail_from && n >= t_fail_from) return nullptr;
+  return __libc_malloc(n);
+}
+USCOPE_EXPORT void *calloc(size_t k, size_t n) {
+  ++t_allocs;
+  if (t_fail_from && n && k >= t_fail_from / n) return nullptr;
+  return __libc_calloc(k, n);
+}
+USCOPE_EXPORT void *realloc(void *p, size_t n) {
+  ++t_allocs;
+  if (t_fail_from && n >= t_fail_from) return nullptr;
+  return __libc_realloc(p, n);
+}
+USCOPE_EXPORT void free(void *p) {
+  if (p) ++t_frees;
+  __libc_free(p);
+}
+USCOPE_EXPORT void *memalign(size_t a, size_t n) {
+  ++t_allocs;
+  if (t_fail_from && n >= t_fail_from) return nullptr;
+  return __libc_memalign(a, n);
+}
+USCOPE_EXPORT void *aligned_alloc(size_t a, size_t n) { return memalign(a, n); }
+USCOPE_EXPORT int posix_memalign(void **out, size_t a, size_t n) {
+  void *p = memalign(a, n);
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}
+}  // extern "C"
+
+// operator new/delete: counted through malloc/free above.
+namespace {
+void *new_impl(size_t n) {
+  if (void *p = malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void *new_aligned(size_t n, std::align_val_t a) {
+  if (void *p = memalign(static_cast<size_t>(a), n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+USCOPE_EXPORT void *operator new(size_t n) { return new_impl(n); }
+USCOPE_EXPORT void *operator new[](size_t n) { return new_impl(n); }
+USCOPE_EXPORT void *operator new(size_t n, const std::nothrow_t &) noexcept { return malloc(n ? n : 1); }
+USCOPE_EXPORT void *operator new[](size_t n, const std::nothrow_t &) noexcept { return malloc(n ? n : 1); }
+USCOPE_EXPORT void *operator new(size_t n, std::align_val_t a) { return new_aligned(n, a); }
+USCOPE_EXPORT void *operator new[](size_t n, std::align_val_t a) { return new_aligned(n, a); }
+USCOPE_EXPORT void operator delete(void *p) noexcept { free(p); }
+USCOPE_EXPORT void operator delete[](void *p) noexcept { free(p); }
+USCOPE_EXPORT void operator delete(void *p, size_t) noexcept { free(p); }
+USCOPE_EXPORT void operator delete[](void *p, size_t) noexcept { free(p); }
+USCOPE_EXPORT void operator delete(void *p, const std::nothrow_t &) noexcept { free(p); }
+USCOPE_EXPORT void operator delete[](void *p, const std::nothrow_t &) noexcept { free(p); }
+USCOPE_EXPORT void operator delete(void *p, std::align_val_t) noexcept { free(p); }
+USCOPE_EXPORT void operator delete[](void *p, std::align_val_t) noexcept { free(p); }
+USCOPE_EXPORT void operator delete(void *p, size_t, std::align_val_t) noexcept { free(p); }
+USCOPE_EXPORT void operator delete[](void *p, size_t, std::align_val_t) noexcept { free(p); }
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::path(testing::TempDir()) / "uscope_alloc_XXXXXX").string();
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (!mkdtemp(buf.data())) ADD_FAILURE() << "mkdtemp failed for " << tmpl;
+    path_ = buf.data();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string file(const std::string &name) const { return (fs::path(path_) / name).string(); }
+
+ private:
+  std::string path_;
+};
+
+// ── A BOOM-like schema ──
+struct Boom {
+  uint16_t entities = 0, committed = 0, rob = 0, stage_transition = 0;
+  uint8_t stage_enum = 0;
+};
+constexpr uint16_t kEntSlots = 512, kRobSlots = 64;
+enum : uint8_t { kFetch = 0, kDecode, kRename, kDispatch, kIssue, kExecute, kWriteback, kCommit };
+
+uscope_schema_t *boom_schema(Boom &b) {
+  uscope_schema_t *s = nullptr;
+  EXPECT_EQ(uscope_schema_new(&s), USCOPE_OK);
+  uint8_t clk = 0;
+  uint16_t top = 0, core = 0;
+  EXPECT_EQ(uscope_schema_add_clock(s, "core_clk", 1000, &clk), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, nullptr, clk, &top), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, "core", top, "cpu", USCOPE_CLOCK_INHERIT, &core), USCOPE_OK);
+  const char *stages[] = {"fetch", "decode", "rename", "dispatch", "issue", "execute", "writeback", "commit"};
+  EXPECT_EQ(uscope_schema_add_enum(s, "stage", stages, 8, &b.stage_enum), USCOPE_OK);
+  const uscope_field_t ent[] = {{"entity_id", USCOPE_FT_U32, 0, 0, 0},
+                                {"pc", USCOPE_FT_U64, 0, 0, 0},
+                                {"inst_bits", USCOPE_FT_U32, 0, 0, 0}};
+  EXPECT_EQ(uscope_schema_add_storage(s, "entities", core, kEntSlots, USCOPE_SF_SPARSE, ent, 3, nullptr,
+                                      0, &b.entities),
+            USCOPE_OK);
+  const uscope_field_t cnt[] = {{"committed", USCOPE_FT_U64, 0, 0, 0}};
+  EXPECT_EQ(uscope_schema_add_storage(s, "committed", core, 1, 0, cnt, 1, nullptr, 0, &b.committed),
+            USCOPE_OK);
+  const uscope_field_t rob[] = {{"entity_id", USCOPE_FT_U32, 0, 0, 0}};
+  const uscope_field_t ptrs[] = {{"head", USCOPE_FT_U16, 0, USCOPE_ROLE_HEAD_PTR, 0},
+                                 {"tail", USCOPE_FT_U16, 0, USCOPE_ROLE_TAIL_PTR, 0}};
+  EXPECT_EQ(uscope_schema_add_storage(s, "rob", core, kRobSlots, USCOPE_SF_SPARSE | USCOPE_SF_BUFFER,
+                                      rob, 1, ptrs, 2, &b.rob),
+            USCOPE_OK);
+  const uscope_field_t ev[] = {{"entity", USCOPE_FT_U32, 0, 0, 0},
+                               {"stage", USCOPE_FT_ENUM, b.stage_enum, 0, 0}};
+  EXPECT_EQ(uscope_schema_add_event(s, "stage_transition", core, ev, 2, &b.stage_transition), USCOPE_OK);
+  return s;
+}
+
+// One BOOM-like cycle: fetch an instruction, move two through the pipeline,
+// retire one, update the ROB and the committed counter. About 12 calls.
+// Returns the OR of every status (0 when all succeeded), so that nothing in
+// the measured loop needs gtest.
+inline uscope_status_t boom_cycle(uscope_writer_t *w, const Boom &b, uint64_t c) {
+  uscope_status_t bad = 0;
+  uint8_t ev[5];
+  auto transition = [&](uint32_t id, uint8_t stage) {
+    std::memcpy(ev, &id, 4);
+    ev[4] = stage;
+    bad |= uscope_event(w, b.stage_transition, ev, sizeof ev);
+  };
+  bad |= uscope_begin_cycle(w, c * 1000);
+  const uint32_t id = static_cast<uint32_t>(c);
+  const uint16_t slot = static_cast<uint16_t>(c % kEntSlots);
+  bad |= uscope_slot_set(w, b.entities, slot, 0, id);
+  bad |= uscope_slot_set(w, b.entities, slot, 1, 0x80000000ull + 4 * c);
+  bad |= uscope_slot_set(w, b.entities, slot, 2, static_cast<uint32_t>(c * 2654435761u));
+  transition(id, kFetch);
+  if (c >= 8) transition(id - 8, kExecute);
+  if (c >= 40) {
+    const uint32_t old = id - 40;
+    bad |= uscope_slot_clear(w, b.entities, static_cast<uint16_t>(old % kEntSlots));
+    bad |= uscope_slot_add(w, b.committed, 0, 0, 1);
+    bad |= uscope_slot_clear(w, b.rob, static_cast<uint16_t>(old % kRobSlots));
+    transition(old, kCommit);
+  }
+  bad |= uscope_slot_set(w, b.rob, static_cast<uint16_t>(c % kRobSlots), 0, id);
+  bad |= uscope_prop_set(w, b.rob, 0, (c >= 40 ? c - 39 : 0) % kRobSlots);
+  bad |= uscope_prop_set(w, b.rob, 1, (c + 1) % kRobSlots);
+  bad |= uscope_end_cycle(w);
+  return bad;
+}
+
+// A cycle larger than the queue: the producer must wait for the encoder.
+inline uscope_status_t huge_cycle(uscope_writer_t *w, const Boom &b, uint64_t c, uint64_t ops) {
+  uscope_status_t bad = uscope_begin_cycle(w, c * 1000);
+  for (uint64_t k = 0; k < ops; ++k)
+    bad |= uscope_slot_set(w, b.rob, static_cast<uint16_t>(k % kRobSlots), 0, k);
+  bad |= uscope_end_cycle(w);
+  return bad;
+}
+
+struct Counts {
+  uint64_t allocs, frees;
+};
+Counts counts() { return {t_allocs, t_frees}; }
+
+// Supplies the committed counter's authoritative value at each boundary, as a
+// simulator would from its own state.
+struct CallbackState {
+  uint64_t committed = 0;
+  uint64_t calls = 0;
+  uscope_status_t bad = 0;
+  uint16_t sid = 0;
+};
+void supply_counter(uscope_writer_t *w, uint64_t, void *ud) {
+  auto *st = static_cast<CallbackState *>(ud);
+  ++st->calls;
+  st->bad |= uscope_checkpoint_storage(w, st->sid, nullptr, &st->committed, 1);
+}
+
+constexpr uint64_t kWarmup = 5'000;
+constexpr uint64_t kMeasured = 100'000;
+
+TEST(WriterAlloc, SteadyStateMakesNoAllocationOnTheSimulationThread) {
+  TempDir dir;
+  const std::string path = dir.file("boom.usc");
+  Boom b;
+  uscope_schema_t *s = boom_schema(b);
+  uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
+  o.checkpoint_interval_ps = 100 * 1000;  // a segment every 100 cycles
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK) << uscope_last_error();
+  uscope_schema_free(s);
+  CallbackState cb;
+  cb.sid = b.committed;
+  ASSERT_EQ(uscope_set_checkpoint_callback(w, supply_counter, &cb), USCOPE_OK);
+
+  // Make sure the counters really see this thread's allocations.
+  const Counts probe0 = counts();
+  {
+    void *p = ::operator new(100);
+    asm volatile("" : : "g"(p) : "memory");  // keep the pair from being elided
+    ::operator delete(p);
+  }
+  const Counts probe1 = counts();
+  ASSERT_GE(probe1.allocs - probe0.allocs, 1u) << "the allocation counter is not wired up";
+  ASSERT_GE(probe1.frees - probe0.frees, 1u);
+
+  uscope_status_t bad = 0;
+  uint64_t c = 1;
+  for (; c <= kWarmup; ++c) {
+    bad |= boom_cycle(w, b, c);
+    if (c >= 40) ++cb.committed;
+  }
+  ASSERT_EQ(bad, 0) << uscope_writer_error(w);
+  ASSERT_GE(cb.calls, 40u);  // several segment boundaries crossed already
+
+  const Counts before = counts();
+  for (uint64_t end = c + kMeasured; c < end; ++c) {
+    bad |= boom_cycle(w, b, c);
+    ++cb.committed;
+  }
+  const Counts after = counts();
+
+  EXPECT_EQ(bad, 0) << uscope_writer_error(w);
+  EXPECT_EQ(cb.bad, 0);
+  EXPECT_EQ(after.allocs - before.allocs, 0u) << "allocations on the simulation thread";
+  EXPECT_EQ(after.frees - before.frees, 0u) << "frees on the simulation thread";
+  EXPECT_GE(cb.calls, (kWarmup + kMeasured) / 100 - 1);
+  // Control: a call that is allowed to allocate (a new string) is seen.
+  uint32_t idx = 0;
+  const Counts ctl0 = counts();
+  ASSERT_EQ(uscope_string_insert(w, "a string long enough to need the heap, not SSO", &idx), USCOPE_OK);
+  EXPECT_GT(counts().allocs - ctl0.allocs, 0u) << "the library's allocations are not counted";
+
+  uscope_writer_stats_t st;
+  st.struct_size = sizeof st;
+  ASSERT_EQ(uscope_writer_stats(w, &st), USCOPE_OK);
+  EXPECT_EQ(st.cycles, kWarmup + kMeasured);
+  EXPECT_EQ(st.errors, 0u);
+  ASSERT_EQ(uscope_writer_close(w), USCOPE_OK) << uscope_last_error();
+
+  // The trace is complete: one frame per cycle, a segment per 100 cycles.
+  const auto t = uscope::test::read_trace_file(path);
+  uint64_t frames = 0;
+  for (const auto &seg : t.segments) frames += seg.header.num_frames;
+  EXPECT_EQ(frames, kWarmup + kMeasured);
+  // The last cycle (105,000) is itself a boundary, so no partial segment follows.
+  EXPECT_EQ(t.segments.size(), (kWarmup + kMeasured) / 100);
+}
+
+TEST(WriterAlloc, BackpressureWaitMakesNoAllocationOnTheSimulationThread) {
+  TempDir dir;
+  const std::string path = dir.file("boom.usc");
+  Boom b;
+  uscope_schema_t *s = boom_schema(b);
+  uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
+  o.checkpoint_interval_ps = 100 * 1000;
+  o.queue_bytes = 64 * 1024;  // tiny: raised only to fit the largest record
+  o.backpressure = USCOPE_BACKPRESSURE_BLOCK;
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK) << uscope_last_error();
+  uscope_schema_free(s);
+  uscope_writer_stats_t st;
+  st.struct_size = sizeof st;
+  ASSERT_EQ(uscope_writer_stats(w, &st), USCOPE_OK);
+  ASSERT_GE(st.queue_bytes, 64u * 1024);
+  ASSERT_LT(st.queue_bytes, 1u << 20);
+  // Every 10,000 cycles one cycle bigger than the whole queue: the producer
+  // has to wait for the encoder at least then, whatever the machine's speed.
+  const uint64_t huge_ops = st.queue_bytes / 16 + 1000;
+
+  uscope_status_t bad = 0;
+  uint64_t c = 1;
+  for (; c <= kWarmup; ++c) bad |= boom_cycle(w, b, c);
+  bad |= huge_cycle(w, b, c++, huge_ops);
+  ASSERT_EQ(bad, 0) << uscope_writer_error(w);
+
+  const Counts before = counts();
+  uint64_t huge = 0;
+  for (uint64_t end = c + kMeasured; c < end; ++c) {
+    if (c % 10'000 == 0) {
+      bad |= huge_cycle(w, b, c, huge_ops);
+      ++huge;
+    } else {
+      bad |= boom_cycle(w, b, c);
+    }
+  }
+  const Counts after = counts();
+
+  EXPECT_EQ(bad, 0) << uscope_writer_error(w);
+  EXPECT_EQ(after.allocs - before.allocs, 0u) << "allocations on the simulation thread";
+  EXPECT_EQ(after.frees - before.frees, 0u) << "frees on the simulation thread";
+  ASSERT_EQ(uscope_writer_stats(w, &st), USCOPE_OK);
+  EXPECT_EQ(huge, 10u);
+  EXPECT_GE(st.stalls, huge) << "the producer never waited for the queue";
+  EXPECT_EQ(st.cycles, kWarmup + 1 + kMeasured);
+  EXPECT_EQ(st.dropped_cycles, 0u);
+  ASSERT_EQ(uscope_writer_close(w), USCOPE_OK) << uscope_last_error();
+  const auto t = uscope::test::read_trace_file(path);
+  uint64_t frames = 0;
+  for (const auto &seg : t.segments) frames += seg.header.num_frames;
+  EXPECT_EQ(frames, kWarmup + 1 + kMeasured);  // nothing lost while waiting
+}
+
+#if !defined(USCOPE_TEST_ASAN)
+// USCOPE_ERR_NO_MEMORY: the queue allocation at open fails. (Under ASan the
+// sanitizer owns malloc and cannot be made to fail on demand.)
+TEST(WriterAlloc, OpenReportsNoMemoryWhenTheQueueCannotBeAllocated) {
+  TempDir dir;
+  const std::string path = dir.file("t.usc");
+  Boom b;
+  uscope_schema_t *s = boom_schema(b);
+  uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
+  o.queue_bytes = 2ull << 30;
+  uscope_writer_t *w = reinterpret_cast<uscope_writer_t *>(0x1);
+  t_fail_from = 1ull << 30;
+  const uscope_status_t st = uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o);
+  t_fail_from = 0;
+  EXPECT_EQ(st, USCOPE_ERR_NO_MEMORY);
+  EXPECT_NE(std::strstr(uscope_last_error(), "cannot allocate a 2147483648-byte queue"), nullptr)
+      << uscope_last_error();
+  EXPECT_EQ(w, reinterpret_cast<uscope_writer_t *>(0x1));  // *out untouched
+  EXPECT_FALSE(fs::exists(path));
+  // The same schema and options open fine once memory is available again.
+  o.queue_bytes = 0;
+  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK);
+  EXPECT_EQ(uscope_writer_close(w), USCOPE_OK);
+  uscope_schema_free(s);
+}
+#endif
+
+}  // namespace
