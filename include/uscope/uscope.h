@@ -237,7 +237,9 @@ typedef struct uscope_dut_property {
 #define USCOPE_DURABILITY_FLUSH     0 /* default: each segment reaches the OS before its
                                          tail_offset commit; a killed process keeps it */
 #define USCOPE_DURABILITY_NONE      1 /* segments may wait in a user-space buffer (up to
-                                         1 MiB) before reaching the OS: fewest syscalls */
+                                         1 MiB) before reaching the OS: fewest syscalls.
+                                         After a crash the advisory num_segments may lag
+                                         tail_offset by more than one segment */
 #define USCOPE_DURABILITY_FDATASYNC 2 /* as FLUSH, plus fdatasync() before each commit:
                                          committed segments survive power loss */
 
