@@ -22,6 +22,7 @@
 
 #include "format/checksum.hpp"
 #include "format/wire.hpp"
+#include "support/test_util.hpp"
 #include "support/trace_file.hpp"
 #include "uscope/uscope.h"
 
@@ -30,7 +31,7 @@ namespace {
 using uscope::test::TraceFile;
 namespace wire = uscope::wire;
 
-const std::string kDir = std::string(USCOPE_SHARED_DIR) + "/conformance/uscope/";
+const std::string &kDir = uscope::test::kCorpusDir;
 
 struct Corpus {
   TraceFile ref;

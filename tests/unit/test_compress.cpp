@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "format/compress.hpp"
+#include "support/test_util.hpp"
 #include "format/error.hpp"
 #include "format/wire.hpp"
 
@@ -18,16 +19,7 @@ namespace w = uscope::wire;
 
 namespace {
 
-template <class F>
-uscope_status_t error_code(F &&f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "expected a uscope::Error";
-  return USCOPE_OK;
-}
+using uscope::test::error_code;
 
 // Delta-blob-like data: repetitive frames with some noise, so compression
 // has something to find but is not trivial.

@@ -11,6 +11,7 @@
 #include "format/error.hpp"
 #include "format/frame_codec.hpp"
 #include "format/wire.hpp"
+#include "support/test_util.hpp"
 #include "support/trace_file.hpp"
 
 using namespace uscope;
@@ -18,18 +19,8 @@ namespace w = uscope::wire;
 
 namespace {
 
-const std::string kCorpus = std::string(USCOPE_SHARED_DIR) + "/conformance/uscope/";
-
-template <class F>
-uscope_status_t error_code(F &&f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "expected a uscope::Error";
-  return USCOPE_OK;
-}
+using uscope::test::error_code;
+const std::string &kCorpus = uscope::test::kCorpusDir;
 
 // The writer's input form: wide items in call order, with the compact
 // decision accumulated exactly as the encoder thread does (op_fits_compact).

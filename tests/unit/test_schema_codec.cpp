@@ -11,6 +11,7 @@
 #include "format/error.hpp"
 #include "format/schema_codec.hpp"
 #include "format/wire.hpp"
+#include "support/test_util.hpp"
 #include "support/trace_file.hpp"
 
 using namespace uscope;
@@ -18,21 +19,11 @@ namespace w = uscope::wire;
 
 namespace {
 
-const std::string kCorpus = std::string(USCOPE_SHARED_DIR) + "/conformance/uscope/";
+using uscope::test::error_code;
+const std::string &kCorpus = uscope::test::kCorpusDir;
 
 // Runs f and returns the status of the uscope::Error it throws; fails the test
 // (returning USCOPE_OK) when it throws nothing.
-template <class F>
-uscope_status_t error_code(F &&f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "expected a uscope::Error";
-  return USCOPE_OK;
-}
-
 FieldDef field(uint16_t name, uint8_t type, uint8_t enum_id = 0, uint8_t role = 0,
                uint8_t pair = 0) {
   FieldDef f;

@@ -13,6 +13,7 @@
 #include "format/schema_codec.hpp"
 #include "format/tsum.hpp"
 #include "format/wire.hpp"
+#include "support/test_util.hpp"
 #include "support/trace_file.hpp"
 
 using namespace uscope;
@@ -20,18 +21,8 @@ namespace w = uscope::wire;
 
 namespace {
 
-const std::string kCorpus = std::string(USCOPE_SHARED_DIR) + "/conformance/uscope/";
-
-template <class F>
-uscope_status_t error_code(F &&f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "expected a uscope::Error";
-  return USCOPE_OK;
-}
+using uscope::test::error_code;
+const std::string &kCorpus = uscope::test::kCorpusDir;
 
 void add_storage(Schema &s, const char *name, uint16_t slots, uint16_t flags,
                  std::vector<uint8_t> types) {

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "support/test_util.hpp"
 #include "support/trace_file.hpp"
 #include "uscope/uscope.h"
 
@@ -35,6 +36,8 @@
 #endif
 
 namespace {
+
+using uscope::test::TempDir;
 // Plain zero-initialised TLS (no constructor), so that reading it from inside
 // malloc can never allocate or recurse.
 thread_local uint64_t t_allocs;
@@ -128,25 +131,6 @@ USCOPE_EXPORT void operator delete[](void *p, size_t, std::align_val_t) noexcept
 namespace {
 
 namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::path(testing::TempDir()) / "uscope_alloc_XXXXXX").string();
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (!mkdtemp(buf.data())) ADD_FAILURE() << "mkdtemp failed for " << tmpl;
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string &name) const { return (fs::path(path_) / name).string(); }
-
- private:
-  std::string path_;
-};
 
 // ── A BOOM-like schema ──
 struct Boom {

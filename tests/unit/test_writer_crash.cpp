@@ -27,10 +27,13 @@
 #include "format/file_codec.hpp"
 #include "format/storage_state.hpp"
 #include "format/wire.hpp"
+#include "support/test_util.hpp"
 #include "support/trace_file.hpp"
 #include "uscope/uscope.h"
 
 namespace {
+
+using uscope::test::TempDir;
 
 using Clock = std::chrono::steady_clock;
 namespace wire = uscope::wire;
@@ -503,30 +506,6 @@ class Child {
 };
 
 // A fresh directory for one test's files, removed when the test passes.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = ::testing::TempDir() + "uscope_crash_XXXXXX";
-    std::vector<char> b(tmpl.begin(), tmpl.end());
-    b.push_back('\0');
-    if (::mkdtemp(b.data())) path_ = b.data();
-  }
-  ~TempDir() {
-    if (path_.empty() || ::testing::Test::HasFailure()) return;  // keep evidence
-    for (const auto &f : files_) ::unlink(f.c_str());
-    ::rmdir(path_.c_str());
-  }
-  std::string file(const std::string &name) {
-    files_.push_back(path_ + "/" + name);
-    return files_.back();
-  }
-  bool ok() const { return !path_.empty(); }
-
- private:
-  std::string path_;
-  std::vector<std::string> files_;
-};
-
 // ── Kill ─────────────────────────────────────────────────────────────────
 
 struct KillCase {

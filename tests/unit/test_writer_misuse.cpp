@@ -18,32 +18,15 @@
 #include <thread>
 #include <vector>
 
+#include "support/test_util.hpp"
 #include "support/trace_file.hpp"
 #include "uscope/uscope.h"
 
 namespace {
 
+using uscope::test::TempDir;
+
 namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::path(testing::TempDir()) / "uscope_misuse_XXXXXX").string();
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (!mkdtemp(buf.data())) ADD_FAILURE() << "mkdtemp failed for " << tmpl;
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string &name) const { return (fs::path(path_) / name).string(); }
-  const std::string &path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 bool contains(const char *haystack, const std::string &needle) {
   return haystack && std::strstr(haystack, needle.c_str()) != nullptr;

@@ -21,33 +21,17 @@
 
 #include "format/storage_state.hpp"
 #include "format/wire.hpp"
+#include "support/test_util.hpp"
 #include "support/trace_file.hpp"
 #include "uscope/uscope.h"
 
 namespace {
 
+using uscope::test::TempDir;
+
 namespace fs = std::filesystem;
 using uscope::test::Item;
 using uscope::test::TraceFile;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::path(testing::TempDir()) / "uscope_roundtrip_XXXXXX").string();
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (!mkdtemp(buf.data())) ADD_FAILURE() << "mkdtemp failed for " << tmpl;
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string &name) const { return (fs::path(path_) / name).string(); }
-
- private:
-  std::string path_;
-};
 
 // ── Schema description, shared by the writer and the test's own model ──
 
