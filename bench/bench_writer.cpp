@@ -579,7 +579,8 @@ void BM_Writer(benchmark::State &state, Variant v) {
 
 // The per-call cost with the encoder keeping up: one writer, its queue warmed
 // by a first lap, then g_cycles cycles in bursts of kBurstCycles, each started
-// once the encoder has drained the previous one (stats.frames caught up), so
+// once the encoder has drained the previous one (uscope_writer_flush, then
+// stats.frames caught up), so
 // the simulation thread never waits. Only the bursts are timed; the encoder
 // still runs concurrently on the other core, as it would in a simulation.
 void BM_Writer_HotPath(benchmark::State &state) {
@@ -600,6 +601,7 @@ void BM_Writer_HotPath(benchmark::State &state) {
     uscope_writer_stats_t s;
     s.struct_size = sizeof s;
     auto drain = [&](uint64_t cycles) {
+      CHECK_OK(uscope_writer_flush(w));  // hand over the last, unbatched cycles
       for (;;) {
         CHECK_OK(uscope_writer_stats(w, &s));
         if (s.frames >= cycles) return;

@@ -258,30 +258,19 @@ int main(int argc, char **argv) {
     CHECK(uscope_end_cycle(t.w));
   }
 
-  /* ── statistics, then close ──
-     The counters must be read before close, which frees the writer. The
-     simulation-side figures are exact; the encoder's (segments, bytes) are
-     what its thread had committed by then. The file size is taken from the
-     finished file. */
+  /* ── finish, read the final statistics, close ──
+     uscope_writer_finish() completes the file and stops the encoder thread
+     but keeps the writer, so the counters below are final. */
+  check(uscope_writer_finish(t.w), "uscope_writer_finish(writer)");
   uscope_writer_stats_t st;
   memset(&st, 0, sizeof st);
   st.struct_size = sizeof st;
   CHECK(uscope_writer_stats(t.w, &st));
-  const uscope_status_t closed = uscope_writer_close(t.w);
+  check(uscope_writer_close(t.w), "uscope_writer_close(writer)");
   g_writer = NULL;
-  check(closed, "uscope_writer_close(writer)");
 
-  long file_size = -1;
-  FILE *f = fopen(path, "rb");
-  if (f && fseek(f, 0, SEEK_END) == 0) file_size = ftell(f);
-  if (f) fclose(f);
-  if (file_size < 0) {
-    perror(path);
-    return 1;
-  }
-
-  printf("wrote %s: %ld bytes, %.2f bytes/cycle\n", path, file_size,
-         (double)file_size / (double)st.cycles);
+  printf("wrote %s: %" PRIu64 " bytes, %.2f bytes/cycle\n", path, st.file_bytes,
+         (double)st.file_bytes / (double)st.cycles);
   printf("  simulation  %" PRIu64 " cycles: %" PRIu64 " instructions retired, %" PRIu64
          " load-use stalls, %" PRIu64 " flushes\n",
          st.cycles, retired, stall_cycles, flushes);
@@ -289,20 +278,10 @@ int main(int argc, char **argv) {
          "%.0f MiB queue, %" PRIu64 " waits (%.3f ms)\n",
          st.ops, st.events, (double)(st.ops + st.events) / (double)st.cycles,
          mib(st.queue_bytes), st.stalls, (double)st.stall_ns / 1e6);
-  /* The encoder thread runs behind the simulation: these are the segments it
-     had committed when close() was called; close() encodes and commits the
-     rest, then writes the summary and the tables. */
-  if (st.segments == 0) {
-    printf("  encoder     no segment committed yet when close() was called (it runs behind;\n"
-           "              close() encoded all %" PRIu64 " cycles)\n",
-           st.cycles);
-  } else {
-    printf("  encoder     by close(): %" PRIu64 " segments committed, %" PRIu64 " raw -> %" PRIu64
-           " compressed delta bytes (%.2fx), %" PRIu64 " checkpoint bytes;\n"
-           "              close() wrote the rest\n",
-           st.segments, st.raw_bytes, st.compressed_bytes,
-           st.compressed_bytes ? (double)st.raw_bytes / (double)st.compressed_bytes : 0.0,
-           st.checkpoint_bytes);
-  }
+  printf("  encoded     %" PRIu64 " frames in %" PRIu64 " segments: %" PRIu64 " raw -> %" PRIu64
+         " compressed delta bytes (%.2fx), %" PRIu64 " checkpoint bytes\n",
+         st.frames, st.segments, st.raw_bytes, st.compressed_bytes,
+         st.compressed_bytes ? (double)st.raw_bytes / (double)st.compressed_bytes : 0.0,
+         st.checkpoint_bytes);
   return 0;
 }

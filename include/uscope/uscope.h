@@ -320,6 +320,16 @@ USCOPE_API uscope_status_t uscope_writer_open(uscope_writer_t **out, const char 
 USCOPE_API uscope_status_t uscope_writer_close(uscope_writer_t *writer);
 
 /**
+ * Do everything uscope_writer_close() does except freeing the writer: finish
+ * the file and stop the encoder thread. Afterwards uscope_writer_stats()
+ * reports the final figures (segments, compressed bytes, file size), the
+ * per-cycle calls return USCOPE_ERR_BAD_STATE, and uscope_writer_close() only
+ * frees the writer and returns this same status. Calling it twice returns
+ * the first call's status.
+ */
+USCOPE_API uscope_status_t uscope_writer_finish(uscope_writer_t *writer);
+
+/**
  * The per-handle message of the writer's sticky error, or "" when there is
  * none. Owned by the writer; valid until the next call on it.
  */
@@ -386,6 +396,17 @@ USCOPE_API uscope_status_t uscope_event(uscope_writer_t *writer, uint16_t event_
  * checkpoint callback, if one is set).
  */
 USCOPE_API uscope_status_t uscope_end_cycle(uscope_writer_t *writer);
+
+/**
+ * Between cycles: ask the encoder thread to commit everything recorded so far
+ * to the file, ending the open segment early, so that a live reader (or a
+ * crash) sees every completed cycle. Returns at once; the commit follows on
+ * the encoder thread, so stats.frames and stats.segments catch up shortly.
+ * Without it, cycles reach the encoder in 16 KiB batches and the file at
+ * checkpoint boundaries. Costs an extra checkpoint per call; no allocation.
+ * Errors: BAD_STATE inside a cycle (sticky), any sticky error.
+ */
+USCOPE_API uscope_status_t uscope_writer_flush(uscope_writer_t *writer);
 
 /**
  * Intern str (UTF-8, NUL-terminated, copied) in the string table and store its

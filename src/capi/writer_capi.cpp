@@ -41,6 +41,11 @@ USCOPE_API uscope_status_t uscope_writer_open(uscope_writer_t **out, const char 
   });
 }
 
+USCOPE_API uscope_status_t uscope_writer_finish(uscope_writer_t *w) {
+  if (!w) return null_writer();
+  return guard([&] { return w->impl.close(); });
+}
+
 USCOPE_API uscope_status_t uscope_writer_close(uscope_writer_t *w) {
   if (!w) return USCOPE_OK;
   const uscope_status_t s = guard([&] { return w->impl.close(); });
@@ -83,6 +88,10 @@ USCOPE_API uscope_status_t uscope_prop_set(uscope_writer_t *w, uint16_t storage_
 USCOPE_API uscope_status_t uscope_event(uscope_writer_t *w, uint16_t event_type_id,
                                         const void *payload, uint32_t payload_size) {
   return w ? w->impl.event(event_type_id, payload, payload_size) : null_writer();
+}
+
+USCOPE_API uscope_status_t uscope_writer_flush(uscope_writer_t *w) {
+  return w ? w->impl.flush() : null_writer();
 }
 
 USCOPE_API uscope_status_t uscope_string_insert(uscope_writer_t *w, const char *str,

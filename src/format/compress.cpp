@@ -28,16 +28,17 @@ Compressor::Compressor(Codec codec, int level) : codec_(codec), level_(level), s
 
 Compressor::~Compressor() = default;
 
-void Compressor::compress(const uint8_t *in, size_t n, std::vector<uint8_t> &out) {
+size_t Compressor::compress(const uint8_t *in, size_t n, std::vector<uint8_t> &out) {
   if (codec_ == Codec::None) {
-    out.assign(in, in + n);
-    return;
+    if (out.size() < n) out.resize(n);
+    if (n) std::memcpy(out.data(), in, n);
+    return n;
   }
   if (n > static_cast<size_t>(LZ4_MAX_INPUT_SIZE))
     fail(USCOPE_ERR_LIMIT, "delta blob of %zu bytes is too large to compress", n);
   const size_t bound = codec_ == Codec::Lz4 ? static_cast<size_t>(LZ4_compressBound(static_cast<int>(n)))
                                             : ZSTD_compressBound(n);
-  out.resize(wire::kBlobSizePrefix + bound);
+  if (out.size() < wire::kBlobSizePrefix + bound) out.resize(wire::kBlobSizePrefix + bound);
   wire::put_u32(out.data(), static_cast<uint32_t>(n));  // COMPAT 2
   char *dst = reinterpret_cast<char *>(out.data() + wire::kBlobSizePrefix);
   size_t written;
@@ -55,7 +56,7 @@ void Compressor::compress(const uint8_t *in, size_t n, std::vector<uint8_t> &out
     if (ZSTD_isError(written))
       fail(USCOPE_ERR_INTERNAL, "zstd compression failed: %s", ZSTD_getErrorName(written));
   }
-  out.resize(wire::kBlobSizePrefix + written);
+  return wire::kBlobSizePrefix + written;
 }
 
 void decompress(Codec codec, const uint8_t *blob, size_t n, size_t max_raw,

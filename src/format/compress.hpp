@@ -19,9 +19,10 @@ class Compressor {
   Compressor(const Compressor &) = delete;
   Compressor &operator=(const Compressor &) = delete;
 
-  // Replace out with the blob for in[0..n). Reuses out's capacity and the
-  // compressor's state, so steady state allocates nothing. Throws Error.
-  void compress(const uint8_t *in, size_t n, std::vector<uint8_t> &out);
+  // Write the blob for in[0..n) to the start of out and return its size. out
+  // only ever grows (never zero-filled again), and the compressor's state is
+  // reused, so steady state allocates and clears nothing. Throws Error.
+  size_t compress(const uint8_t *in, size_t n, std::vector<uint8_t> &out);
   Codec codec() const { return codec_; }
 
  private:

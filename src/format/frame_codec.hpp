@@ -25,11 +25,9 @@ struct CycleItems {
 // Raw wide-item helpers.
 inline void put_wide_op(uint8_t *p, uint8_t action, uint16_t sid, uint16_t slot, uint16_t field,
                         uint64_t value) {
-  p[0] = wire::TAG_WIDE_OP;
-  p[1] = action;
-  wire::put_u16(p + 2, sid);
-  wire::put_u16(p + 4, slot);
-  wire::put_u16(p + 6, field);
+  // tag, action, storage_id, slot, field: one little-endian u64; then the value.
+  wire::put_u64(p, uint64_t{wire::TAG_WIDE_OP} | uint64_t{action} << 8 | uint64_t{sid} << 16 |
+                       uint64_t{slot} << 32 | uint64_t{field} << 48);
   wire::put_u64(p + 8, value);
 }
 inline bool op_fits_compact(uint16_t sid, uint64_t value) {

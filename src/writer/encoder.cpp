@@ -14,6 +14,7 @@ namespace {
 // u32 size fields (§8.1) and the encoder's memory stay bounded even when the
 // checkpoint interval is huge. Where segments are cut is invisible to readers.
 constexpr size_t kMaxSegmentRaw = 256u << 20;
+constexpr uint64_t kProgressStep = 256u << 10;
 
 void idle_wait(unsigned &idle) {
   // Spin briefly (the producer usually publishes again within microseconds),
@@ -68,7 +69,9 @@ void Encoder::run() noexcept {
       pos = pub;  // discard: keep the producer moving after a failure
     } else {
       try {
-        pos = consume(pos, pub);
+        // Report progress every 256 KiB, so that a producer waiting on a full
+        // queue resumes as soon as some room is free, not after the whole batch.
+        pos = consume(pos, pub - pos > kProgressStep ? pos + kProgressStep : pub);
       } catch (const Error &e) {
         error_.set(e.code(), e.what());
         failed = true;
@@ -147,6 +150,10 @@ uint64_t Encoder::consume(uint64_t pos, uint64_t end) {
         if (ckpt_override_.size() == ckpt_expected_) apply_checkpoint_override();
         break;
       }
+      case stream::kFlush:  // uscope_writer_flush: cut the segment here
+        if (seg_frames_ > 0) flush_segment();
+        pos += 1;
+        break;
       case stream::kPad:
         pos += cap - idx;
         break;
@@ -233,20 +240,20 @@ void Encoder::flush_segment() {
          deltas_.size());
   if (num_segments_ == UINT32_MAX)
     fail(USCOPE_ERR_LIMIT, "the file already holds 2^32-1 segments (num_segments is a u32)");
-  compressor_.compress(deltas_.data(), deltas_.size(), blob_);
+  const size_t blob_len = compressor_.compress(deltas_.data(), deltas_.size(), blob_);
   SegmentHeader h;  // COMPAT 8: flags and reserved are 0
   h.time_start_ps = seg_start_;
   h.time_end_ps = seg_end_;
   h.prev_segment_offset = prev_offset_;
   h.checkpoint_size = static_cast<uint32_t>(checkpoint_.size());
-  h.deltas_compressed_size = static_cast<uint32_t>(blob_.size());
+  h.deltas_compressed_size = static_cast<uint32_t>(blob_len);
   h.deltas_raw_size = static_cast<uint32_t>(deltas_.size());
   h.num_frames = seg_frames_;
   h.num_frames_active = seg_active_;
   seg_out_.resize(wire::kSegmentHeaderSize);
   encode_segment_header(h, seg_out_.data());
   seg_out_.insert(seg_out_.end(), checkpoint_.begin(), checkpoint_.end());
-  seg_out_.insert(seg_out_.end(), blob_.begin(), blob_.end());
+  seg_out_.insert(seg_out_.end(), blob_.begin(), blob_.begin() + blob_len);
   const uint64_t offset = sink_.append(seg_out_);
   seg_table_.push_back({offset, seg_start_, seg_end_});
   prev_offset_ = offset;
@@ -255,7 +262,7 @@ void Encoder::flush_segment() {
 
   stats_.segments.fetch_add(1, std::memory_order_relaxed);
   stats_.raw_bytes.fetch_add(deltas_.size(), std::memory_order_relaxed);
-  stats_.compressed_bytes.fetch_add(blob_.size(), std::memory_order_relaxed);
+  stats_.compressed_bytes.fetch_add(blob_len, std::memory_order_relaxed);
   stats_.checkpoint_bytes.fetch_add(checkpoint_.size(), std::memory_order_relaxed);
   stats_.file_bytes.store(sink_.size(), std::memory_order_relaxed);
 

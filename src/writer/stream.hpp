@@ -30,6 +30,7 @@ inline constexpr uint8_t kEnd = 0x11;              // 1 byte
 inline constexpr uint8_t kAbort = 0x12;            // 1 byte: discard the open cycle
 inline constexpr uint8_t kCkptBegin = 0x13;        // 16 bytes: tag, pad, u16 sid, u32 nvalid, u64 bytes
 inline constexpr uint8_t kCkptData = 0x14;         // 8 + N bytes: tag, 3 pad, u32 N, data
+inline constexpr uint8_t kFlush = 0x15;            // 1 byte: commit the open segment now
 inline constexpr uint8_t kPad = 0xFF;              // skip to the start of the ring
 
 inline constexpr size_t kBeginSize = 16;

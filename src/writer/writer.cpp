@@ -160,6 +160,9 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
   q = std::max<uint64_t>({q, kMinQueue, 4 * max_record});
   if (!ring_.allocate(q))
     fail(USCOPE_ERR_NO_MEMORY, "cannot allocate a %llu-byte queue", static_cast<unsigned long long>(q));
+  // Touch every page now, so that page faults happen at open and not in the
+  // first cycles of the simulation.
+  std::memset(ring_.buf, 0, ring_.cap);
   w_ = ring_.buf;
   wlimit_ = ring_.buf + ring_.cap;
   drop_headroom_ = std::max<uint64_t>(ring_.cap / 4, 2 * max_record);
@@ -192,7 +195,10 @@ void Writer::stop_encoder() noexcept {
 
 // ── queue ──
 
-void Writer::publish() noexcept { ring_.published.store(write_pos(), std::memory_order_release); }
+void Writer::publish() noexcept {
+  published_pos_ = write_pos();
+  ring_.published.store(published_pos_, std::memory_order_release);
+}
 
 bool Writer::refill(size_t n) noexcept {
   const uint64_t cap = ring_.cap;
@@ -290,18 +296,35 @@ uscope_status_t Writer::end_cycle() noexcept {
   }
   if (USCOPE_UNLIKELY(w_ == wlimit_) && !refill(1)) return sticky_;
   *w_++ = stream::kEnd;
-  publish();
   state_ = kIdle;
   ++cycles_;
+  // Publishing in batches lets the encoder sleep between them instead of
+  // waking for every cycle; a segment boundary always publishes, so the
+  // segment is committed (and visible to live readers) without delay.
+  const bool boundary = last_time_ >= next_checkpoint_;
+  if (boundary || write_pos() - published_pos_ >= kPublishBatch) publish();
   // The same boundary rule as the encoder (COMPAT 10), so the callback runs
   // exactly where a segment ends.
-  if (USCOPE_UNLIKELY(last_time_ >= next_checkpoint_)) {
+  if (USCOPE_UNLIKELY(boundary)) {
     next_checkpoint_ = last_time_ + interval_;
     if (callback_) {
       run_callback(last_time_);
       if (state_ == kFailed) return sticky_;  // a misuse inside the callback
     }
   }
+  return USCOPE_OK;
+}
+
+uscope_status_t Writer::flush() noexcept {
+  if (state_ != kIdle) {
+    if (state_ == kRecording || state_ == kDropping)
+      return misuse(USCOPE_ERR_BAD_STATE, "uscope_writer_flush inside a cycle");
+    return not_recording(0, 0);
+  }
+  if (!check_encoder()) return sticky_;
+  if (USCOPE_UNLIKELY(w_ == wlimit_) && !refill(1)) return sticky_;
+  *w_++ = stream::kFlush;
+  publish();
   return USCOPE_OK;
 }
 
@@ -504,6 +527,7 @@ void Writer::stats(uscope_writer_stats_t *out) const {
 // ── close ──
 
 uscope_status_t Writer::close() {
+  if (state_ == kClosed) return close_status_;  // finished already
   if (state_ == kRecording) {  // an unfinished cycle is discarded
     if (w_ != wlimit_ || refill(1)) *w_++ = stream::kAbort;
     ops_ = cycle_ops_;
@@ -545,6 +569,7 @@ uscope_status_t Writer::close() {
                               static_cast<unsigned long long>(dropped_events_));
   }
   if (status != USCOPE_OK) set_thread_error(message_);
+  close_status_ = status;
   return status;
 }
 

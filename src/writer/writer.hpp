@@ -93,26 +93,26 @@ class Writer {
     if (USCOPE_UNLIKELY(size != event_sizes_[id])) return bad_payload(id, size);
     if (USCOPE_UNLIKELY(size && !payload)) return bad_payload(id, size);
     const size_t n = wire::kEventItemHeaderSize + size;
-    if (USCOPE_UNLIKELY(static_cast<size_t>(wlimit_ - w_) < n) && !refill(n)) return sticky_;
-    w_[0] = wire::TAG_EVENT;  // §8.6.6 event item: tag, reserved, id, size, payload
-    w_[1] = 0;
-    wire::put_u16(w_ + 2, id);
-    wire::put_u32(w_ + 4, size);
-    if (size) std::memcpy(w_ + 8, payload, size);
-    w_ += n;
+    uint8_t *w = w_;
+    if (USCOPE_UNLIKELY(static_cast<size_t>(wlimit_ - w) < n)) return event_slow(id, payload, size);
+    // §8.6.6 event item: tag, reserved, id u16, size u32 (one 8-byte store), payload.
+    wire::put_u64(w, uint64_t{wire::TAG_EVENT} | uint64_t{id} << 16 | uint64_t{size} << 32);
+    if (size) std::memcpy(w + 8, payload, size);
+    w_ = w + n;
     ++events_;
     return USCOPE_OK;
   }
 
   // ── other calls ──
+  uscope_status_t flush() noexcept;
   uscope_status_t string_insert(const char *str, uint32_t *out);
   uscope_status_t set_checkpoint_callback(uscope_checkpoint_fn fn, void *ud);
   uscope_status_t checkpoint_storage(uint16_t sid, const uint8_t *mask, const void *data,
                                      uint32_t num_valid);
   void stats(uscope_writer_stats_t *out) const;
   const char *error_message() const { return message_.c_str(); }
-  // Finalize the file. Returns the first sticky error, or OK. Throws only on
-  // failures of close itself (caught by the C layer).
+  // Finalize the file and stop the encoder (idempotent: a second call returns
+  // the first call's status). Returns the first sticky error, or OK.
   uscope_status_t close();
 
  private:
@@ -127,13 +127,23 @@ class Writer {
 
   uscope_status_t put_op(uint8_t action, uint16_t sid, uint16_t slot, uint16_t field,
                          uint64_t v) noexcept {
-    if (USCOPE_UNLIKELY(wlimit_ - w_ < static_cast<ptrdiff_t>(wire::kWideOpSize)) &&
-        !refill(wire::kWideOpSize))
-      return sticky_;
-    put_wide_op(w_, action, sid, slot, field, v);
-    w_ += wire::kWideOpSize;
+    uint8_t *w = w_;
+    if (USCOPE_UNLIKELY(wlimit_ - w < static_cast<ptrdiff_t>(wire::kWideOpSize)))
+      return put_op_slow(action, sid, slot, field, v);  // a tail call: no frame on the fast path
+    put_wide_op(w, action, sid, slot, field, v);
+    w_ = w + wire::kWideOpSize;
     ++ops_;
     return USCOPE_OK;
+  }
+  uscope_status_t put_op_slow(uint8_t action, uint16_t sid, uint16_t slot, uint16_t field,
+                              uint64_t v) noexcept __attribute__((noinline, cold)) {
+    if (!refill(wire::kWideOpSize)) return sticky_;
+    return put_op(action, sid, slot, field, v);
+  }
+  uscope_status_t event_slow(uint16_t id, const void *payload, uint32_t size) noexcept
+      __attribute__((noinline, cold)) {
+    if (!refill(wire::kEventItemHeaderSize + size)) return sticky_;
+    return event(id, payload, size);
   }
 
   // Out of line: the slow paths.
@@ -172,6 +182,8 @@ class Writer {
   bool have_time_ = false;
   uint64_t next_checkpoint_ = 0;
   uint64_t wrap_base_ = 0;      // ring position of ring_.buf[0] in the current lap
+  uint64_t published_pos_ = 0;  // last position made visible to the encoder
+  static constexpr uint64_t kPublishBatch = 16 * 1024;
   uint64_t consumed_cache_ = 0;
 
   uscope_writer_t *handle_;
@@ -183,6 +195,7 @@ class Writer {
   uscope_checkpoint_fn callback_ = nullptr;
   void *callback_ud_ = nullptr;
   std::string message_;
+  uscope_status_t close_status_ = USCOPE_OK;
 
   Schema schema_;
   std::vector<StorageLayout> layouts_;

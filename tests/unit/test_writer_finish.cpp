@@ -1,0 +1,136 @@
+// uscope_writer_finish: the file is complete and the stats are final before
+// the writer is freed. uscope_writer_flush: completed cycles reach the file
+// without waiting for a checkpoint boundary.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <thread>
+
+#include "support/test_util.hpp"
+#include "support/trace_file.hpp"
+#include "uscope/uscope.h"
+
+namespace {
+
+using uscope::test::TempDir;
+
+TEST(WriterFinish, StatsAreFinalAndMatchTheFile) {
+  TempDir dir("uscope_finish");
+  const std::string path = dir.file("t.uscope");
+  uscope_schema_t *s = nullptr;
+  ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, "clk", 1000, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
+  uscope_field_t f[] = {{"v", USCOPE_FT_U64, 0, 0, 0}};
+  uint16_t sid = 0;
+  ASSERT_EQ(uscope_schema_add_storage(s, "regs", 0, 16, 0, f, 1, nullptr, 0, &sid), USCOPE_OK);
+  uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
+  o.checkpoint_interval_ps = 100 * 1000;  // a segment every 100 cycles
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK);
+  uscope_schema_free(s);
+  for (uint64_t c = 0; c < 1050; ++c) {
+    ASSERT_EQ(uscope_begin_cycle(w, c * 1000), USCOPE_OK);
+    ASSERT_EQ(uscope_slot_set(w, sid, c % 16, 0, c * 0x10001), USCOPE_OK);
+    ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+  }
+  ASSERT_EQ(uscope_writer_finish(w), USCOPE_OK);
+
+  uscope_writer_stats_t st{};
+  st.struct_size = sizeof st;
+  ASSERT_EQ(uscope_writer_stats(w, &st), USCOPE_OK);
+  const uscope::test::TraceFile t = uscope::test::read_trace_file(path);
+  struct stat sb {};
+  ASSERT_EQ(stat(path.c_str(), &sb), 0);
+  EXPECT_EQ(st.file_bytes, static_cast<uint64_t>(sb.st_size));
+  EXPECT_EQ(st.segments, t.header.num_segments);
+  EXPECT_EQ(st.segments, 11u);  // 10 full segments and the 50 cycles left at close
+  uint64_t raw = 0, compressed = 0, checkpoints = 0, frames = 0;
+  for (const auto &seg : t.segments) {
+    raw += seg.header.deltas_raw_size;
+    compressed += seg.header.deltas_compressed_size;
+    checkpoints += seg.header.checkpoint_size;
+    frames += seg.header.num_frames;
+  }
+  EXPECT_EQ(st.raw_bytes, raw);
+  EXPECT_EQ(st.compressed_bytes, compressed);
+  EXPECT_EQ(st.checkpoint_bytes, checkpoints);
+  EXPECT_EQ(st.frames, frames);
+  EXPECT_EQ(st.cycles, 1050u);
+  EXPECT_EQ(st.ops, 1050u);
+
+  // The writer is finished: per-cycle calls are refused, finish and close
+  // repeat the first status.
+  EXPECT_EQ(uscope_begin_cycle(w, 2'000'000), USCOPE_ERR_BAD_STATE);
+  EXPECT_EQ(uscope_writer_finish(w), USCOPE_OK);
+  EXPECT_EQ(uscope_writer_close(w), USCOPE_OK);
+  EXPECT_EQ(uscope::test::read_bytes(path), t.bytes);  // close wrote nothing more
+}
+
+TEST(WriterFinish, RepeatsTheStickyError) {
+  TempDir dir("uscope_finish");
+  const std::string path = dir.file("t.uscope");
+  uscope_schema_t *s = nullptr;
+  ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, "clk", 1000, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK);
+  uscope_schema_free(s);
+  EXPECT_EQ(uscope_end_cycle(w), USCOPE_ERR_BAD_STATE);
+  EXPECT_EQ(uscope_writer_finish(w), USCOPE_ERR_BAD_STATE);
+  EXPECT_EQ(uscope_writer_finish(w), USCOPE_ERR_BAD_STATE);
+  EXPECT_EQ(uscope_writer_close(w), USCOPE_ERR_BAD_STATE);
+  EXPECT_EQ(uscope_writer_finish(nullptr), USCOPE_ERR_INVALID_ARGUMENT);
+}
+
+TEST(WriterFlush, CommitsEveryCompletedCycleToTheLiveFile) {
+  TempDir dir("uscope_flush");
+  const std::string path = dir.file("t.uscope");
+  uscope_schema_t *s = nullptr;
+  ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, "clk", 1000, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
+  uscope_field_t f[] = {{"v", USCOPE_FT_U32, 0, 0, 0}};
+  uint16_t sid = 0;
+  ASSERT_EQ(uscope_schema_add_storage(s, "regs", 0, 4, 0, f, 1, nullptr, 0, &sid), USCOPE_OK);
+  uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
+  o.checkpoint_interval_ps = 1'000'000'000;  // no boundary during this test
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK);
+  uscope_schema_free(s);
+
+  // Two rounds: each flush must make all cycles so far readable, in a new segment.
+  uint64_t c = 0;
+  for (int round = 1; round <= 2; ++round) {
+    for (const uint64_t stop = c + 37; c < stop; ++c) {
+      ASSERT_EQ(uscope_begin_cycle(w, c * 1000), USCOPE_OK);
+      ASSERT_EQ(uscope_slot_set(w, sid, c % 4, 0, c), USCOPE_OK);
+      ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+    }
+    ASSERT_EQ(uscope_writer_flush(w), USCOPE_OK);
+    // The commit happens on the encoder thread: poll the file, bounded.
+    uscope::test::TraceFile t;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (;;) {
+      t = uscope::test::read_trace_file(path);
+      if (t.segments.size() == static_cast<size_t>(round)) break;
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "flush was not committed";
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    size_t items = 0;
+    for (const auto &seg : t.segments) items += seg.items.size();
+    EXPECT_EQ(items, c);
+    EXPECT_EQ(t.segments.back().items.back().op.value, c - 1);
+  }
+  // Inside a cycle it is misuse.
+  ASSERT_EQ(uscope_begin_cycle(w, c * 1000), USCOPE_OK);
+  EXPECT_EQ(uscope_writer_flush(w), USCOPE_ERR_BAD_STATE);
+  EXPECT_EQ(uscope_writer_close(w), USCOPE_ERR_BAD_STATE);
+  const uscope::test::TraceFile t = uscope::test::read_trace_file(path);
+  EXPECT_EQ(t.segments.size(), 2u);  // the aborted cycle is not in the file
+}
+
+}  // namespace
