@@ -474,6 +474,11 @@ typedef struct uscope_writer_stats_s {
   uint64_t stalls;                /* times the simulation thread waited for the queue */
   uint64_t stall_ns;              /* total time it waited */
   uint64_t queue_bytes;           /* size of the queue actually allocated */
+  uint32_t summary_omitted;       /* after finish/close: 1 when the TSUM summary was left
+                                     out because a time jump needed more than 256 MiB of
+                                     buckets (trace content is complete; a reader can
+                                     recompute it), else 0 */
+  uint32_t reserved;
 } uscope_writer_stats_t;
 
 /**

@@ -519,6 +519,7 @@ void Writer::stats(uscope_writer_stats_t *out) const {
   s.stalls = stalls_;
   s.stall_ns = stall_ns_;
   s.queue_bytes = ring_.cap;
+  s.summary_omitted = summary_omitted_ ? 1 : 0;
   const uint32_t n = out->struct_size < sizeof(s) ? out->struct_size : sizeof(s);
   std::memcpy(out, &s, n);
   out->struct_size = n;
@@ -623,7 +624,8 @@ void Writer::finalize(uscope_status_t &status) {
   if (durability_ == USCOPE_DURABILITY_FDATASYNC) sink_.sync();
   enc_stats_.file_bytes.store(sink_.size(), std::memory_order_relaxed);
   sink_.close();
-  if (encoder_->tsum().omitted() && status == USCOPE_OK) {
+  summary_omitted_ = encoder_->tsum().omitted();
+  if (summary_omitted_ && status == USCOPE_OK) {
     // Not an error of the trace: its content is complete. Say it in the message.
     message_ = "the trace summary was left out: a time jump needed more than 256 MiB of buckets";
   }

@@ -196,6 +196,7 @@ class Writer {
   void *callback_ud_ = nullptr;
   std::string message_;
   uscope_status_t close_status_ = USCOPE_OK;
+  bool summary_omitted_ = false;  // set by finalize(), after the encoder has stopped
 
   Schema schema_;
   std::vector<StorageLayout> layouts_;

@@ -86,6 +86,42 @@ TEST(WriterFinish, RepeatsTheStickyError) {
   EXPECT_EQ(uscope_writer_finish(nullptr), USCOPE_ERR_INVALID_ARGUMENT);
 }
 
+// A time jump of 2^62 ps would need ~10^12 summary buckets: the summary is
+// left out (trace content stays complete) and the stats say so.
+TEST(WriterFinish, ReportsAnOmittedSummary) {
+  TempDir dir("uscope_finish");
+  const std::string path = dir.file("t.uscope");
+  uscope_schema_t *s = nullptr;
+  ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, "clk", 1000, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
+  uscope_field_t f[] = {{"id", USCOPE_FT_U32, 0, 0, 0}};
+  uint16_t sid = 0;  // a sparse storage: the writer computes a TSUM (COMPAT 16)
+  ASSERT_EQ(uscope_schema_add_storage(s, "entities", 0, 8, USCOPE_SF_SPARSE, f, 1, nullptr, 0, &sid),
+            USCOPE_OK);
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK);
+  uscope_schema_free(s);
+  for (uint64_t t : {uint64_t{0}, uint64_t{1000}, uint64_t{1} << 62}) {
+    ASSERT_EQ(uscope_begin_cycle(w, t), USCOPE_OK);
+    ASSERT_EQ(uscope_slot_set(w, sid, 1, 0, 7), USCOPE_OK);
+    ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+  }
+  ASSERT_EQ(uscope_writer_finish(w), USCOPE_OK);
+  uscope_writer_stats_t st{};
+  st.struct_size = sizeof st;
+  ASSERT_EQ(uscope_writer_stats(w, &st), USCOPE_OK);
+  EXPECT_EQ(st.summary_omitted, 1u);
+  EXPECT_NE(std::string(uscope_writer_error(w)).find("summary was left out"), std::string::npos);
+  EXPECT_EQ(uscope_writer_close(w), USCOPE_OK);
+  const uscope::test::TraceFile t = uscope::test::read_trace_file(path);
+  EXPECT_FALSE(t.summary.has_value());
+  size_t items = 0;
+  for (const auto &seg : t.segments) items += seg.items.size();
+  EXPECT_EQ(items, 3u);
+  EXPECT_EQ(t.header.total_time_ps, uint64_t{1} << 62);
+}
+
 TEST(WriterFlush, CommitsEveryCompletedCycleToTheLiveFile) {
   TempDir dir("uscope_flush");
   const std::string path = dir.file("t.uscope");
