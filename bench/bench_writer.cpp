@@ -39,7 +39,7 @@
 //   BM_Baseline_PlainStores      the same calls with the same checks (state,
 //                                ids, slot, field, value range, payload size,
 //                                space) and the same 16-byte records into a
-//                                preallocated 32 MiB ring, inlined: what the
+//                                preallocated 8 MiB ring, inlined: what the
 //                                hot path fundamentally has to do;
 //   BM_Baseline_PlainStoresCall  the same, each call out of line (the cost of a
 //                                function call per op, as through a C ABI);
@@ -585,7 +585,7 @@ void BM_Writer(benchmark::State &state, Variant v) {
 // still runs concurrently on the other core, as it would in a simulation.
 void BM_Writer_HotPath(benchmark::State &state) {
   constexpr uint64_t kBurstCycles = 2000;   // ~700 KB of records: far below the queue
-  constexpr uint64_t kWarmCycles = 100000;  // > one lap of the 32 MiB queue
+  constexpr uint64_t kWarmCycles = 100000;  // > one lap of the default (8 MiB) queue
   Ids ids{};
   uscope_schema_t *schema = build_schema(ids);
   uscope_writer_options_t opts;
@@ -644,7 +644,7 @@ void BM_Baseline(benchmark::State &state) {
   for (auto _ : state) {
     state.PauseTiming();
     reset_peak_rss();
-    auto owned = std::make_unique<PlainStores>(ids, 32u << 20);  // the default queue size
+    auto owned = std::make_unique<PlainStores>(ids, 8u << 20);  // the default queue size
     PlainStores &plain = *owned;
     state.ResumeTiming();
     const uint64_t t0 = now_ns(), m0 = thread_cpu_ns();

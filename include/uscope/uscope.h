@@ -273,7 +273,8 @@ typedef struct uscope_writer_options {
   uint32_t frame_format;          /* USCOPE_FRAMES_*; default V02 */
   uint32_t backpressure;          /* USCOPE_BACKPRESSURE_*; default BLOCK */
   uint64_t queue_bytes;           /* queue between simulation thread and encoder;
-                                     0 = 32 MiB; raised to fit the largest record */
+                                     0 = 8 MiB; raised to fit the largest record.
+                                     Its pages are touched at open (resident memory) */
   uint32_t value_check;           /* USCOPE_VALUE_CHECK_*; default NONE */
   uint32_t reserved;              /* must be 0 */
 } uscope_writer_options_t;

@@ -14,6 +14,16 @@ size_t item_size(const uint8_t *p) {
 // One v0.2 frame of `count` items starting at p; returns the bytes of input used.
 size_t encode_v02(uint64_t dt, const uint8_t *p, uint32_t count, bool compact,
                   std::vector<uint8_t> &out, size_t input_bytes) {
+  if (!compact) {
+    // Wide ops and events are already in their final form: one copy, no zero-fill.
+    uint8_t hdr[wire::kMaxLeb128 + 2];
+    size_t h = wire::leb128_encode(dt, hdr);
+    wire::put_u16(hdr + h, static_cast<uint16_t>(count));
+    h += 2;
+    out.insert(out.end(), hdr, hdr + h);
+    out.insert(out.end(), p, p + input_bytes);
+    return input_bytes;
+  }
   const size_t start = out.size();
   // Upper bound: LEB128 + count + items (a compact op is smaller than a wide one).
   out.resize(start + wire::kMaxLeb128 + 2 + input_bytes);

@@ -102,18 +102,33 @@ uint64_t Encoder::consume(uint64_t pos, uint64_t end) {
     const uint64_t idx = pos % cap;
     const uint8_t *p = ring_.buf + idx;
     switch (p[0]) {
-      case stream::kOp: {
-        append_scratch(p, wire::kWideOpSize);
-        cycle_compact_ &= op_fits_compact(wire::get_u16(p + 2), wire::get_u64(p + 8));
-        ++cycle_items_;
-        pos += wire::kWideOpSize;
-        break;
-      }
+      case stream::kOp:
       case stream::kEvent: {
-        const size_t n = wire::kEventItemHeaderSize + wire::get_u32(p + 4);
-        append_scratch(p, n);
-        ++cycle_items_;
-        pos += n;
+        // A run of items: scan sizes and compactness, then copy the run at once.
+        const uint64_t lap_end = pos - idx + cap;
+        const uint64_t stop = end < lap_end ? end : lap_end;
+        const uint8_t *r = p;
+        uint64_t q = pos;
+        bool compact = cycle_compact_;
+        uint32_t n_items = 0;
+        while (q < stop) {
+          if (r[0] == stream::kOp) {
+            compact &= op_fits_compact(wire::get_u16(r + 2), wire::get_u64(r + 8));
+            r += wire::kWideOpSize;
+            q += wire::kWideOpSize;
+          } else if (r[0] == stream::kEvent) {
+            const size_t n = wire::kEventItemHeaderSize + wire::get_u32(r + 4);
+            r += n;
+            q += n;
+          } else {
+            break;
+          }
+          ++n_items;
+        }
+        append_scratch(p, static_cast<size_t>(r - p));
+        cycle_compact_ = compact;
+        cycle_items_ += n_items;
+        pos = q;
         break;
       }
       case stream::kBegin:

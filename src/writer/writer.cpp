@@ -14,7 +14,7 @@ void set_thread_error(const std::string &msg);  // src/capi/error.cpp
 
 namespace {
 constexpr uint64_t kDefaultInterval = 10'000'000;  // 10 µs of simulated time
-constexpr uint64_t kDefaultQueue = 32ull << 20;
+constexpr uint64_t kDefaultQueue = 8ull << 20;  // ~24k cycles of a BOOM-like core; pre-faulted
 constexpr uint64_t kMinQueue = 64ull << 10;
 constexpr uint64_t kMaxQueue = 1ull << 40;
 

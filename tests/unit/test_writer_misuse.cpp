@@ -994,7 +994,7 @@ TEST(WriterMisuse, OlderShorterOptionsStructIsAccepted) {
   uscope_writer_stats_t st;
   st.struct_size = sizeof st;
   ASSERT_EQ(uscope_writer_stats(w, &st), USCOPE_OK);
-  EXPECT_EQ(st.queue_bytes, 32ull << 20);  // queue_bytes defaulted
+  EXPECT_EQ(st.queue_bytes, 8ull << 20);  // queue_bytes defaulted
   for (uint64_t t = 1000; t <= 5000; t += 1000) {
     ASSERT_EQ(uscope_begin_cycle(w, t), USCOPE_OK);
     ASSERT_EQ(uscope_slot_set(w, kEnt, 0, F_E, t << 20), USCOPE_OK);

@@ -1130,7 +1130,7 @@ TEST(WriterRoundtrip, StatsMatchWhatWasWritten) {
   uscope_schema_free(s);
   const uscope_writer_stats_t st0 = stats_of(wr);
   EXPECT_EQ(st0.struct_size, sizeof(uscope_writer_stats_t));
-  EXPECT_EQ(st0.queue_bytes, 32ull << 20);
+  EXPECT_EQ(st0.queue_bytes, 8ull << 20);
   EXPECT_EQ(st0.cycles, 0u);
   EXPECT_EQ(st0.segments, 0u);
   EXPECT_GT(st0.file_bytes, 48u);  // header and preamble are written at open
