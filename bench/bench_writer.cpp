@@ -238,7 +238,7 @@ struct TraceSink {
 // path, into a preallocated ring that nobody drains (it just wraps).
 class PlainStores {
  public:
-  PlainStores(const Ids &ids, size_t cap) : cap_(cap) {
+  PlainStores(const Ids &ids, size_t cap) {
     buf_ = static_cast<uint8_t *>(std::aligned_alloc(64, cap));
     if (!buf_) std::abort();
     std::memset(buf_, 0, cap);  // preallocated: no page faults in the timed loop
@@ -337,7 +337,6 @@ class PlainStores {
   }
 
   uint8_t *buf_, *w_, *limit_;
-  size_t cap_;
   bool recording_ = false;
   uint64_t last_time_ = 0, items_ = 0;
   Storage storages_[kNumStorages] = {};
@@ -375,7 +374,11 @@ class Model {
   Model() : mem_(kWords) {
     for (size_t i = 0; i < kWords; ++i) mem_[i] = i * 0x9E3779B97F4A7C15ull;
   }
+#if defined(__clang__)
+  __attribute__((noinline)) void step(uint32_t words) {
+#else
   __attribute__((noinline, optimize("no-tree-vectorize"))) void step(uint32_t words) {
+#endif
     uint64_t *m = mem_.data();
     size_t i = pos_;
     for (uint32_t k = 0; k < words; ++k) {

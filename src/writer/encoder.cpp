@@ -37,8 +37,7 @@ void idle_wait(unsigned &idle) {
 Encoder::Encoder(const Schema &schema, const std::vector<StorageLayout> &layouts,
                  stream::Ring &ring, FileSink &sink, const EncoderConfig &cfg, EncoderStats &stats,
                  EncoderError &error)
-    : layouts_(layouts),
-      ring_(ring),
+    : ring_(ring),
       sink_(sink),
       cfg_(cfg),
       stats_(stats),

@@ -78,7 +78,6 @@ class Encoder {
   void apply_checkpoint_override();
   void flush_segment();
 
-  const std::vector<StorageLayout> &layouts_;
   stream::Ring &ring_;
   FileSink &sink_;
   EncoderConfig cfg_;

@@ -531,8 +531,7 @@ std::vector<uint64_t> segment_ends(const Workload &w, uint64_t interval) {
   return ends;
 }
 
-constexpr uint64_t F_COMPLETE = 1, F_COMPRESSED = 2, F_HAS_STRINGS = 4, F_COMPACT = 0x40,
-                   F_INTERLEAVED = 0x80;
+constexpr uint64_t F_COMPLETE = 1, F_COMPRESSED = 2, F_HAS_STRINGS = 4, F_INTERLEAVED = 0x80;
 
 // ── Tests ──
 
