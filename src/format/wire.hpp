@@ -199,4 +199,8 @@ inline size_t leb128_decode(const uint8_t *in, size_t avail, uint64_t *out) {
 
 constexpr uint64_t align8(uint64_t v) { return (v + 7) & ~uint64_t{7}; }
 
+// a + b, or UINT64_MAX when that overflows (times near 2^64 ps must not wrap
+// the next checkpoint time back to the past).
+constexpr uint64_t add_saturating(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
 }  // namespace uscope::wire

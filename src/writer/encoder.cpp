@@ -242,7 +242,7 @@ void Encoder::end_cycle() {
   // checkpoint time, which then becomes that time plus the interval.
   if (cycle_time_ >= next_checkpoint_) {
     flush_segment();
-    next_checkpoint_ = cycle_time_ + cfg_.checkpoint_interval_ps;
+    next_checkpoint_ = wire::add_saturating(cycle_time_, cfg_.checkpoint_interval_ps);
   } else if (deltas_.size() >= kMaxSegmentRaw) {
     flush_segment();
   }

@@ -306,7 +306,7 @@ uscope_status_t Writer::end_cycle() noexcept {
   // The same boundary rule as the encoder (COMPAT 10), so the callback runs
   // exactly where a segment ends.
   if (USCOPE_UNLIKELY(boundary)) {
-    next_checkpoint_ = last_time_ + interval_;
+    next_checkpoint_ = wire::add_saturating(last_time_, interval_);
     if (callback_) {
       run_callback(last_time_);
       if (state_ == kFailed) return sticky_;  // a misuse inside the callback

@@ -122,6 +122,38 @@ TEST(WriterFinish, ReportsAnOmittedSummary) {
   EXPECT_EQ(t.header.total_time_ps, uint64_t{1} << 62);
 }
 
+// Near 2^64 ps, "time + interval" must saturate rather than wrap to the past,
+// which would make every later cycle end a segment.
+TEST(WriterFinish, CheckpointTimeSaturatesNearTheEndOfTime) {
+  TempDir dir("uscope_finish");
+  const std::string path = dir.file("t.uscope");
+  uscope_schema_t *s = nullptr;
+  ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, "clk", 1000, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
+  uscope_field_t f[] = {{"v", USCOPE_FT_U32, 0, 0, 0}};
+  ASSERT_EQ(uscope_schema_add_storage(s, "regs", 0, 4, 0, f, 1, nullptr, 0, nullptr), USCOPE_OK);
+  uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
+  o.checkpoint_interval_ps = 10'000;
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK);
+  uscope_schema_free(s);
+  for (uint64_t back : {3000u, 2000u, 1000u}) {
+    ASSERT_EQ(uscope_begin_cycle(w, UINT64_MAX - back), USCOPE_OK);
+    ASSERT_EQ(uscope_slot_set(w, 0, 0, 0, back), USCOPE_OK);
+    ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+  }
+  ASSERT_EQ(uscope_writer_close(w), USCOPE_OK);
+  const uscope::test::TraceFile t = uscope::test::read_trace_file(path);
+  // The first cycle passes the first checkpoint time (10,000 ps) and ends
+  // segment 0; the next checkpoint time saturates, so the other two cycles
+  // share segment 1, cut at close.
+  ASSERT_EQ(t.segments.size(), 2u);
+  EXPECT_EQ(t.segments[0].frame_times.size(), 1u);
+  EXPECT_EQ(t.segments[1].frame_times.size(), 2u);
+  EXPECT_EQ(t.header.total_time_ps, UINT64_MAX - 1000);
+}
+
 TEST(WriterFlush, CommitsEveryCompletedCycleToTheLiveFile) {
   TempDir dir("uscope_flush");
   const std::string path = dir.file("t.uscope");
