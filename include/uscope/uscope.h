@@ -314,9 +314,12 @@ USCOPE_API uscope_status_t uscope_writer_open(uscope_writer_t **out, const char 
  *
  * An unfinished cycle (begin without end) is discarded. Returns USCOPE_OK, or
  * the first sticky error of the writer's life (a per-cycle misuse, an I/O
- * error, dropped data). Even then every cycle recorded before the error is in
- * the file, and the file is finalized when the disk allows. NULL is a no-op
- * returning USCOPE_OK.
+ * error, dropped data). After a misuse or dropped data the file is still
+ * finalized with every cycle recorded before the error. After an I/O error
+ * (e.g. ENOSPC) the file is left unfinalized, as a crashed run would leave
+ * it: every segment committed before the error stays readable. Call it from
+ * the thread that made the per-cycle calls. NULL is a no-op returning
+ * USCOPE_OK.
  */
 USCOPE_API uscope_status_t uscope_writer_close(uscope_writer_t *writer);
 
@@ -340,8 +343,10 @@ USCOPE_API const char *uscope_writer_error(const uscope_writer_t *writer);
  * ── Per-cycle calls ──
  * All are called from the simulation thread, between uscope_begin_cycle() and
  * uscope_end_cycle(). In steady state they make no heap allocation, take no
- * lock and make no system call. They validate every id, index, size and value
- * against the schema.
+ * lock and make no system call (only a full queue under
+ * USCOPE_BACKPRESSURE_BLOCK makes the thread wait). They validate every id,
+ * index and payload size against the schema, and values too with
+ * USCOPE_VALUE_CHECK_STRICT.
  *
  * Errors are sticky: the first failing call records its status and message
  * (see uscope_writer_error()), the cycle it happened in is discarded as a
