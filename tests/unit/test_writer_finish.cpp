@@ -16,21 +16,33 @@ namespace {
 
 using uscope::test::TempDir;
 
+// A writer on the smallest valid schema (one clock, the root scope) plus, when
+// name is not NULL, one storage with one field.
+uscope_writer_t *open_writer(const std::string &path, const char *name, uint16_t slots,
+                             uint16_t flags, uint8_t type, const uscope_writer_options_t *o,
+                             uint16_t *sid = nullptr) {
+  uscope_schema_t *s = nullptr;
+  EXPECT_EQ(uscope_schema_new(&s), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_clock(s, "clk", 1000, nullptr), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
+  if (name) {
+    uscope_field_t f[] = {{"v", type, 0, 0, 0}};
+    EXPECT_EQ(uscope_schema_add_storage(s, name, 0, slots, flags, f, 1, nullptr, 0, sid), USCOPE_OK);
+  }
+  uscope_writer_t *w = nullptr;
+  EXPECT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, o), USCOPE_OK) << uscope_last_error();
+  uscope_schema_free(s);
+  return w;
+}
+
 TEST(WriterFinish, StatsAreFinalAndMatchTheFile) {
   TempDir dir("uscope_finish");
   const std::string path = dir.file("t.uscope");
-  uscope_schema_t *s = nullptr;
-  ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_clock(s, "clk", 1000, nullptr), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
-  uscope_field_t f[] = {{"v", USCOPE_FT_U64, 0, 0, 0}};
-  uint16_t sid = 0;
-  ASSERT_EQ(uscope_schema_add_storage(s, "regs", 0, 16, 0, f, 1, nullptr, 0, &sid), USCOPE_OK);
   uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
   o.checkpoint_interval_ps = 100 * 1000;  // a segment every 100 cycles
-  uscope_writer_t *w = nullptr;
-  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK);
-  uscope_schema_free(s);
+  uint16_t sid = 0;
+  uscope_writer_t *w = open_writer(path, "regs", 16, 0, USCOPE_FT_U64, &o, &sid);
+  ASSERT_NE(w, nullptr);
   for (uint64_t c = 0; c < 1050; ++c) {
     ASSERT_EQ(uscope_begin_cycle(w, c * 1000), USCOPE_OK);
     ASSERT_EQ(uscope_slot_set(w, sid, c % 16, 0, c * 0x10001), USCOPE_OK);
@@ -72,13 +84,8 @@ TEST(WriterFinish, StatsAreFinalAndMatchTheFile) {
 TEST(WriterFinish, RepeatsTheStickyError) {
   TempDir dir("uscope_finish");
   const std::string path = dir.file("t.uscope");
-  uscope_schema_t *s = nullptr;
-  ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_clock(s, "clk", 1000, nullptr), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
-  uscope_writer_t *w = nullptr;
-  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK);
-  uscope_schema_free(s);
+  uscope_writer_t *w = open_writer(path, nullptr, 0, 0, 0, nullptr);
+  ASSERT_NE(w, nullptr);
   EXPECT_EQ(uscope_end_cycle(w), USCOPE_ERR_BAD_STATE);
   EXPECT_EQ(uscope_writer_finish(w), USCOPE_ERR_BAD_STATE);
   EXPECT_EQ(uscope_writer_finish(w), USCOPE_ERR_BAD_STATE);
@@ -91,17 +98,9 @@ TEST(WriterFinish, RepeatsTheStickyError) {
 TEST(WriterFinish, ReportsAnOmittedSummary) {
   TempDir dir("uscope_finish");
   const std::string path = dir.file("t.uscope");
-  uscope_schema_t *s = nullptr;
-  ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_clock(s, "clk", 1000, nullptr), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
-  uscope_field_t f[] = {{"id", USCOPE_FT_U32, 0, 0, 0}};
   uint16_t sid = 0;  // a sparse storage: the writer computes a TSUM (COMPAT 16)
-  ASSERT_EQ(uscope_schema_add_storage(s, "entities", 0, 8, USCOPE_SF_SPARSE, f, 1, nullptr, 0, &sid),
-            USCOPE_OK);
-  uscope_writer_t *w = nullptr;
-  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK);
-  uscope_schema_free(s);
+  uscope_writer_t *w = open_writer(path, "entities", 8, USCOPE_SF_SPARSE, USCOPE_FT_U32, nullptr, &sid);
+  ASSERT_NE(w, nullptr);
   for (uint64_t t : {uint64_t{0}, uint64_t{1000}, uint64_t{1} << 62}) {
     ASSERT_EQ(uscope_begin_cycle(w, t), USCOPE_OK);
     ASSERT_EQ(uscope_slot_set(w, sid, 1, 0, 7), USCOPE_OK);
@@ -127,17 +126,10 @@ TEST(WriterFinish, ReportsAnOmittedSummary) {
 TEST(WriterFinish, CheckpointTimeSaturatesNearTheEndOfTime) {
   TempDir dir("uscope_finish");
   const std::string path = dir.file("t.uscope");
-  uscope_schema_t *s = nullptr;
-  ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_clock(s, "clk", 1000, nullptr), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
-  uscope_field_t f[] = {{"v", USCOPE_FT_U32, 0, 0, 0}};
-  ASSERT_EQ(uscope_schema_add_storage(s, "regs", 0, 4, 0, f, 1, nullptr, 0, nullptr), USCOPE_OK);
   uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
   o.checkpoint_interval_ps = 10'000;
-  uscope_writer_t *w = nullptr;
-  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK);
-  uscope_schema_free(s);
+  uscope_writer_t *w = open_writer(path, "regs", 4, 0, USCOPE_FT_U32, &o);
+  ASSERT_NE(w, nullptr);
   for (uint64_t back : {3000u, 2000u, 1000u}) {
     ASSERT_EQ(uscope_begin_cycle(w, UINT64_MAX - back), USCOPE_OK);
     ASSERT_EQ(uscope_slot_set(w, 0, 0, 0, back), USCOPE_OK);
@@ -157,18 +149,11 @@ TEST(WriterFinish, CheckpointTimeSaturatesNearTheEndOfTime) {
 TEST(WriterFlush, CommitsEveryCompletedCycleToTheLiveFile) {
   TempDir dir("uscope_flush");
   const std::string path = dir.file("t.uscope");
-  uscope_schema_t *s = nullptr;
-  ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_clock(s, "clk", 1000, nullptr), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
-  uscope_field_t f[] = {{"v", USCOPE_FT_U32, 0, 0, 0}};
-  uint16_t sid = 0;
-  ASSERT_EQ(uscope_schema_add_storage(s, "regs", 0, 4, 0, f, 1, nullptr, 0, &sid), USCOPE_OK);
   uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
   o.checkpoint_interval_ps = 1'000'000'000;  // no boundary during this test
-  uscope_writer_t *w = nullptr;
-  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK);
-  uscope_schema_free(s);
+  uint16_t sid = 0;
+  uscope_writer_t *w = open_writer(path, "regs", 4, 0, USCOPE_FT_U32, &o, &sid);
+  ASSERT_NE(w, nullptr);
 
   // Two rounds: each flush must make all cycles so far readable, in a new segment.
   uint64_t c = 0;
