@@ -105,6 +105,10 @@ typedef int32_t uscope_status_t;
 #define USCOPE_ERR_BAD_MAGIC           (-20) /* not a µScope file */
 #define USCOPE_ERR_UNSUPPORTED_VERSION (-21) /* file-format major version unknown */
 #define USCOPE_ERR_UNKNOWN_COMPRESSION (-22) /* F_COMP_METHOD names no known method */
+#define USCOPE_ERR_NOT_FOUND           (-23) /* no storage/field/event/key of that name */
+
+/** Not an error: an iterator has no more items. */
+#define USCOPE_DONE 1
 
 /**
  * A static, never-NULL English description of a status code (also for codes
@@ -495,6 +499,247 @@ typedef struct uscope_writer_stats_s {
  */
 USCOPE_API uscope_status_t uscope_writer_stats(const uscope_writer_t *writer,
                                                uscope_writer_stats_t *out);
+
+
+/* ── Reader ───────────────────────────────────────────────────────────── */
+
+/*
+ * Reading a trace. A reader memory-maps the file and checks every offset and
+ * length against the file size before use, so corrupt, truncated or hostile
+ * files give an error (CORRUPT, TRUNCATED, BAD_MAGIC, UNSUPPORTED_VERSION,
+ * UNKNOWN_COMPRESSION) and never a crash. It reads finalized files (section
+ * table, binary search of the segment table) and unfinished or crashed ones
+ * (tail_offset and the prev_segment_offset chain), v0.1 and v0.2 frames, and
+ * LZ4, ZSTD or uncompressed deltas.
+ *
+ * Threads: a reader and everything obtained from it (states, iterators) are
+ * used by one thread at a time. Several readers may read one file at once.
+ * Ownership: strings and arrays a reader returns belong to it and stay valid
+ * until uscope_reader_close(), unless a function says otherwise.
+ */
+typedef struct uscope_reader uscope_reader_t;
+
+/** Open path. *out must be released with uscope_reader_close(). */
+USCOPE_API uscope_status_t uscope_reader_open(uscope_reader_t **out, const char *path);
+/** Release a reader (NULL is a no-op). States and iterators from it must be freed first. */
+USCOPE_API void uscope_reader_close(uscope_reader_t *reader);
+
+/** File-level facts. Size-prefixed: set struct_size. */
+typedef struct uscope_file_info_s {
+  uint32_t struct_size;
+  uint16_t version_major;
+  uint16_t version_minor;
+  uint64_t flags;                  /* spec §2.1 */
+  uint32_t complete;               /* 1 when F_COMPLETE is set (finalized) */
+  uint32_t compression;            /* USCOPE_COMPRESSION_* */
+  uint32_t interleaved;            /* 1 for v0.2 frames */
+  uint32_t num_segments;           /* segments this reader has found */
+  uint64_t total_time_ps;          /* header value (0 while live, COMPAT 11) */
+  uint64_t last_time_ps;           /* end time of the last segment found */
+  uint64_t checkpoint_interval_ps;
+  uint64_t file_bytes;
+} uscope_file_info_t;
+USCOPE_API uscope_status_t uscope_reader_info(const uscope_reader_t *reader, uscope_file_info_t *out);
+
+/** DUT properties (§3): index < count. Strings are owned by the reader. */
+USCOPE_API uint32_t uscope_reader_dut_count(const uscope_reader_t *reader);
+USCOPE_API uscope_status_t uscope_reader_dut_property(const uscope_reader_t *reader, uint32_t index,
+                                                      const char **key, const char **value);
+/** The value of DUT property key; NOT_FOUND when absent. */
+USCOPE_API uscope_status_t uscope_reader_dut_lookup(const uscope_reader_t *reader, const char *key,
+                                                    const char **value);
+
+/** Schema counts. */
+typedef struct uscope_schema_counts_s {
+  uint32_t struct_size;
+  uint32_t clocks, scopes, enums, storages, event_types, summary_fields;
+} uscope_schema_counts_t;
+USCOPE_API uscope_status_t uscope_reader_schema_counts(const uscope_reader_t *reader,
+                                                       uscope_schema_counts_t *out);
+
+typedef struct uscope_clock_info_s {
+  const char *name;
+  uint32_t period_ps;
+} uscope_clock_info_t;
+USCOPE_API uscope_status_t uscope_reader_clock(const uscope_reader_t *reader, uint32_t clock_id,
+                                               uscope_clock_info_t *out);
+
+typedef struct uscope_scope_info_s {
+  const char *name;
+  const char *protocol;  /* NULL when the scope has none */
+  uint16_t parent_id;    /* USCOPE_NO_PARENT for the root */
+  uint8_t clock_id;      /* USCOPE_CLOCK_INHERIT to inherit */
+} uscope_scope_info_t;
+USCOPE_API uscope_status_t uscope_reader_scope(const uscope_reader_t *reader, uint32_t scope_id,
+                                               uscope_scope_info_t *out);
+
+/** Enum enum_id: its name and number of values; then each value's name. */
+USCOPE_API uscope_status_t uscope_reader_enum(const uscope_reader_t *reader, uint32_t enum_id,
+                                              const char **name, uint32_t *num_values);
+USCOPE_API uscope_status_t uscope_reader_enum_value(const uscope_reader_t *reader, uint32_t enum_id,
+                                                    uint32_t value, const char **name);
+
+typedef struct uscope_storage_info_s {
+  const char *name;
+  uint16_t scope_id;
+  uint16_t num_slots;
+  uint16_t flags;        /* USCOPE_SF_* */
+  uint16_t num_fields;
+  uint16_t num_properties;
+  uint32_t slot_size;    /* bytes of one packed slot */
+} uscope_storage_info_t;
+USCOPE_API uscope_status_t uscope_reader_storage(const uscope_reader_t *reader, uint16_t storage_id,
+                                                 uscope_storage_info_t *out);
+
+typedef struct uscope_field_info_s {
+  const char *name;
+  uint8_t type;     /* USCOPE_FT_* */
+  uint8_t enum_id;
+  uint8_t role;     /* USCOPE_ROLE_* (properties) */
+  uint8_t pair_id;
+  uint32_t size;    /* bytes */
+  uint32_t offset;  /* within the slot, the property block, or the event payload */
+} uscope_field_info_t;
+/** Field `index` of a storage's slots, or (is_property) of its properties. */
+USCOPE_API uscope_status_t uscope_reader_storage_field(const uscope_reader_t *reader,
+                                                       uint16_t storage_id, uint16_t index,
+                                                       int is_property, uscope_field_info_t *out);
+
+typedef struct uscope_event_type_info_s {
+  const char *name;
+  uint16_t scope_id;
+  uint16_t num_fields;
+  uint32_t payload_size;
+} uscope_event_type_info_t;
+USCOPE_API uscope_status_t uscope_reader_event_type(const uscope_reader_t *reader, uint16_t event_type_id,
+                                                    uscope_event_type_info_t *out);
+USCOPE_API uscope_status_t uscope_reader_event_field(const uscope_reader_t *reader, uint16_t event_type_id,
+                                                     uint16_t index, uscope_field_info_t *out);
+
+/** Lookups by name (first match in schema order); NOT_FOUND when absent. */
+USCOPE_API uscope_status_t uscope_reader_find_storage(const uscope_reader_t *reader, const char *name,
+                                                      uint16_t *out_storage_id);
+USCOPE_API uscope_status_t uscope_reader_find_field(const uscope_reader_t *reader, uint16_t storage_id,
+                                                    const char *name, int is_property,
+                                                    uint16_t *out_index);
+USCOPE_API uscope_status_t uscope_reader_find_event(const uscope_reader_t *reader, const char *name,
+                                                    uint16_t *out_event_type_id);
+
+/** The string table (§7): index < count; *len excludes the NUL. */
+USCOPE_API uint32_t uscope_reader_string_count(const uscope_reader_t *reader);
+USCOPE_API uscope_status_t uscope_reader_string(const uscope_reader_t *reader, uint32_t index,
+                                                const char **str, uint32_t *len);
+
+/* Trace summary (§6: TSUM, or legacy CSUM with no instruction density). */
+typedef struct uscope_summary_info_s {
+  uint32_t struct_size;
+  uint32_t present;               /* 0: the file has none */
+  uint32_t base_interval_cycles;
+  uint32_t fan_out;
+  uint64_t total_instructions;
+  uint32_t density_levels;
+  uint32_t num_counters;
+} uscope_summary_info_t;
+USCOPE_API uscope_status_t uscope_reader_summary(const uscope_reader_t *reader, uscope_summary_info_t *out);
+/** Instruction counts per bucket of a density level (array owned by the reader). */
+USCOPE_API uscope_status_t uscope_reader_summary_density(const uscope_reader_t *reader, uint32_t level,
+                                                         const uint32_t **counts, uint32_t *num);
+typedef struct uscope_mipmap_entry_s {  /* §6.2 */
+  uint64_t min_delta;
+  uint64_t max_delta;
+  uint64_t sum;
+} uscope_mipmap_entry_t;
+USCOPE_API uscope_status_t uscope_reader_summary_counter(const uscope_reader_t *reader, uint32_t index,
+                                                         const char **name, uint16_t *storage_id,
+                                                         uint32_t *num_levels);
+USCOPE_API uscope_status_t uscope_reader_summary_counter_level(const uscope_reader_t *reader,
+                                                               uint32_t index, uint32_t level,
+                                                               const uscope_mipmap_entry_t **entries,
+                                                               uint32_t *num);
+
+/* State reconstruction (§10). */
+typedef struct uscope_state uscope_state_t;
+/**
+ * The state after every frame at or before time_ps (the checkpoint of the
+ * right segment plus its deltas). A trace with no segments gives the initial
+ * state. *out must be freed with uscope_state_free() before the reader is
+ * closed (it describes the reader's schema).
+ */
+USCOPE_API uscope_status_t uscope_reader_state_at(uscope_reader_t *reader, uint64_t time_ps,
+                                                  uscope_state_t **out);
+USCOPE_API void uscope_state_free(uscope_state_t *state);
+/** Dense slots are always valid (§4.6.1). */
+USCOPE_API uscope_status_t uscope_state_slot_valid(const uscope_state_t *state, uint16_t storage_id,
+                                                   uint16_t slot, int *valid);
+/** A field's stored bytes, zero-extended (signed fields are not sign-extended). */
+USCOPE_API uscope_status_t uscope_state_slot_field(const uscope_state_t *state, uint16_t storage_id,
+                                                   uint16_t slot, uint16_t field, uint64_t *value);
+USCOPE_API uscope_status_t uscope_state_property(const uscope_state_t *state, uint16_t storage_id,
+                                                 uint16_t prop, uint64_t *value);
+USCOPE_API uscope_status_t uscope_state_occupancy(const uscope_state_t *state, uint16_t storage_id,
+                                                  uint32_t *valid_slots);
+
+/* Events and items. */
+typedef struct uscope_event_s {
+  uint64_t time_ps;
+  uint16_t event_type_id;
+  uint32_t payload_size;
+  const uint8_t *payload;  /* valid until the next call on the iterator */
+} uscope_event_t;
+typedef struct uscope_event_iter uscope_event_iter_t;
+/**
+ * Iterate every event with t0 <= time <= t1 (a closed range), in file
+ * order, decoding one segment at a time. Free with uscope_event_iter_free()
+ * before closing the reader.
+ */
+USCOPE_API uscope_status_t uscope_reader_events_in_range(uscope_reader_t *reader, uint64_t t0,
+                                                         uint64_t t1, uscope_event_iter_t **out);
+/** USCOPE_OK with *ev filled, USCOPE_DONE at the end, or an error. */
+USCOPE_API uscope_status_t uscope_event_iter_next(uscope_event_iter_t *it, uscope_event_t *ev);
+USCOPE_API void uscope_event_iter_free(uscope_event_iter_t *it);
+
+typedef struct uscope_segment_info_s {
+  uint64_t offset;
+  uint64_t time_start_ps;
+  uint64_t time_end_ps;          /* inclusive: time of its last frame (COMPAT 10) */
+  uint32_t checkpoint_size;
+  uint32_t deltas_compressed_size;
+  uint32_t deltas_raw_size;
+  uint32_t num_frames;
+  uint32_t num_frames_active;
+} uscope_segment_info_t;
+USCOPE_API uscope_status_t uscope_reader_segment(const uscope_reader_t *reader, uint32_t index,
+                                                 uscope_segment_info_t *out);
+
+/** One timed op or event of a segment, in stream order. */
+typedef struct uscope_item_s {
+  uint64_t time_ps;
+  uint32_t is_event;
+  uint8_t action;                /* ops: DA_* of spec §8.6.2 (1 set, 2 clear, 3 add, 4 prop) */
+  uint16_t storage_id;
+  uint16_t slot;
+  uint16_t field;                /* property index for action 4 */
+  uint64_t value;
+  uint16_t event_type_id;        /* events */
+  uint32_t payload_size;
+  const uint8_t *payload;        /* valid until the next call on the iterator */
+} uscope_item_t;
+typedef struct uscope_item_iter uscope_item_iter_t;
+USCOPE_API uscope_status_t uscope_reader_segment_items(uscope_reader_t *reader, uint32_t index,
+                                                       uscope_item_iter_t **out);
+/** USCOPE_OK with *item filled, USCOPE_DONE at the end, or an error. */
+USCOPE_API uscope_status_t uscope_item_iter_next(uscope_item_iter_t *it, uscope_item_t *item);
+USCOPE_API void uscope_item_iter_free(uscope_item_iter_t *it);
+
+/**
+ * Live tailing: re-read the header of a file still being written and pick up
+ * segments committed since (§2.2: tail_offset is the commit point). *found
+ * is set to the number of new segments. Works on finalized files too (0).
+ */
+USCOPE_API uscope_status_t uscope_reader_poll_new_segments(uscope_reader_t *reader, uint32_t *found);
+
+/** The message of the reader's last error, or "". Owned by the reader. */
+USCOPE_API const char *uscope_reader_error(const uscope_reader_t *reader);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -82,6 +82,8 @@ USCOPE_API const char *uscope_status_str(uscope_status_t s) {
     case USCOPE_ERR_BAD_MAGIC: return "not a uscope file";
     case USCOPE_ERR_UNSUPPORTED_VERSION: return "unsupported file-format version";
     case USCOPE_ERR_UNKNOWN_COMPRESSION: return "unknown compression method";
+    case USCOPE_ERR_NOT_FOUND: return "not found";
+    case USCOPE_DONE: return "done (no more items)";
     default: return "unknown status";
   }
 }

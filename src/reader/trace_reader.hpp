@@ -50,6 +50,7 @@ class TraceReader {
   const std::optional<TraceSummary> &summary() const { return summary_; }
   const std::vector<StorageLayout> &layouts() const { return layouts_; }
   const std::vector<SegmentInfo> &segments() const { return segments_; }
+  size_t file_size() const { return file_.size(); }
 
   // The state after every frame with time <= time_ps: storages in schema
   // order. A trace without segments gives the initial (empty) state.

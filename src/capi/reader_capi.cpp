@@ -1,0 +1,616 @@
+// extern "C" reader: thin wrappers over uscope::TraceReader.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "capi/guard.hpp"
+#include "format/wire.hpp"
+#include "reader/trace_reader.hpp"
+#include "uscope/uscope.h"
+
+struct uscope_reader {
+  explicit uscope_reader(const char *path) : impl(path) {}
+  uscope::TraceReader impl;
+  std::string message;
+};
+
+struct uscope_state {
+  std::vector<uscope::StorageState> states;
+};
+
+struct uscope_event_iter {
+  uscope_reader *r;
+  uint64_t t0, t1;
+  size_t next_segment;
+  std::vector<uscope_event_t> events;
+  std::vector<uint8_t> payloads;
+  size_t pos = 0;
+  std::vector<uscope::StorageState> scratch;
+};
+
+struct uscope_item_iter {
+  std::vector<uscope_item_t> items;
+  std::vector<uint8_t> payloads;
+  size_t pos = 0;
+};
+
+static_assert(sizeof(uscope_mipmap_entry_t) == sizeof(uscope::MipmapEntry),
+              "uscope_mipmap_entry_t mirrors uscope::MipmapEntry (spec §6.2)");
+
+namespace {
+
+using uscope::fail;
+
+// Runs body; on failure also keeps the message on the reader.
+template <class F>
+uscope_status_t guard_r(const uscope_reader_t *r, F &&body) {
+  const uscope_status_t s = uscope::guard(body);
+  if (s < 0 && r) const_cast<uscope_reader_t *>(r)->message = uscope_last_error();
+  return s;
+}
+
+#define NEED(cond, ...) USCOPE_CHECK_ARG(cond, __VA_ARGS__)
+
+const uscope::Schema &schema(const uscope_reader_t *r) { return r->impl.schema(); }
+
+const char *str_or_empty(const uscope::Schema &s, uint16_t off) {
+  const char *p = s.str(off);
+  return p ? p : "";
+}
+
+void fill_field(const uscope::Schema &s, const uscope::FieldDef &f, uint32_t offset,
+                uscope_field_info_t *out) {
+  out->name = str_or_empty(s, f.name);
+  out->type = f.type;
+  out->enum_id = f.enum_id;
+  out->role = f.role;
+  out->pair_id = f.pair_id;
+  out->size = uscope::wire::field_type_size(f.type);
+  out->offset = offset;
+}
+
+// Collect a segment's events within [t0, t1] into the iterator's buffers.
+struct EventCollector {
+  uscope_event_iter *it;
+  void frame(uint64_t) {}
+  void op(uint64_t, const uscope::DeltaOp &) {}
+  void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t n) {
+    if (t < it->t0 || t > it->t1) return;
+    // The payload field holds an offset until the buffer stops growing.
+    it->events.push_back({t, id, n, reinterpret_cast<const uint8_t *>(it->payloads.size())});
+    it->payloads.insert(it->payloads.end(), p, p + n);
+  }
+};
+
+}  // namespace
+
+extern "C" {
+
+USCOPE_API uscope_status_t uscope_reader_open(uscope_reader_t **out, const char *path) {
+  return uscope::guard([&] {
+    NEED(out, "uscope_reader_open: out is NULL");
+    NEED(path, "uscope_reader_open: path is NULL");
+    *out = new uscope_reader(path);
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API void uscope_reader_close(uscope_reader_t *r) { delete r; }
+
+USCOPE_API const char *uscope_reader_error(const uscope_reader_t *r) {
+  return r ? r->message.c_str() : "";
+}
+
+USCOPE_API uscope_status_t uscope_reader_info(const uscope_reader_t *r, uscope_file_info_t *out) {
+  return guard_r(r, [&] {
+    NEED(r && out, "uscope_reader_info: NULL argument");
+    NEED(out->struct_size >= 8, "uscope_reader_info: set out->struct_size");
+    uscope_file_info_t i{};
+    i.struct_size = sizeof i;
+    const auto &h = r->impl.header();
+    i.version_major = h.version_major;
+    i.version_minor = h.version_minor;
+    i.flags = h.flags;
+    i.complete = r->impl.complete();
+    const bool compressed = h.flags & uscope::wire::F_COMPRESSED;
+    const uint32_t method = (h.flags & uscope::wire::kCompMethodMask) >> uscope::wire::kCompMethodShift;
+    i.compression = !compressed ? USCOPE_COMPRESSION_NONE
+                    : method == uscope::wire::kCompZstd ? USCOPE_COMPRESSION_ZSTD
+                                                        : USCOPE_COMPRESSION_LZ4;
+    i.interleaved = (h.flags & uscope::wire::F_INTERLEAVED_DELTAS) != 0;
+    i.num_segments = static_cast<uint32_t>(r->impl.segments().size());
+    i.total_time_ps = h.total_time_ps;
+    i.last_time_ps = r->impl.segments().empty() ? 0 : r->impl.segments().back().header.time_end_ps;
+    i.checkpoint_interval_ps = r->impl.checkpoint_interval_ps();
+    i.file_bytes = r->impl.file_size();
+    const uint32_t n = std::min<uint32_t>(out->struct_size, sizeof i);
+    std::memcpy(out, &i, n);
+    out->struct_size = n;
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uint32_t uscope_reader_dut_count(const uscope_reader_t *r) {
+  return r ? static_cast<uint32_t>(r->impl.dut().size()) : 0;
+}
+
+USCOPE_API uscope_status_t uscope_reader_dut_property(const uscope_reader_t *r, uint32_t index,
+                                                      const char **key, const char **value) {
+  return guard_r(r, [&] {
+    NEED(r && key && value, "uscope_reader_dut_property: NULL argument");
+    if (index >= r->impl.dut().size())
+      fail(USCOPE_ERR_NOT_FOUND, "DUT property %u: the file has %zu", index, r->impl.dut().size());
+    *key = str_or_empty(schema(r), r->impl.dut()[index].key);
+    *value = str_or_empty(schema(r), r->impl.dut()[index].value);
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_dut_lookup(const uscope_reader_t *r, const char *key,
+                                                    const char **value) {
+  return guard_r(r, [&] {
+    NEED(r && key && value, "uscope_reader_dut_lookup: NULL argument");
+    for (const auto &p : r->impl.dut()) {
+      const char *k = schema(r).str(p.key);
+      if (k && std::strcmp(k, key) == 0) {
+        *value = str_or_empty(schema(r), p.value);
+        return USCOPE_OK;
+      }
+    }
+    fail(USCOPE_ERR_NOT_FOUND, "no DUT property \"%s\"", key);
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_schema_counts(const uscope_reader_t *r,
+                                                       uscope_schema_counts_t *out) {
+  return guard_r(r, [&] {
+    NEED(r && out, "uscope_reader_schema_counts: NULL argument");
+    NEED(out->struct_size >= 8, "uscope_reader_schema_counts: set out->struct_size");
+    const auto &s = schema(r);
+    uscope_schema_counts_t c{};
+    c.struct_size = sizeof c;
+    c.clocks = static_cast<uint32_t>(s.clocks.size());
+    c.scopes = static_cast<uint32_t>(s.scopes.size());
+    c.enums = static_cast<uint32_t>(s.enums.size());
+    c.storages = static_cast<uint32_t>(s.storages.size());
+    c.event_types = static_cast<uint32_t>(s.events.size());
+    c.summary_fields = static_cast<uint32_t>(s.summary_fields.size());
+    const uint32_t n = std::min<uint32_t>(out->struct_size, sizeof c);
+    std::memcpy(out, &c, n);
+    out->struct_size = n;
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_clock(const uscope_reader_t *r, uint32_t id,
+                                               uscope_clock_info_t *out) {
+  return guard_r(r, [&] {
+    NEED(r && out, "uscope_reader_clock: NULL argument");
+    const auto &s = schema(r);
+    if (id >= s.clocks.size()) fail(USCOPE_ERR_NOT_FOUND, "clock %u: the schema has %zu", id, s.clocks.size());
+    out->name = str_or_empty(s, s.clocks[id].name);
+    out->period_ps = s.clocks[id].period_ps;
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_scope(const uscope_reader_t *r, uint32_t id,
+                                               uscope_scope_info_t *out) {
+  return guard_r(r, [&] {
+    NEED(r && out, "uscope_reader_scope: NULL argument");
+    const auto &s = schema(r);
+    if (id >= s.scopes.size()) fail(USCOPE_ERR_NOT_FOUND, "scope %u: the schema has %zu", id, s.scopes.size());
+    const auto &sc = s.scopes[id];
+    out->name = str_or_empty(s, sc.name);
+    out->protocol = sc.protocol == uscope::wire::kNoString ? nullptr : s.str(sc.protocol);
+    out->parent_id = sc.parent_id;
+    out->clock_id = sc.clock_id;
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_enum(const uscope_reader_t *r, uint32_t id, const char **name,
+                                              uint32_t *num_values) {
+  return guard_r(r, [&] {
+    NEED(r && name && num_values, "uscope_reader_enum: NULL argument");
+    const auto &s = schema(r);
+    if (id >= s.enums.size()) fail(USCOPE_ERR_NOT_FOUND, "enum %u: the schema has %zu", id, s.enums.size());
+    *name = str_or_empty(s, s.enums[id].name);
+    *num_values = static_cast<uint32_t>(s.enums[id].values.size());
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_enum_value(const uscope_reader_t *r, uint32_t id, uint32_t value,
+                                                    const char **name) {
+  return guard_r(r, [&] {
+    NEED(r && name, "uscope_reader_enum_value: NULL argument");
+    const auto &s = schema(r);
+    if (id >= s.enums.size()) fail(USCOPE_ERR_NOT_FOUND, "enum %u: the schema has %zu", id, s.enums.size());
+    for (const auto &v : s.enums[id].values)
+      if (v.value == value) {
+        *name = str_or_empty(s, v.name);
+        return USCOPE_OK;
+      }
+    fail(USCOPE_ERR_NOT_FOUND, "enum %u has no value %u", id, value);
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_storage(const uscope_reader_t *r, uint16_t id,
+                                                 uscope_storage_info_t *out) {
+  return guard_r(r, [&] {
+    NEED(r && out, "uscope_reader_storage: NULL argument");
+    const auto &s = schema(r);
+    if (id >= s.storages.size()) fail(USCOPE_ERR_UNKNOWN_STORAGE, "storage %u: the schema has %zu", id, s.storages.size());
+    const auto &st = s.storages[id];
+    out->name = str_or_empty(s, st.name);
+    out->scope_id = st.scope_id;
+    out->num_slots = st.num_slots;
+    out->flags = st.flags;
+    out->num_fields = static_cast<uint16_t>(st.fields.size());
+    out->num_properties = static_cast<uint16_t>(st.props.size());
+    out->slot_size = r->impl.layouts()[id].slot_size;
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_storage_field(const uscope_reader_t *r, uint16_t id, uint16_t index,
+                                                       int is_property, uscope_field_info_t *out) {
+  return guard_r(r, [&] {
+    NEED(r && out, "uscope_reader_storage_field: NULL argument");
+    const auto &s = schema(r);
+    if (id >= s.storages.size()) fail(USCOPE_ERR_UNKNOWN_STORAGE, "storage %u: the schema has %zu", id, s.storages.size());
+    const auto &fields = is_property ? s.storages[id].props : s.storages[id].fields;
+    if (index >= fields.size())
+      fail(is_property ? USCOPE_ERR_UNKNOWN_PROPERTY : USCOPE_ERR_UNKNOWN_FIELD, "storage %u has %zu %s", id,
+           fields.size(), is_property ? "properties" : "fields");
+    const auto &L = r->impl.layouts()[id];
+    fill_field(s, fields[index], is_property ? L.prop_off[index] : L.field_off[index], out);
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_event_type(const uscope_reader_t *r, uint16_t id,
+                                                    uscope_event_type_info_t *out) {
+  return guard_r(r, [&] {
+    NEED(r && out, "uscope_reader_event_type: NULL argument");
+    const auto &s = schema(r);
+    if (id >= s.events.size()) fail(USCOPE_ERR_UNKNOWN_EVENT, "event type %u: the schema has %zu", id, s.events.size());
+    out->name = str_or_empty(s, s.events[id].name);
+    out->scope_id = s.events[id].scope_id;
+    out->num_fields = static_cast<uint16_t>(s.events[id].fields.size());
+    out->payload_size = uscope::packed_size(s.events[id].fields);
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_event_field(const uscope_reader_t *r, uint16_t id, uint16_t index,
+                                                     uscope_field_info_t *out) {
+  return guard_r(r, [&] {
+    NEED(r && out, "uscope_reader_event_field: NULL argument");
+    const auto &s = schema(r);
+    if (id >= s.events.size()) fail(USCOPE_ERR_UNKNOWN_EVENT, "event type %u: the schema has %zu", id, s.events.size());
+    const auto &fields = s.events[id].fields;
+    if (index >= fields.size()) fail(USCOPE_ERR_UNKNOWN_FIELD, "event type %u has %zu fields", id, fields.size());
+    uint32_t off = 0;
+    for (uint16_t i = 0; i < index; ++i) off += uscope::wire::field_type_size(fields[i].type);
+    fill_field(s, fields[index], off, out);
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_find_storage(const uscope_reader_t *r, const char *name, uint16_t *out) {
+  return guard_r(r, [&] {
+    NEED(r && name && out, "uscope_reader_find_storage: NULL argument");
+    const auto &s = schema(r);
+    for (size_t i = 0; i < s.storages.size(); ++i)
+      if (std::strcmp(str_or_empty(s, s.storages[i].name), name) == 0) {
+        *out = static_cast<uint16_t>(i);
+        return USCOPE_OK;
+      }
+    fail(USCOPE_ERR_NOT_FOUND, "no storage named \"%s\"", name);
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_find_field(const uscope_reader_t *r, uint16_t id, const char *name,
+                                                    int is_property, uint16_t *out) {
+  return guard_r(r, [&] {
+    NEED(r && name && out, "uscope_reader_find_field: NULL argument");
+    const auto &s = schema(r);
+    if (id >= s.storages.size()) fail(USCOPE_ERR_UNKNOWN_STORAGE, "storage %u: the schema has %zu", id, s.storages.size());
+    const auto &fields = is_property ? s.storages[id].props : s.storages[id].fields;
+    for (size_t i = 0; i < fields.size(); ++i)
+      if (std::strcmp(str_or_empty(s, fields[i].name), name) == 0) {
+        *out = static_cast<uint16_t>(i);
+        return USCOPE_OK;
+      }
+    fail(USCOPE_ERR_NOT_FOUND, "storage %u has no %s named \"%s\"", id, is_property ? "property" : "field", name);
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_find_event(const uscope_reader_t *r, const char *name, uint16_t *out) {
+  return guard_r(r, [&] {
+    NEED(r && name && out, "uscope_reader_find_event: NULL argument");
+    const auto &s = schema(r);
+    for (size_t i = 0; i < s.events.size(); ++i)
+      if (std::strcmp(str_or_empty(s, s.events[i].name), name) == 0) {
+        *out = static_cast<uint16_t>(i);
+        return USCOPE_OK;
+      }
+    fail(USCOPE_ERR_NOT_FOUND, "no event type named \"%s\"", name);
+  });
+}
+
+USCOPE_API uint32_t uscope_reader_string_count(const uscope_reader_t *r) {
+  return r ? static_cast<uint32_t>(r->impl.strings().size()) : 0;
+}
+
+USCOPE_API uscope_status_t uscope_reader_string(const uscope_reader_t *r, uint32_t index, const char **str,
+                                                uint32_t *len) {
+  return guard_r(r, [&] {
+    NEED(r && str, "uscope_reader_string: NULL argument");
+    if (index >= r->impl.strings().size())
+      fail(USCOPE_ERR_NOT_FOUND, "string %u: the table has %zu", index, r->impl.strings().size());
+    *str = r->impl.strings()[index].c_str();
+    if (len) *len = static_cast<uint32_t>(r->impl.strings()[index].size());
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_summary(const uscope_reader_t *r, uscope_summary_info_t *out) {
+  return guard_r(r, [&] {
+    NEED(r && out, "uscope_reader_summary: NULL argument");
+    NEED(out->struct_size >= 8, "uscope_reader_summary: set out->struct_size");
+    uscope_summary_info_t i{};
+    i.struct_size = sizeof i;
+    if (const auto &t = r->impl.summary()) {
+      i.present = 1;
+      i.base_interval_cycles = t->base_interval_cycles;
+      i.fan_out = t->fan_out;
+      i.total_instructions = t->total_instructions;
+      i.density_levels = static_cast<uint32_t>(t->density.size());
+      i.num_counters = static_cast<uint32_t>(t->counters.size());
+    }
+    const uint32_t n = std::min<uint32_t>(out->struct_size, sizeof i);
+    std::memcpy(out, &i, n);
+    out->struct_size = n;
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_summary_density(const uscope_reader_t *r, uint32_t level,
+                                                         const uint32_t **counts, uint32_t *num) {
+  return guard_r(r, [&] {
+    NEED(r && counts && num, "uscope_reader_summary_density: NULL argument");
+    const auto &t = r->impl.summary();
+    if (!t || level >= t->density.size()) fail(USCOPE_ERR_NOT_FOUND, "no density level %u", level);
+    *counts = t->density[level].data();
+    *num = static_cast<uint32_t>(t->density[level].size());
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_summary_counter(const uscope_reader_t *r, uint32_t index,
+                                                         const char **name, uint16_t *storage_id,
+                                                         uint32_t *num_levels) {
+  return guard_r(r, [&] {
+    NEED(r && name && storage_id && num_levels, "uscope_reader_summary_counter: NULL argument");
+    const auto &t = r->impl.summary();
+    if (!t || index >= t->counters.size()) fail(USCOPE_ERR_NOT_FOUND, "no summary counter %u", index);
+    *name = t->counters[index].name.c_str();
+    *storage_id = t->counters[index].storage_id;
+    *num_levels = static_cast<uint32_t>(t->counters[index].levels.size());
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_summary_counter_level(const uscope_reader_t *r, uint32_t index,
+                                                               uint32_t level,
+                                                               const uscope_mipmap_entry_t **entries,
+                                                               uint32_t *num) {
+  return guard_r(r, [&] {
+    NEED(r && entries && num, "uscope_reader_summary_counter_level: NULL argument");
+    const auto &t = r->impl.summary();
+    if (!t || index >= t->counters.size() || level >= t->counters[index].levels.size())
+      fail(USCOPE_ERR_NOT_FOUND, "no summary counter %u level %u", index, level);
+    const auto &lv = t->counters[index].levels[level];
+    *entries = reinterpret_cast<const uscope_mipmap_entry_t *>(lv.data());
+    *num = static_cast<uint32_t>(lv.size());
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_state_at(uscope_reader_t *r, uint64_t t, uscope_state_t **out) {
+  return guard_r(r, [&] {
+    NEED(r && out, "uscope_reader_state_at: NULL argument");
+    auto *s = new uscope_state;
+    try {
+      s->states = r->impl.state_at(t);
+    } catch (...) {
+      delete s;
+      throw;
+    }
+    *out = s;
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API void uscope_state_free(uscope_state_t *s) { delete s; }
+
+namespace {
+const uscope::StorageState &storage_of(const uscope_state_t *s, uint16_t id) {
+  NEED(s, "state is NULL");
+  if (id >= s->states.size()) fail(USCOPE_ERR_UNKNOWN_STORAGE, "storage %u: the schema has %zu", id, s->states.size());
+  return s->states[id];
+}
+void need_slot(const uscope::StorageState &st, uint16_t slot) {
+  if (slot >= st.layout().num_slots)
+    fail(USCOPE_ERR_UNKNOWN_SLOT, "slot %u: storage %u has %u slots", slot, st.layout().storage_id, st.layout().num_slots);
+}
+}  // namespace
+
+USCOPE_API uscope_status_t uscope_state_slot_valid(const uscope_state_t *s, uint16_t id, uint16_t slot, int *valid) {
+  return uscope::guard([&] {
+    NEED(valid, "uscope_state_slot_valid: valid is NULL");
+    const auto &st = storage_of(s, id);
+    need_slot(st, slot);
+    *valid = st.valid(slot) ? 1 : 0;
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_state_slot_field(const uscope_state_t *s, uint16_t id, uint16_t slot,
+                                                   uint16_t field, uint64_t *value) {
+  return uscope::guard([&] {
+    NEED(value, "uscope_state_slot_field: value is NULL");
+    const auto &st = storage_of(s, id);
+    need_slot(st, slot);
+    if (field >= st.layout().field_off.size())
+      fail(USCOPE_ERR_UNKNOWN_FIELD, "field %u: storage %u has %zu", field, id, st.layout().field_off.size());
+    *value = st.get(slot, field);
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_state_property(const uscope_state_t *s, uint16_t id, uint16_t prop,
+                                                 uint64_t *value) {
+  return uscope::guard([&] {
+    NEED(value, "uscope_state_property: value is NULL");
+    const auto &st = storage_of(s, id);
+    if (prop >= st.layout().prop_off.size())
+      fail(USCOPE_ERR_UNKNOWN_PROPERTY, "property %u: storage %u has %zu", prop, id, st.layout().prop_off.size());
+    *value = st.prop(prop);
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_state_occupancy(const uscope_state_t *s, uint16_t id, uint32_t *n) {
+  return uscope::guard([&] {
+    NEED(n, "uscope_state_occupancy: out is NULL");
+    *n = storage_of(s, id).occupancy();
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_events_in_range(uscope_reader_t *r, uint64_t t0, uint64_t t1,
+                                                         uscope_event_iter_t **out) {
+  return guard_r(r, [&] {
+    NEED(r && out, "uscope_reader_events_in_range: NULL argument");
+    const auto &segs = r->impl.segments();
+    // Segments overlap only at boundary times: start with the first one whose
+    // (inclusive) end reaches t0.
+    auto first = std::lower_bound(segs.begin(), segs.end(), t0,
+                                  [](const uscope::SegmentInfo &s, uint64_t v) { return s.header.time_end_ps < v; });
+    auto *it = new uscope_event_iter{r, t0, t1, static_cast<size_t>(first - segs.begin()), {}, {}, 0, {}};
+    *out = it;
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_event_iter_next(uscope_event_iter_t *it, uscope_event_t *ev) {
+  if (!it) return uscope::guard([&]() -> uscope_status_t { fail(USCOPE_ERR_INVALID_ARGUMENT, "iterator is NULL"); });
+  return guard_r(it->r, [&] {
+    NEED(ev, "uscope_event_iter_next: ev is NULL");
+    const auto &segs = it->r->impl.segments();
+    while (it->pos == it->events.size()) {
+      if (it->t1 < it->t0 || it->next_segment >= segs.size() ||
+          segs[it->next_segment].header.time_start_ps > it->t1)
+        return USCOPE_DONE;
+      it->events.clear();
+      it->payloads.clear();
+      it->pos = 0;
+      if (it->scratch.empty()) it->scratch = it->r->impl.initial_state();
+      it->r->impl.replay(it->next_segment++, it->scratch, EventCollector{it}, 0);
+      for (auto &e : it->events)
+        e.payload = it->payloads.data() + reinterpret_cast<uintptr_t>(e.payload);
+    }
+    *ev = it->events[it->pos++];
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API void uscope_event_iter_free(uscope_event_iter_t *it) { delete it; }
+
+USCOPE_API uscope_status_t uscope_reader_segment(const uscope_reader_t *r, uint32_t index,
+                                                 uscope_segment_info_t *out) {
+  return guard_r(r, [&] {
+    NEED(r && out, "uscope_reader_segment: NULL argument");
+    const auto &segs = r->impl.segments();
+    if (index >= segs.size()) fail(USCOPE_ERR_NOT_FOUND, "segment %u: the reader has %zu", index, segs.size());
+    const auto &s = segs[index];
+    out->offset = s.offset;
+    out->time_start_ps = s.header.time_start_ps;
+    out->time_end_ps = s.header.time_end_ps;
+    out->checkpoint_size = s.header.checkpoint_size;
+    out->deltas_compressed_size = s.header.deltas_compressed_size;
+    out->deltas_raw_size = s.header.deltas_raw_size;
+    out->num_frames = s.header.num_frames;
+    out->num_frames_active = s.header.num_frames_active;
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_segment_items(uscope_reader_t *r, uint32_t index,
+                                                       uscope_item_iter_t **out) {
+  return guard_r(r, [&] {
+    NEED(r && out, "uscope_reader_segment_items: NULL argument");
+    if (index >= r->impl.segments().size())
+      fail(USCOPE_ERR_NOT_FOUND, "segment %u: the reader has %zu", index, r->impl.segments().size());
+    auto it = std::make_unique<uscope_item_iter>();
+    struct Collect {
+      uscope_item_iter &it;
+      void frame(uint64_t) {}
+      void op(uint64_t t, const uscope::DeltaOp &o) {
+        uscope_item_t i{};
+        i.time_ps = t;
+        i.action = o.action;
+        i.storage_id = o.storage_id;
+        i.slot = o.slot;
+        i.field = o.field;
+        i.value = o.value;
+        it.items.push_back(i);
+      }
+      void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t n) {
+        uscope_item_t i{};
+        i.time_ps = t;
+        i.is_event = 1;
+        i.event_type_id = id;
+        i.payload_size = n;
+        i.payload = reinterpret_cast<const uint8_t *>(it.payloads.size());
+        it.items.push_back(i);
+        it.payloads.insert(it.payloads.end(), p, p + n);
+      }
+    };
+    auto st = r->impl.initial_state();
+    r->impl.replay(index, st, Collect{*it});
+    for (auto &i : it->items)
+      if (i.is_event) i.payload = it->payloads.data() + reinterpret_cast<uintptr_t>(i.payload);
+    *out = it.release();
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_item_iter_next(uscope_item_iter_t *it, uscope_item_t *item) {
+  return uscope::guard([&] {
+    NEED(it && item, "uscope_item_iter_next: NULL argument");
+    if (it->pos == it->items.size()) return USCOPE_DONE;
+    *item = it->items[it->pos++];
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API void uscope_item_iter_free(uscope_item_iter_t *it) { delete it; }
+
+USCOPE_API uscope_status_t uscope_reader_poll_new_segments(uscope_reader_t *r, uint32_t *found) {
+  return guard_r(r, [&] {
+    NEED(r && found, "uscope_reader_poll_new_segments: NULL argument");
+    const size_t before = r->impl.segments().size();
+    r->impl.poll_new_segments();
+    *found = static_cast<uint32_t>(r->impl.segments().size() - before);
+    return USCOPE_OK;
+  });
+}
+
+}  // extern "C"
