@@ -2,7 +2,7 @@
 # Installs (as root) or names (otherwise) the Debian 12 packages the build and
 # the tests need. Sourced by .ci/demo.sh and .ci/test.sh.
 USCOPE_PACKAGES=(cmake ninja-build g++ pkg-config liblz4-dev libzstd-dev libgtest-dev
-                 libbenchmark-dev libsimdjson-dev)
+                 libbenchmark-dev libsimdjson-dev libcli11-dev)
 
 uscope_install_deps() {
   local missing=()

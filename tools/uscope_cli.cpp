@@ -1,0 +1,531 @@
+// uscope: inspect µScope traces from the command line. Built only on the
+// public C API of libuscope, like any user's tool.
+//
+//   uscope info   FILE [--json]
+//   uscope dump   FILE --json
+//   uscope state  FILE (--time PS | --cycle N) [--json]
+//   uscope events FILE --from PS --to PS [--json]
+//
+// Output is deterministic. Errors go to stderr with exit code 1 (2 for usage).
+#include <CLI/CLI.hpp>
+#include <uscope/uscope.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void check(uscope_status_t s, const char *what) {
+  if (s < 0) throw Failure(std::string(what) + ": " + uscope_status_str(s) + ": " + uscope_last_error());
+}
+
+// A minimal, streaming JSON writer: the tool's output format, not a parser.
+class Json {
+ public:
+  void begin_object() { sep(); std::fputc('{', stdout); first_ = true; }
+  void end_object() { std::fputc('}', stdout); first_ = false; }
+  void begin_array() { sep(); std::fputc('[', stdout); first_ = true; }
+  void end_array() { std::fputc(']', stdout); first_ = false; }
+  void key(const char *k) { sep(); string_raw(k); std::fputc(':', stdout); first_ = true; }
+  void str(const char *v) { sep(); if (v) string_raw(v); else std::fputs("null", stdout); }
+  void num(uint64_t v) { sep(); std::printf("%" PRIu64, v); }
+  void snum(int64_t v) { sep(); std::printf("%" PRId64, v); }
+  void boolean(bool v) { sep(); std::fputs(v ? "true" : "false", stdout); }
+  void null() { sep(); std::fputs("null", stdout); }
+  void end() { std::fputc('\n', stdout); }
+  template <class T>
+  void field(const char *k, T v) {
+    key(k);
+    put(v);
+  }
+
+ private:
+  void put(const char *v) { str(v); }
+  void put(uint64_t v) { num(v); }
+  void put(uint32_t v) { num(v); }
+  void put(uint16_t v) { num(v); }
+  void put(uint8_t v) { num(v); }
+  void put(bool v) { boolean(v); }
+  void sep() {
+    if (!first_) std::fputc(',', stdout);
+    first_ = false;
+  }
+  static void string_raw(const char *s) {
+    std::fputc('"', stdout);
+    for (const unsigned char *p = reinterpret_cast<const unsigned char *>(s); *p; ++p) {
+      switch (*p) {
+        case '"': std::fputs("\\\"", stdout); break;
+        case '\\': std::fputs("\\\\", stdout); break;
+        case '\n': std::fputs("\\n", stdout); break;
+        case '\r': std::fputs("\\r", stdout); break;
+        case '\t': std::fputs("\\t", stdout); break;
+        default:
+          if (*p < 0x20) std::printf("\\u%04x", *p);
+          else std::fputc(*p, stdout);
+      }
+    }
+    std::fputc('"', stdout);
+  }
+  bool first_ = true;
+};
+
+bool is_signed(uint8_t t) { return t >= USCOPE_FT_I8 && t <= USCOPE_FT_I64; }
+int64_t sign_extend(uint64_t v, uint32_t size) {
+  const unsigned bits = size * 8;
+  if (bits >= 64) return static_cast<int64_t>(v);
+  const uint64_t m = uint64_t{1} << (bits - 1);
+  return static_cast<int64_t>((v ^ m) - m);
+}
+
+class Trace {
+ public:
+  explicit Trace(const std::string &path) { check(uscope_reader_open(&r_, path.c_str()), path.c_str()); }
+  ~Trace() { uscope_reader_close(r_); }
+  Trace(const Trace &) = delete;
+  Trace &operator=(const Trace &) = delete;
+  uscope_reader_t *r() const { return r_; }
+
+  uscope_file_info_t info() const {
+    uscope_file_info_t i{};
+    i.struct_size = sizeof i;
+    check(uscope_reader_info(r_, &i), "info");
+    return i;
+  }
+  uscope_schema_counts_t counts() const {
+    uscope_schema_counts_t c{};
+    c.struct_size = sizeof c;
+    check(uscope_reader_schema_counts(r_, &c), "schema");
+    return c;
+  }
+  uscope_storage_info_t storage(uint16_t id) const {
+    uscope_storage_info_t s{};
+    check(uscope_reader_storage(r_, id, &s), "storage");
+    return s;
+  }
+  uscope_field_info_t field(uint16_t sid, uint16_t i, bool prop) const {
+    uscope_field_info_t f{};
+    check(uscope_reader_storage_field(r_, sid, i, prop ? 1 : 0, &f), "field");
+    return f;
+  }
+  uscope_event_type_info_t event_type(uint16_t id) const {
+    uscope_event_type_info_t e{};
+    check(uscope_reader_event_type(r_, id, &e), "event type");
+    return e;
+  }
+  uscope_field_info_t event_field(uint16_t id, uint16_t i) const {
+    uscope_field_info_t f{};
+    check(uscope_reader_event_field(r_, id, i, &f), "event field");
+    return f;
+  }
+  const char *enum_value(uint8_t enum_id, uint64_t v) const {
+    const char *name = nullptr;
+    return uscope_reader_enum_value(r_, enum_id, static_cast<uint32_t>(v), &name) == USCOPE_OK ? name : nullptr;
+  }
+
+ private:
+  uscope_reader_t *r_ = nullptr;
+};
+
+// A field value as JSON: signed types sign-extended, enums with their name.
+void json_value(Json &j, const Trace &t, const uscope_field_info_t &f, uint64_t raw) {
+  if (is_signed(f.type)) j.snum(sign_extend(raw, f.size));
+  else j.num(raw);
+}
+std::string text_value(const Trace &t, const uscope_field_info_t &f, uint64_t raw) {
+  char b[64];
+  if (is_signed(f.type)) std::snprintf(b, sizeof b, "%" PRId64, sign_extend(raw, f.size));
+  else if (f.type == USCOPE_FT_U64 || f.type == USCOPE_FT_U32) std::snprintf(b, sizeof b, "0x%" PRIx64, raw);
+  else std::snprintf(b, sizeof b, "%" PRIu64, raw);
+  std::string s = b;
+  if (f.type == USCOPE_FT_ENUM)
+    if (const char *n = t.enum_value(f.enum_id, raw)) s += std::string("(") + n + ")";
+  return s;
+}
+
+uint64_t payload_field(const uint8_t *p, const uscope_field_info_t &f) {
+  uint64_t v = 0;
+  std::memcpy(&v, p + f.offset, f.size);  // little-endian host (the library checks)
+  return v;
+}
+
+// ── info ──
+
+void cmd_info(const Trace &t, bool json) {
+  const auto i = t.info();
+  const auto c = t.counts();
+  uint64_t raw = 0, compressed = 0;
+  for (uint32_t s = 0; s < i.num_segments; ++s) {
+    uscope_segment_info_t seg{};
+    check(uscope_reader_segment(t.r(), s, &seg), "segment");
+    raw += seg.deltas_raw_size;
+    compressed += seg.deltas_compressed_size;
+  }
+  const char *comp = i.compression == USCOPE_COMPRESSION_LZ4 ? "lz4" : i.compression == USCOPE_COMPRESSION_ZSTD ? "zstd" : "none";
+  if (json) {
+    Json j;
+    j.begin_object();
+    j.key("version");
+    j.str((std::to_string(i.version_major) + "." + std::to_string(i.version_minor)).c_str());
+    j.field("flags", i.flags);
+    j.field("complete", i.complete != 0);
+    j.field("frames", i.interleaved ? "v0.2" : "v0.1");
+    j.field("compression", comp);
+    j.field("total_time_ps", i.total_time_ps);
+    j.field("last_time_ps", i.last_time_ps);
+    j.field("segments", i.num_segments);
+    j.field("checkpoint_interval_ps", i.checkpoint_interval_ps);
+    j.field("file_bytes", i.file_bytes);
+    j.field("deltas_raw_bytes", raw);
+    j.field("deltas_compressed_bytes", compressed);
+    j.key("dut");
+    j.begin_object();
+    for (uint32_t d = 0; d < uscope_reader_dut_count(t.r()); ++d) {
+      const char *k, *v;
+      check(uscope_reader_dut_property(t.r(), d, &k, &v), "dut");
+      j.field(k, v);
+    }
+    j.end_object();
+    j.key("clocks");
+    j.begin_array();
+    for (uint32_t k = 0; k < c.clocks; ++k) {
+      uscope_clock_info_t ck{};
+      check(uscope_reader_clock(t.r(), k, &ck), "clock");
+      j.begin_object();
+      j.field("name", ck.name);
+      j.field("period_ps", ck.period_ps);
+      j.end_object();
+    }
+    j.end_array();
+    j.key("scopes");
+    j.begin_array();
+    for (uint32_t k = 0; k < c.scopes; ++k) {
+      uscope_scope_info_t sc{};
+      check(uscope_reader_scope(t.r(), k, &sc), "scope");
+      j.begin_object();
+      j.field("name", sc.name);
+      j.field("protocol", sc.protocol);
+      j.field("parent", sc.parent_id);
+      j.field("clock", sc.clock_id);
+      j.end_object();
+    }
+    j.end_array();
+    j.key("storages");
+    j.begin_array();
+    for (uint32_t k = 0; k < c.storages; ++k) {
+      const auto s = t.storage(static_cast<uint16_t>(k));
+      j.begin_object();
+      j.field("name", s.name);
+      j.field("slots", s.num_slots);
+      j.field("sparse", (s.flags & USCOPE_SF_SPARSE) != 0);
+      j.field("buffer", (s.flags & USCOPE_SF_BUFFER) != 0);
+      j.field("fields", s.num_fields);
+      j.field("properties", s.num_properties);
+      j.end_object();
+    }
+    j.end_array();
+    j.key("events");
+    j.begin_array();
+    for (uint32_t k = 0; k < c.event_types; ++k) {
+      const auto e = t.event_type(static_cast<uint16_t>(k));
+      j.begin_object();
+      j.field("name", e.name);
+      j.field("fields", e.num_fields);
+      j.field("payload_size", e.payload_size);
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+    j.end();
+    return;
+  }
+  std::printf("format      µScope %u.%u, %s, %s frames, %s\n", i.version_major, i.version_minor,
+              i.complete ? "complete" : "live (not finalized)", i.interleaved ? "v0.2" : "v0.1", comp);
+  std::printf("time        %" PRIu64 " ps (last segment ends at %" PRIu64 " ps)\n", i.total_time_ps, i.last_time_ps);
+  std::printf("segments    %u, checkpoint every %" PRIu64 " ps\n", i.num_segments, i.checkpoint_interval_ps);
+  std::printf("size        %" PRIu64 " bytes; deltas %" PRIu64 " raw -> %" PRIu64 " stored (%.2fx)\n", i.file_bytes,
+              raw, compressed, compressed ? static_cast<double>(raw) / static_cast<double>(compressed) : 1.0);
+  for (uint32_t d = 0; d < uscope_reader_dut_count(t.r()); ++d) {
+    const char *k, *v;
+    check(uscope_reader_dut_property(t.r(), d, &k, &v), "dut");
+    std::printf("dut         %s = %s\n", k, v);
+  }
+  for (uint32_t k = 0; k < c.clocks; ++k) {
+    uscope_clock_info_t ck{};
+    check(uscope_reader_clock(t.r(), k, &ck), "clock");
+    std::printf("clock %-5u %s, %u ps\n", k, ck.name, ck.period_ps);
+  }
+  for (uint32_t k = 0; k < c.scopes; ++k) {
+    uscope_scope_info_t sc{};
+    check(uscope_reader_scope(t.r(), k, &sc), "scope");
+    std::printf("scope %-5u %s%s%s\n", k, sc.name, sc.protocol ? " protocol=" : "", sc.protocol ? sc.protocol : "");
+  }
+  for (uint32_t k = 0; k < c.storages; ++k) {
+    const auto s = t.storage(static_cast<uint16_t>(k));
+    std::printf("storage %-3u %s: %u %s slots, %u fields, %u properties\n", k, s.name, s.num_slots,
+                (s.flags & USCOPE_SF_SPARSE) ? "sparse" : "dense", s.num_fields, s.num_properties);
+  }
+  for (uint32_t k = 0; k < c.event_types; ++k) {
+    const auto e = t.event_type(static_cast<uint16_t>(k));
+    std::printf("event %-5u %s: %u fields, %u bytes\n", k, e.name, e.num_fields, e.payload_size);
+  }
+}
+
+// ── state ──
+
+void cmd_state(const Trace &t, uint64_t time_ps, bool json) {
+  uscope_state_t *st = nullptr;
+  check(uscope_reader_state_at(t.r(), time_ps, &st), "state_at");
+  struct Free {
+    uscope_state_t *s;
+    ~Free() { uscope_state_free(s); }
+  } guard{st};
+  const auto c = t.counts();
+  Json j;
+  if (json) {
+    j.begin_object();
+    j.field("time_ps", time_ps);
+    j.key("storages");
+    j.begin_array();
+  } else {
+    std::printf("state at %" PRIu64 " ps\n", time_ps);
+  }
+  for (uint16_t sid = 0; sid < c.storages; ++sid) {
+    const auto s = t.storage(sid);
+    uint32_t occ = 0;
+    check(uscope_state_occupancy(st, sid, &occ), "occupancy");
+    if (json) {
+      j.begin_object();
+      j.field("name", s.name);
+      j.field("valid", occ);
+      j.key("properties");
+      j.begin_object();
+    } else {
+      std::printf("%s (%u/%u valid)\n", s.name, occ, s.num_slots);
+    }
+    for (uint16_t p = 0; p < s.num_properties; ++p) {
+      const auto f = t.field(sid, p, true);
+      uint64_t v = 0;
+      check(uscope_state_property(st, sid, p, &v), "property");
+      if (json) {
+        j.key(f.name);
+        json_value(j, t, f, v);
+      } else {
+        std::printf("  .%s = %s\n", f.name, text_value(t, f, v).c_str());
+      }
+    }
+    if (json) {
+      j.end_object();
+      j.key("slots");
+      j.begin_array();
+    }
+    for (uint16_t slot = 0; slot < s.num_slots; ++slot) {
+      int valid = 0;
+      check(uscope_state_slot_valid(st, sid, slot, &valid), "slot");
+      if (!valid) continue;
+      if (json) {
+        j.begin_object();
+        j.field("slot", slot);
+      } else {
+        std::printf("  [%u]", slot);
+      }
+      for (uint16_t fi = 0; fi < s.num_fields; ++fi) {
+        const auto f = t.field(sid, fi, false);
+        uint64_t v = 0;
+        check(uscope_state_slot_field(st, sid, slot, fi, &v), "field");
+        if (json) {
+          j.key(f.name);
+          json_value(j, t, f, v);
+        } else {
+          std::printf(" %s=%s", f.name, text_value(t, f, v).c_str());
+        }
+      }
+      if (json) j.end_object();
+      else std::printf("\n");
+    }
+    if (json) {
+      j.end_array();
+      j.end_object();
+    }
+  }
+  if (json) {
+    j.end_array();
+    j.end_object();
+    j.end();
+  }
+}
+
+// ── events / dump ──
+
+void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8_t *payload) {
+  const auto et = t.event_type(id);
+  j.begin_object();
+  j.field("time_ps", time);
+  j.field("type", et.name);
+  j.key("fields");
+  j.begin_object();
+  for (uint16_t k = 0; k < et.num_fields; ++k) {
+    const auto f = t.event_field(id, k);
+    j.key(f.name);
+    json_value(j, t, f, payload_field(payload, f));
+  }
+  j.end_object();
+  j.end_object();
+}
+
+void event_text(const Trace &t, uint64_t time, uint16_t id, const uint8_t *payload) {
+  const auto et = t.event_type(id);
+  std::printf("%" PRIu64 " %s", time, et.name);
+  for (uint16_t k = 0; k < et.num_fields; ++k) {
+    const auto f = t.event_field(id, k);
+    std::printf(" %s=%s", f.name, text_value(t, f, payload_field(payload, f)).c_str());
+  }
+  std::printf("\n");
+}
+
+void cmd_events(const Trace &t, uint64_t from, uint64_t to, bool json) {
+  uscope_event_iter_t *it = nullptr;
+  check(uscope_reader_events_in_range(t.r(), from, to, &it), "events_in_range");
+  struct Free {
+    uscope_event_iter_t *i;
+    ~Free() { uscope_event_iter_free(i); }
+  } guard{it};
+  Json j;
+  if (json) j.begin_array();
+  uscope_event_t ev{};
+  uscope_status_t s;
+  while ((s = uscope_event_iter_next(it, &ev)) == USCOPE_OK) {
+    if (json) event_json(j, t, ev.time_ps, ev.event_type_id, ev.payload);
+    else event_text(t, ev.time_ps, ev.event_type_id, ev.payload);
+  }
+  check(s, "events");
+  if (json) {
+    j.end_array();
+    j.end();
+  }
+}
+
+void cmd_dump(const Trace &t) {
+  const auto i = t.info();
+  Json j;
+  j.begin_object();
+  j.field("complete", i.complete != 0);
+  j.field("total_time_ps", i.total_time_ps);
+  j.field("checkpoint_interval_ps", i.checkpoint_interval_ps);
+  j.key("strings");
+  j.begin_array();
+  for (uint32_t k = 0; k < uscope_reader_string_count(t.r()); ++k) {
+    const char *s = nullptr;
+    check(uscope_reader_string(t.r(), k, &s, nullptr), "string");
+    j.str(s);
+  }
+  j.end_array();
+  j.key("segments");
+  j.begin_array();
+  for (uint32_t k = 0; k < i.num_segments; ++k) {
+    uscope_segment_info_t seg{};
+    check(uscope_reader_segment(t.r(), k, &seg), "segment");
+    j.begin_object();
+    j.field("time_start_ps", seg.time_start_ps);
+    j.field("time_end_ps", seg.time_end_ps);
+    j.field("frames", seg.num_frames);
+    j.key("items");
+    j.begin_array();
+    uscope_item_iter_t *it = nullptr;
+    check(uscope_reader_segment_items(t.r(), k, &it), "segment items");
+    struct Free {
+      uscope_item_iter_t *i;
+      ~Free() { uscope_item_iter_free(i); }
+    } guard{it};
+    uscope_item_t item{};
+    uscope_status_t s;
+    while ((s = uscope_item_iter_next(it, &item)) == USCOPE_OK) {
+      if (item.is_event) {
+        event_json(j, t, item.time_ps, item.event_type_id, item.payload);
+        continue;
+      }
+      static const char *actions[] = {"?", "set", "clear", "add", "prop"};
+      j.begin_object();
+      j.field("time_ps", item.time_ps);
+      j.field("op", actions[item.action <= 4 ? item.action : 0]);
+      j.field("storage", t.storage(item.storage_id).name);
+      j.field("slot", item.slot);
+      if (item.action != 2) {
+        const auto f = t.field(item.storage_id, item.field, item.action == 4);
+        j.field("field", f.name);
+        j.key("value");
+        j.num(item.value);  // as recorded: the full 64 bits of the delta
+      }
+      j.end_object();
+    }
+    check(s, "items");
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+  j.end();
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"Inspect µScope traces (libuscope " + std::string(uscope_version_string()) + ")", "uscope"};
+  app.require_subcommand(1);
+  std::string file;
+  bool json = false;
+  auto *info = app.add_subcommand("info", "file overview: format, time, segments, schema, DUT");
+  info->add_option("file", file, "trace file")->required();
+  info->add_flag("--json", json, "JSON output");
+  auto *dump = app.add_subcommand("dump", "canonical full dump of every segment's items");
+  dump->add_option("file", file, "trace file")->required();
+  bool dump_json = false;
+  dump->add_flag("--json", dump_json, "JSON output (the only format)")->required();
+  auto *state = app.add_subcommand("state", "storage state at a time");
+  state->add_option("file", file, "trace file")->required();
+  uint64_t time_ps = 0, cycle = 0;
+  auto *opt_time = state->add_option("--time", time_ps, "time in ps");
+  auto *opt_cycle = state->add_option("--cycle", cycle, "cycle of clock 0");
+  opt_time->excludes(opt_cycle);
+  state->add_flag("--json", json, "JSON output");
+  auto *events = app.add_subcommand("events", "events in a closed time range");
+  events->add_option("file", file, "trace file")->required();
+  uint64_t from = 0, to = 0;
+  events->add_option("--from", from, "first time in ps")->required();
+  events->add_option("--to", to, "last time in ps")->required();
+  events->add_flag("--json", json, "JSON output");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    Trace t(file);
+    if (*info) cmd_info(t, json);
+    else if (*dump) cmd_dump(t);
+    else if (*state) {
+      if (!*opt_time && !*opt_cycle) throw Failure("state: give --time PS or --cycle N");
+      if (*opt_cycle) {
+        uscope_clock_info_t ck{};
+        check(uscope_reader_clock(t.r(), 0, &ck), "clock 0");
+        if (ck.period_ps == 0) throw Failure("state --cycle: clock 0 has no period; use --time");
+        time_ps = cycle * ck.period_ps;
+      }
+      cmd_state(t, time_ps, json);
+    } else if (*events) {
+      cmd_events(t, from, to, json);
+    }
+  } catch (const Failure &e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "uscope: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
