@@ -609,7 +609,7 @@ void Writer::finalize(uscope_status_t &status) {
   FileHeader h;
   h.version_major = wire::kVersionMajor;
   h.version_minor = wire::kVersionMinor;
-  h.flags = flags_ | wire::F_COMPLETE;
+  h.flags = flags_;  // F_COMPLETE comes last, below
   h.total_time_ps = encoder_->num_segments() ? encoder_->last_time() : 0;  // COMPAT 11
   h.num_segments = encoder_->num_segments();
   h.preamble_end = preamble_end_;
@@ -621,6 +621,13 @@ void Writer::finalize(uscope_status_t &status) {
   // F_COMPLETE when the user asked for power-loss durability.
   if (durability_ == USCOPE_DURABILITY_FDATASYNC) sink_.sync();
   sink_.write_at(0, hdr, sizeof(hdr));
+  // Set F_COMPLETE in its own 8-byte write after everything else, so that a
+  // live reader never sees "complete" with a section table offset not yet
+  // written (a 48-byte write is not atomic for a concurrent reader).
+  if (durability_ == USCOPE_DURABILITY_FDATASYNC) sink_.sync();
+  uint8_t flags[8];
+  wire::put_u64(flags, flags_ | wire::F_COMPLETE);
+  sink_.write_at(wire::kHdrOffFlags, flags, sizeof(flags));
   if (durability_ == USCOPE_DURABILITY_FDATASYNC) sink_.sync();
   enc_stats_.file_bytes.store(sink_.size(), std::memory_order_relaxed);
   sink_.close();
