@@ -439,6 +439,8 @@ USCOPE_API uscope_status_t uscope_reader_state_at(uscope_reader_t *r, uint64_t t
 
 USCOPE_API void uscope_state_free(uscope_state_t *s) { delete s; }
 
+}  // extern "C"
+
 namespace {
 const uscope::StorageState &storage_of(const uscope_state_t *s, uint16_t id) {
   NEED(s, "state is NULL");
@@ -450,6 +452,8 @@ void need_slot(const uscope::StorageState &st, uint16_t slot) {
     fail(USCOPE_ERR_UNKNOWN_SLOT, "slot %u: storage %u has %u slots", slot, st.layout().storage_id, st.layout().num_slots);
 }
 }  // namespace
+
+extern "C" {
 
 USCOPE_API uscope_status_t uscope_state_slot_valid(const uscope_state_t *s, uint16_t id, uint16_t slot, int *valid) {
   return uscope::guard([&] {
