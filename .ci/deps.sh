@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs (as root) or names (otherwise) the Debian 12 packages the build and
 # the tests need. Sourced by .ci/demo.sh and .ci/test.sh.
+# clang builds the libFuzzer target; libclang-rt-14-dev holds libFuzzer and
+# the sanitizer runtimes (only a Recommends of clang-14, so named here).
 USCOPE_PACKAGES=(cmake ninja-build g++ pkg-config liblz4-dev libzstd-dev libgtest-dev
-                 libbenchmark-dev libsimdjson-dev libcli11-dev)
+                 libbenchmark-dev libsimdjson-dev libcli11-dev
+                 clang libclang-rt-14-dev)
 
 uscope_install_deps() {
   local missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: every test, in a normal build and under
-# ASan+UBSan. CI (.ci/run) runs exactly this.
+# ASan+UBSan, then a bounded libFuzzer run of the reader. CI (.ci/run) runs
+# exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source .ci/deps.sh
@@ -17,3 +18,22 @@ cmake --preset asan >/dev/null
 cmake --build build/asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan --output-on-failure -j "$jobs"
+
+echo "== fuzz the reader (clang, libFuzzer + ASan + UBSan, ${USCOPE_FUZZ_SECONDS:=60} s) =="
+# A separate clang build of the fuzz target only. It runs on a copy of the
+# seed corpus (tests/fuzz/corpus/reader), so new inputs stay in the build
+# tree; a crash leaves its input in build/fuzz/artifacts/ and fails CI. To
+# keep a finding as a regression test, copy that file into the seed corpus:
+# the ctest replay runs it in every build.
+CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DUSCOPE_FUZZ=ON -DUSCOPE_BUILD_TESTS=OFF -DUSCOPE_BUILD_BENCH=OFF -DUSCOPE_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build build/fuzz -j "$jobs" --target uscope_fuzz_reader
+rm -rf build/fuzz/corpus build/fuzz/artifacts
+mkdir -p build/fuzz/corpus build/fuzz/artifacts
+cp tests/fuzz/corpus/reader/* build/fuzz/corpus/
+# Limits: 10 s per input is a hang; one allocation over 512 MiB is a hostile
+# size that got through (inputs stay within the default 4 KiB -max_len, whose
+# largest legitimate allocation is a ~260 MiB storage state).
+build/fuzz/tests/fuzz/uscope_fuzz_reader -max_total_time="$USCOPE_FUZZ_SECONDS" -timeout=10 \
+  -rss_limit_mb=2048 -malloc_limit_mb=512 -print_final_stats=1 -artifact_prefix=build/fuzz/artifacts/ \
+  build/fuzz/corpus

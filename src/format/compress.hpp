@@ -32,10 +32,26 @@ class Compressor {
   std::unique_ptr<State> st_;
 };
 
+// Throws Error(CORRUPT) when a blob of n bytes (size prefix included) cannot
+// decode to raw bytes: more than 255 bytes per LZ4 input byte, or not the
+// content size its zstd frame declares (at most 128 KiB per zstd block when
+// it declares none). Call it before sizing a buffer from a size field, so
+// that a few hostile bytes cannot make the reader allocate up to its limit.
+void check_decoded_size(Codec codec, const uint8_t *blob, size_t n, uint64_t raw);
+
 // Decode a blob into out (resized to the uncompressed size). Rejects a size
 // prefix above max_raw, and any blob that does not decode to exactly that
 // size, with Error(CORRUPT).
 void decompress(Codec codec, const uint8_t *blob, size_t n, size_t max_raw,
                 std::vector<uint8_t> &out);
+
+// Decode only the start of a blob whose size prefix says `raw` bytes: at
+// least the first min(want, raw) bytes into out[0, raw), which must have room
+// for raw bytes. LZ4 stops soon after `want` (a reader that needs the frames
+// up to some time need not decode the rest); zstd decodes the whole frame.
+// Returns how many leading bytes of out are valid. Throws Error(CORRUPT) when
+// the size prefix is not `raw` or the blob is malformed or short.
+size_t decompress_prefix(Codec codec, const uint8_t *blob, size_t n, size_t raw, size_t want,
+                         uint8_t *out);
 
 }  // namespace uscope

@@ -182,12 +182,20 @@ std::vector<std::string> decode_string_table(const uint8_t *data, size_t size) {
   const size_t data_len = size - data_start;
   std::vector<std::string> out;
   out.reserve(n);
+  uint64_t total = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t off = in.u32();
     const uint32_t len = in.u32();
     if (uint64_t{off} + len > data_len)
       fail(USCOPE_ERR_CORRUPT, "string table: entry %u (offset %u, length %u) is out of bounds", i,
            off, len);
+    // §7: the strings are packed one after the other, so together they fit
+    // the string data. Entries that share bytes would let a small table
+    // decode to entries x data bytes of strings.
+    total += len;
+    if (total > data_len)
+      fail(USCOPE_ERR_CORRUPT, "string table: entries 0..%u hold %llu bytes of strings; the data has %zu",
+           i, static_cast<unsigned long long>(total), data_len);
     out.emplace_back(reinterpret_cast<const char *>(data + data_start + off), len);
   }
   return out;

@@ -3,7 +3,9 @@
 // by the writer, the reader and the tools.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "format/error.hpp"
@@ -50,6 +52,19 @@ struct DeltaOp {
   uint64_t value;
 };
 
+namespace detail {
+// v.frame(t), which may return bool: false stops the decoding (see below).
+template <class Visitor>
+inline bool visit_frame(Visitor &v, uint64_t t) {
+  if constexpr (std::is_same_v<decltype(v.frame(t)), bool>) {
+    return v.frame(t);
+  } else {
+    v.frame(t);
+    return true;
+  }
+}
+}  // namespace detail
+
 // Decode a delta blob. Calls, in stream order:
 //   v.frame(time_ps)                                  once per frame
 //   v.op(time_ps, const DeltaOp&)                     per op
@@ -57,39 +72,63 @@ struct DeltaOp {
 // interleaved selects v0.2 (§8.6.6); otherwise v0.1 frames, whose op_format
 // is honoured only when compact_flag (F_COMPACT_DELTAS) is set. Throws
 // Error(CORRUPT) on a malformed blob, without reading out of bounds.
+// v.frame may return bool: false stops before that frame's items, and the
+// offset of the frame is returned (a reader that wants the state at t stops
+// at the first frame after t). Otherwise returns n.
 template <class Visitor>
-void decode_deltas(const uint8_t *p, size_t n, uint64_t time_start, bool interleaved,
-                   bool compact_flag, Visitor &&v) {
+size_t decode_deltas(const uint8_t *p, size_t n, uint64_t time_start, bool interleaved,
+                     bool compact_flag, Visitor &&v) {
   size_t pos = 0;
   uint64_t t = time_start;
   auto need = [&](size_t k, const char *what) {
-    if (k > n - pos)
+    if (__builtin_expect(k > n - pos, 0))
       fail(USCOPE_ERR_CORRUPT, "delta blob: %s at offset %zu runs past its end (%zu bytes)", what,
            pos, n);
   };
   while (pos < n) {
+    const size_t frame_at = pos;
     uint64_t dt;
     const size_t k = wire::leb128_decode(p + pos, n - pos, &dt);
     if (!k) fail(USCOPE_ERR_CORRUPT, "delta blob: bad LEB128 time delta at offset %zu", pos);
     pos += k;
     t += dt;
-    v.frame(t);
+    if (!detail::visit_frame(v, t)) return frame_at;
     if (interleaved) {
       need(2, "frame item count");
-      const uint16_t items = wire::get_u16(p + pos);
+      const uint32_t items = wire::get_u16(p + pos);
       pos += 2;
       for (uint32_t i = 0; i < items; ++i) {
+        const uint8_t *q = p + pos;
+        // Wide ops first: the common item, checked with one comparison when
+        // a whole one fits (which also covers an event's 8-byte header).
+        if (__builtin_expect(n - pos >= wire::kWideOpSize, 1)) {
+          if (q[0] == wire::TAG_WIDE_OP) {
+            const uint64_t h = wire::get_u64(q);  // tag, action, sid, slot, field
+            v.op(t, DeltaOp{static_cast<uint8_t>(h >> 8), static_cast<uint16_t>(h >> 16),
+                            static_cast<uint16_t>(h >> 32), static_cast<uint16_t>(h >> 48),
+                            wire::get_u64(q + 8)});
+            pos += wire::kWideOpSize;
+            continue;
+          }
+          if (q[0] == wire::TAG_EVENT) {
+            const uint16_t id = wire::get_u16(q + 2);
+            const uint32_t size = wire::get_u32(q + 4);
+            pos += wire::kEventItemHeaderSize;
+            need(size, "event payload");
+            v.event(t, id, p + pos, size);
+            pos += size;
+            continue;
+          }
+        }
         need(1, "item tag");
-        const uint8_t tag = p[pos];
+        const uint8_t tag = q[0];
         if (tag == wire::TAG_WIDE_OP) {
           need(wire::kWideOpSize, "wide op");
-          const uint8_t *q = p + pos;
           v.op(t, DeltaOp{q[1], wire::get_u16(q + 2), wire::get_u16(q + 4), wire::get_u16(q + 6),
                           wire::get_u64(q + 8)});
           pos += wire::kWideOpSize;
         } else if (tag == wire::TAG_COMPACT_OP) {
           need(wire::kCompactOpV2Size, "compact op");
-          const uint8_t *q = p + pos;
           v.op(t, DeltaOp{q[1], q[2], wire::get_u16(q + 3), wire::get_u16(q + 5),
                           wire::get_u16(q + 7)});
           pos += wire::kCompactOpV2Size;
@@ -137,6 +176,7 @@ void decode_deltas(const uint8_t *p, size_t n, uint64_t time_start, bool interle
       }
     }
   }
+  return n;
 }
 
 }  // namespace uscope

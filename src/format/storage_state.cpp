@@ -35,17 +35,13 @@ std::vector<StorageLayout> make_layouts(const Schema &schema) {
 
 StorageState::StorageState(const StorageLayout &layout)
     : layout_(&layout),
+      field_off_(layout.field_off.data()),
+      field_size_(layout.field_size.data()),
+      slot_size_(layout.slot_size),
+      sparse_(layout.sparse),
       valid_(layout.sparse ? layout.num_slots : 0, 0),
       data_(size_t{layout.num_slots} * layout.slot_size, 0),
       props_(layout.prop_size, 0) {}
-
-void StorageState::clear(uint16_t slot) {
-  if (layout_->sparse && valid_[slot]) {
-    valid_[slot] = 0;
-    --num_valid_;
-  }
-  std::memset(&data_[size_t{slot} * layout_->slot_size], 0, layout_->slot_size);
-}
 
 bool StorageState::load_slots(const uint8_t *mask, const uint8_t *packed, size_t packed_size) {
   const uint32_t ss = layout_->slot_size;

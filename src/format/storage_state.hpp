@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "format/schema_codec.hpp"
@@ -42,18 +43,42 @@ class StorageState {
   // §8.6.2 semantics with COMPAT 13: SET validates a sparse slot, ADD wraps at
   // the field width, CLEAR invalidates a sparse slot and zeroes a dense one.
   // Indices must already be checked by the caller.
+  // (The per-op paths read the layout through the copies below: one load
+  // fewer on the chain of every op a reader replays.)
   void set(uint16_t slot, uint16_t field, uint64_t v) {
-    const uint32_t off = slot * layout_->slot_size + layout_->field_off[field];
-    wire::put_field(&data_[off], layout_->field_size[field], v);
+    uint8_t *p = data_.data() + size_t{slot} * slot_size_ + field_off_[field];
+    wire::put_field(p, field_size_[field], v);
     mark_valid(slot);
   }
   void add(uint16_t slot, uint16_t field, uint64_t v) {
-    const uint32_t off = slot * layout_->slot_size + layout_->field_off[field];
-    const unsigned sz = layout_->field_size[field];
-    wire::put_field(&data_[off], sz, wire::get_field(&data_[off], sz) + v);
+    uint8_t *p = data_.data() + size_t{slot} * slot_size_ + field_off_[field];
+    const unsigned sz = field_size_[field];
+    wire::put_field(p, sz, wire::get_field(p, sz) + v);
     mark_valid(slot);
   }
-  void clear(uint16_t slot);
+  void clear(uint16_t slot) {
+    if (sparse_ && valid_[slot]) {
+      valid_[slot] = 0;
+      --num_valid_;
+    }
+    const uint32_t ss = slot_size_;
+    uint8_t *d = data_.data() + size_t{slot} * ss;
+    // Slots are small: a few (overlapping) stores, not a memset call or a
+    // `rep stos`, whose start-up cost dwarfs 16 bytes.
+    if (ss >= 8 && ss <= 32) {
+      wire::put_u64(d, 0);
+      wire::put_u64(d + ss - 8, 0);
+      if (ss > 16) {
+        wire::put_u64(d + 8, 0);
+        wire::put_u64(d + ss - 16, 0);
+      }
+    } else if (ss >= 4 && ss < 8) {
+      wire::put_u32(d, 0);
+      wire::put_u32(d + ss - 4, 0);
+    } else if (ss) {
+      std::memset(d, 0, ss);
+    }
+  }
   void prop_set(uint16_t prop, uint64_t v) {
     wire::put_field(&props_[layout_->prop_off[prop]], layout_->prop_field_size[prop], v);
   }
@@ -80,12 +105,18 @@ class StorageState {
 
  private:
   void mark_valid(uint16_t slot) {
-    if (layout_->sparse && !valid_[slot]) {
+    if (sparse_ && !valid_[slot]) {
       valid_[slot] = 1;
       ++num_valid_;
     }
   }
   const StorageLayout *layout_;
+  // Copies of layout_'s per-op fields (they point into *layout_, so copies
+  // of this state share them safely).
+  const uint32_t *field_off_;
+  const uint8_t *field_size_;
+  uint32_t slot_size_;
+  bool sparse_;
   std::vector<uint8_t> valid_;  // one byte per slot: fast to test and set
   uint32_t num_valid_ = 0;
   std::vector<uint8_t> data_;

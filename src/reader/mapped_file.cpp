@@ -44,4 +44,15 @@ bool MappedFile::refresh() {
   return true;
 }
 
+void MappedFile::release(uint64_t off, uint64_t len) const {
+  if (!data_ || off >= size_) return;
+  if (len > size_ - off) len = size_ - off;
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  // Whole pages only; a page shared with a neighbour is dropped too, which is
+  // harmless for a read-only shared mapping (it is simply mapped again).
+  const uint64_t start = off & ~(page - 1), end = off + len;
+  if (end <= start) return;
+  ::madvise(const_cast<uint8_t *>(data_) + start, end - start, MADV_DONTNEED);
+}
+
 }  // namespace uscope

@@ -19,6 +19,11 @@ class MappedFile {
   void open(const std::string &path);
   // Map the file again if it has grown (live tailing). Returns true when it did.
   bool refresh();
+  // Unmap the pages of [off, off + len) from this process (MADV_DONTNEED):
+  // the data stays in the page cache and is mapped again on the next access,
+  // so a reader that scans the file keeps only what it is working on
+  // resident. A hint: failures are ignored.
+  void release(uint64_t off, uint64_t len) const;
   const uint8_t *data() const { return data_; }
   size_t size() const { return size_; }
 

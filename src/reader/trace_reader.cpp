@@ -1,6 +1,7 @@
 #include "reader/trace_reader.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "format/error.hpp"
 #include "format/wire.hpp"
@@ -18,6 +19,9 @@ bool in_file(uint64_t off, uint64_t len, size_t size) { return off <= size && le
 TraceReader::TraceReader(const std::string &path) {
   file_.open(path);
   load_metadata();
+  // Map again now that the header is read: a live writer may have appended
+  // and committed segments since the map was sized (see poll_new_segments).
+  file_.refresh();
   load_segments();
 }
 
@@ -30,14 +34,14 @@ void TraceReader::load_metadata() {
     fail(USCOPE_ERR_UNSUPPORTED_VERSION, "file-format version %u.%u; this reader knows %u.x",
          header_.version_major, header_.version_minor, wire::kVersionMajor);
   const uint32_t method = (header_.flags & wire::kCompMethodMask) >> wire::kCompMethodShift;
+  // §8.6.7: readers must reject unknown methods (COMPAT 3). Values 2-7 are
+  // reserved and must not be used (§2.1), with or without F_COMPRESSED.
+  if (method != wire::kCompLz4 && method != wire::kCompZstd)
+    fail(USCOPE_ERR_UNKNOWN_COMPRESSION, "compression method %u is unknown (spec §2.1)", method);
   if (!(header_.flags & wire::F_COMPRESSED)) {
     codec_ = Codec::None;
-  } else if (method == wire::kCompLz4) {
-    codec_ = Codec::Lz4;
-  } else if (method == wire::kCompZstd) {
-    codec_ = Codec::Zstd;
-  } else {  // §8.6.7: readers must reject unknown methods (COMPAT 3)
-    fail(USCOPE_ERR_UNKNOWN_COMPRESSION, "compression method %u is unknown (spec §2.1)", method);
+  } else {
+    codec_ = method == wire::kCompZstd ? Codec::Zstd : Codec::Lz4;
   }
   const auto chunks = walk_chunks(f, n, header_.preamble_end);
   const ChunkRef *dut = nullptr, *schema = nullptr, *cfg = nullptr;
@@ -78,6 +82,10 @@ void TraceReader::load_metadata() {
     event_sizes_.push_back(packed_size(ev.fields));
   }
   layouts_ = make_layouts(schema_);
+  op_bounds_.clear();
+  for (const auto &L : layouts_)
+    op_bounds_.push_back({L.num_slots, static_cast<uint32_t>(L.field_off.size()),
+                          static_cast<uint32_t>(L.prop_off.size()), 0});
 }
 
 void TraceReader::load_segments() {
@@ -107,24 +115,34 @@ void TraceReader::load_segments() {
   } else {
     // COMPAT 12, 15: walk back from tail_offset. Offsets must strictly
     // decrease, so a cyclic chain cannot loop.
-    uint64_t off = header_.tail_offset, prev_seen = UINT64_MAX;
+    uint64_t off = header_.tail_offset;
     while (off != 0) {
-      if (off >= prev_seen)
+      if (!offsets.empty() && off >= offsets.back())
         fail(USCOPE_ERR_CORRUPT, "segment chain does not go backwards at offset %llu", (unsigned long long)off);
-      if (off < header_.preamble_end || !in_file(off, wire::kSegmentHeaderSize, n))
-        fail(USCOPE_ERR_CORRUPT, "segment chain points at offset %llu, outside the segment area",
+      if (off < header_.preamble_end)
+        fail(USCOPE_ERR_CORRUPT, "segment chain points at offset %llu, inside the preamble",
              (unsigned long long)off);
+      // Past the end: what a crash leaves when tail_offset reached the disk
+      // before the segment did (without fdatasync the order is not kept).
+      if (!in_file(off, wire::kSegmentHeaderSize, n))
+        fail(USCOPE_ERR_TRUNCATED, "segment chain points at offset %llu, past the end (%zu bytes)",
+             (unsigned long long)off, n);
       offsets.push_back(off);
-      prev_seen = off;
       off = decode_segment_header(f + off, n - off).prev_segment_offset;
     }
     std::reverse(offsets.begin(), offsets.end());
   }
   segments_.clear();
   segments_.reserve(offsets.size());
+  deltas_segment_ = SIZE_MAX;  // indices may now name other segments
+  uint64_t prev_end = header_.preamble_end;
   for (uint64_t off : offsets) {
-    if (off < header_.preamble_end || !in_file(off, wire::kSegmentHeaderSize, n))
-      fail(USCOPE_ERR_CORRUPT, "segment offset %llu is outside the file", (unsigned long long)off);
+    // An offset or size past the end is TRUNCATED, like every structure the
+    // file ends before; one inside the file at the wrong place is CORRUPT.
+    if (off < header_.preamble_end)
+      fail(USCOPE_ERR_CORRUPT, "segment offset %llu is inside the preamble", (unsigned long long)off);
+    if (!in_file(off, wire::kSegmentHeaderSize, n))
+      fail(USCOPE_ERR_TRUNCATED, "segment offset %llu is past the end (%zu bytes)", (unsigned long long)off, n);
     SegmentInfo s;
     s.offset = off;
     s.header = decode_segment_header(f + off, n - off);
@@ -132,6 +150,13 @@ void TraceReader::load_segments() {
     if (!in_file(off + wire::kSegmentHeaderSize, body, n))
       fail(USCOPE_ERR_TRUNCATED, "segment at offset %llu runs past the end of the file",
            (unsigned long long)off);
+    // Segments are appended one after the other (COMPAT 6): in file order,
+    // never overlapping. This also stops a table that names one segment many
+    // times from making events_in_range decode it as often.
+    if (off < prev_end)
+      fail(USCOPE_ERR_CORRUPT, "segment at offset %llu overlaps the one before it (which ends at %llu)",
+           (unsigned long long)off, (unsigned long long)prev_end);
+    prev_end = off + wire::kSegmentHeaderSize + body;
     if (s.header.time_end_ps < s.header.time_start_ps)
       fail(USCOPE_ERR_CORRUPT, "segment at offset %llu ends before it starts", (unsigned long long)off);
     if (!segments_.empty() && s.header.time_start_ps < segments_.back().header.time_start_ps)
@@ -141,22 +166,78 @@ void TraceReader::load_segments() {
            s.header.deltas_raw_size);
     segments_.push_back(s);
   }
+  // Everything read so far (preamble, section table, the segment headers
+  // spread over the file) now lives in our own structures: unmap it, so that
+  // opening a large file leaves only what a query touches resident.
+  file_.release(0, n);
 }
 
-const uint8_t *TraceReader::segment_deltas(size_t i) {
+const uint8_t *TraceReader::segment_deltas(size_t i, size_t want, size_t *avail) {
   const SegmentInfo &s = segments_[i];
+  const uint32_t raw = s.header.deltas_raw_size;
   const uint8_t *blob = file_.data() + s.offset + wire::kSegmentHeaderSize + s.header.checkpoint_size;
+  if (avail) *avail = raw;
   if (codec_ == Codec::None) {
-    if (s.header.deltas_compressed_size != s.header.deltas_raw_size)
+    if (s.header.deltas_compressed_size != raw)
       fail(USCOPE_ERR_CORRUPT, "uncompressed segment at %llu: %u stored bytes, %u raw",
-           (unsigned long long)s.offset, s.header.deltas_compressed_size, s.header.deltas_raw_size);
+           (unsigned long long)s.offset, s.header.deltas_compressed_size, raw);
     return blob;  // straight from the map: no copy
   }
-  decompress(codec_, blob, s.header.deltas_compressed_size, s.header.deltas_raw_size, deltas_);
-  if (deltas_.size() != s.header.deltas_raw_size)
-    fail(USCOPE_ERR_CORRUPT, "segment at %llu decompresses to %zu bytes, its header says %u",
-         (unsigned long long)s.offset, deltas_.size(), s.header.deltas_raw_size);
+  if (want > raw) want = raw;
+  if (deltas_segment_ == i && deltas_valid_ >= want) {
+    if (avail) *avail = deltas_valid_;
+    return deltas_.data();
+  }
+  deltas_segment_ = SIZE_MAX;
+  const uint32_t n = s.header.deltas_compressed_size;
+  check_decoded_size(codec_, blob, n, raw);  // before deltas_ is sized from the header
+  if (want < raw && n >= wire::kBlobSizePrefix && wire::get_u32(blob) == raw) {
+    // Only a prefix is needed (LZ4 can stop early). The buffer only grows:
+    // no zero-fill of its bytes for every segment.
+    if (deltas_.size() < raw) deltas_.resize(raw);
+    deltas_valid_ = decompress_prefix(codec_, blob, n, raw, want, deltas_.data());
+  } else {
+    decompress(codec_, blob, n, raw, deltas_);
+    if (deltas_.size() != raw)
+      fail(USCOPE_ERR_CORRUPT, "segment at %llu decompresses to %zu bytes, its header says %u",
+           (unsigned long long)s.offset, deltas_.size(), raw);
+    deltas_valid_ = raw;
+  }
+  deltas_segment_ = i;
+  release_segment(i);  // the deltas are in deltas_ now
+  if (avail) *avail = deltas_valid_;
   return deltas_.data();
+}
+
+void TraceReader::release_segment(size_t i) const {
+  const SegmentInfo &s = segments_[i];
+  file_.release(s.offset, wire::kSegmentHeaderSize + uint64_t{s.header.checkpoint_size} +
+                              s.header.deltas_compressed_size);
+}
+
+size_t TraceReader::deltas_for_time(size_t i, uint64_t t) const {
+  const SegmentHeader &h = segments_[i].header;
+  const size_t raw = h.deltas_raw_size;
+  if (t >= h.time_end_ps || h.time_end_ps <= h.time_start_ps) return raw;
+  const double part = t <= h.time_start_ps ? 0.0
+                      : static_cast<double>(t - h.time_start_ps) /
+                            static_cast<double>(h.time_end_ps - h.time_start_ps);
+  // Margin: 1/32 of the segment plus 8 KiB, so that a frame a little later
+  // than the proportional guess is still inside.
+  const double want = part * static_cast<double>(raw) + static_cast<double>(raw / 32) + 8192.0;
+  return want >= static_cast<double>(raw) ? raw : static_cast<size_t>(want);
+}
+
+void TraceReader::bad_op(const DeltaOp &o, uint64_t t) const {
+  check_op(o, t);
+  fail(USCOPE_ERR_INTERNAL, "op at %llu ps failed the fast check only", (unsigned long long)t);
+}
+
+void TraceReader::bad_event(uint16_t id, uint32_t n, uint64_t t) const {
+  if (id >= event_sizes_.size())
+    fail(USCOPE_ERR_CORRUPT, "event of unknown type %u at %llu ps", id, (unsigned long long)t);
+  fail(USCOPE_ERR_CORRUPT, "event %u at %llu ps has a %u-byte payload; the schema says %u", id,
+       (unsigned long long)t, n, event_sizes_[id]);
 }
 
 void TraceReader::check_op(const DeltaOp &o, uint64_t t) const {
@@ -196,6 +277,32 @@ struct NoVisit {
 };
 }  // namespace
 
+void TraceReader::replay_until(size_t i, std::vector<StorageState> &st, uint64_t t) {
+  const SegmentInfo &s = segments_[i];
+  const uint8_t *ckpt = file_.data() + s.offset + wire::kSegmentHeaderSize;
+  const bool interleaved = header_.flags & wire::F_INTERLEAVED_DELTAS;
+  const bool compact = header_.flags & wire::F_COMPACT_DELTAS;
+  NoVisit nv;
+  Apply<true, NoVisit> apply(*this, st, nv, t);
+  decode_checkpoint(ckpt, s.header.checkpoint_size, st);
+  size_t avail = 0;
+  const uint8_t *d = segment_deltas(i, deltas_for_time(i, t), &avail);
+  if (avail < s.header.deltas_raw_size) {
+    // Only a prefix: enough if a frame after t starts inside it. If it is
+    // not, or the prefix cuts a frame (an error here), start again from the
+    // checkpoint with every byte, where a real error is reported as such.
+    try {
+      if (decode_deltas(d, avail, s.header.time_start_ps, interleaved, compact, apply) < avail)
+        return;
+    } catch (const Error &) {
+    }
+    decode_checkpoint(ckpt, s.header.checkpoint_size, st);
+    d = segment_deltas(i);
+  }
+  decode_deltas(d, s.header.deltas_raw_size, s.header.time_start_ps, interleaved, compact, apply);
+  if (codec_ == Codec::None) release_segment(i);
+}
+
 std::vector<StorageState> TraceReader::state_at(uint64_t t) {
   std::vector<StorageState> st = initial_state();
   // The last segment starting at or before t: its checkpoint holds every
@@ -203,47 +310,82 @@ std::vector<StorageState> TraceReader::state_at(uint64_t t) {
   auto it = std::upper_bound(segments_.begin(), segments_.end(), t,
                              [](uint64_t v, const SegmentInfo &s) { return v < s.header.time_start_ps; });
   if (it == segments_.begin()) return st;  // before any segment (or none): initial state
-  replay(static_cast<size_t>(it - segments_.begin()) - 1, st, NoVisit{}, t);
+  // Frames after t change nothing: decoding stops at the first one (and
+  // decompression soon after it), so they are not validated either.
+  replay_until(static_cast<size_t>(it - segments_.begin()) - 1, st, t);
   return st;
+}
+
+void TraceReader::collect_events(size_t i, uint64_t t0, uint64_t t1) {
+  const SegmentInfo &s = segments_[i];
+  const bool interleaved = header_.flags & wire::F_INTERLEAVED_DELTAS;
+  const bool compact = header_.flags & wire::F_COMPACT_DELTAS;
+  // Events only: no checkpoint, ops skipped, and no frame after t1 decoded.
+  struct Collect {
+    const TraceReader &r;
+    uint64_t t0, t1;
+    std::vector<TimedEvent> &out;
+    std::vector<uint8_t> &payloads;  // its first `used` bytes are in use
+    size_t &used;
+    bool frame(uint64_t t) { return t <= t1; }
+    void op(uint64_t, const DeltaOp &) {}
+    void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t n) {
+      r.check_event(id, n, t);
+      if (t < t0) return;
+      // Offsets for now; turned into pointers once the buffer stops growing.
+      const size_t at = used;
+      out.push_back({t, id, reinterpret_cast<const uint8_t *>(at), n});
+      if (__builtin_expect(n > payloads.size() - at, 0))  // grow in large steps, not per event
+        payloads.resize(std::max(at + n, 2 * payloads.size() + 4096));
+      if (n) std::memcpy(payloads.data() + at, p, n);
+      used = at + n;
+    }
+  } c{*this, t0, t1, events_, event_payloads_, payloads_used_};
+  const size_t events_before = events_.size(), payloads_before = payloads_used_;
+  size_t avail = 0;
+  const uint8_t *d = segment_deltas(i, deltas_for_time(i, t1), &avail);
+  if (avail < s.header.deltas_raw_size) {
+    try {  // as in replay_until
+      if (decode_deltas(d, avail, s.header.time_start_ps, interleaved, compact, c) < avail) return;
+    } catch (const Error &) {
+    }
+    events_.resize(events_before);
+    payloads_used_ = payloads_before;
+    d = segment_deltas(i);
+  }
+  decode_deltas(d, s.header.deltas_raw_size, s.header.time_start_ps, interleaved, compact, c);
+  if (codec_ == Codec::None) release_segment(i);
 }
 
 const std::vector<TimedEvent> &TraceReader::events_in_range(uint64_t t0, uint64_t t1) {
   events_.clear();
+  payloads_used_ = 0;  // event_payloads_ keeps its size: no zero-fill per call
   if (t1 < t0) return events_;
   // Segments overlap only at their boundary times, so every event in [t0, t1]
   // is in a segment whose [start, end] meets [t0, t1]. (The reference misses
   // events at t0 when t0 is a segment start; see the corpus README.)
   auto first = std::lower_bound(segments_.begin(), segments_.end(), t0,
                                 [](const SegmentInfo &s, uint64_t v) { return s.header.time_end_ps < v; });
-  std::vector<uint8_t> payloads;
-  struct Range {
-    uint64_t t0, t1;
-    std::vector<TimedEvent> &out;
-    std::vector<uint8_t> &payloads;
-    void frame(uint64_t) {}
-    void op(uint64_t, const DeltaOp &) {}
-    void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t n) {
-      if (t < t0 || t > t1) return;
-      // Offsets for now; turned into pointers once the buffer stops growing.
-      out.push_back({t, id, reinterpret_cast<const uint8_t *>(payloads.size()), n});
-      payloads.insert(payloads.end(), p, p + n);
-    }
-  } v{t0, t1, events_, payloads};
-  std::vector<StorageState> st = initial_state();
   for (auto it = first; it != segments_.end() && it->header.time_start_ps <= t1; ++it)
-    replay(static_cast<size_t>(it - segments_.begin()), st, v, 0);
-  event_payloads_.swap(payloads);
+    collect_events(static_cast<size_t>(it - segments_.begin()), t0, t1);
   for (auto &e : events_)
     e.payload = event_payloads_.data() + reinterpret_cast<uintptr_t>(e.payload);
   return events_;
 }
 
 bool TraceReader::poll_new_segments() {
+  // Read the header first, then size the map: the writer appends a segment
+  // before it commits tail_offset (§2.2), so a map sized after the header
+  // was read covers every segment it names. (Sizing first races: a
+  // tail_offset committed in between points past the end of the map.)
+  const FileHeader h = decode_file_header(file_.data(), file_.size());
+  // F_COMPLETE without a section table: the writer's final header rewrite is
+  // only partly visible yet; take it at the next poll.
+  if ((h.flags & wire::F_COMPLETE) && h.section_table_offset == 0) return false;
+  if (h.tail_offset == header_.tail_offset && !(h.flags & wire::F_COMPLETE)) return false;
   file_.refresh();
   const size_t before = segments_.size();
-  const uint64_t tail_before = header_.tail_offset;
-  header_ = decode_file_header(file_.data(), file_.size());
-  if (header_.tail_offset == tail_before && complete() == false) return false;
+  header_ = h;
   load_segments();
   return segments_.size() != before;
 }

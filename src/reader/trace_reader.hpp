@@ -5,12 +5,20 @@
 // Built only on the shared codecs of src/format/. Every offset and length is
 // checked against the file size before use; malformed input throws
 // uscope::Error with a specific status.
+//
+// Memory: the file is mapped, not read. Once the bytes of a structure have
+// been decoded (the preamble and tables at open, a segment once its deltas
+// are decompressed) their pages are dropped from the mapping (they stay in
+// the page cache), so a scan over a large file keeps about one segment
+// resident: its compressed bytes while it is decompressed, and its raw
+// deltas in one reused buffer.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "format/compress.hpp"
@@ -19,6 +27,7 @@
 #include "format/schema_codec.hpp"
 #include "format/storage_state.hpp"
 #include "format/tsum.hpp"
+#include "format/wire.hpp"
 #include "reader/mapped_file.hpp"
 
 namespace uscope {
@@ -54,16 +63,24 @@ class TraceReader {
 
   // The state after every frame with time <= time_ps: storages in schema
   // order. A trace without segments gives the initial (empty) state.
+  // Reads one segment: its checkpoint, then its frames up to the first one
+  // after time_ps (later frames are neither decompressed, when the codec
+  // allows, nor validated).
   std::vector<StorageState> state_at(uint64_t time_ps);
 
   // Every event with t0 <= time <= t1, in file order. Payload pointers stay
-  // valid until the next call on this reader.
+  // valid until the next call on this reader. Reads the events of the frames
+  // up to t1 of the segments that meet [t0, t1], and nothing else: no
+  // checkpoint, and ops are skipped (replay is what validates them).
   const std::vector<TimedEvent> &events_in_range(uint64_t t0, uint64_t t1);
 
   // Replay segment i: loads its checkpoint into states (which must come from
-  // initial_state()) and calls v.frame/op/event (see decode_deltas) with
-  // every op and event validated against the schema. Ops of frames at or
-  // before `until` are applied to states; later ones are validated only.
+  // initial_state(); Error(INVALID_ARGUMENT) for a vector of another size)
+  // and calls v.frame/op/event (see decode_deltas) with every op and event
+  // validated against the schema. Ops of frames at or before `until` are
+  // applied to states and visited; later ones are validated only. The
+  // decompressed deltas of the last segment read are kept, so replaying it
+  // again does not decompress it again.
   template <class Visitor>
   void replay(size_t i, std::vector<StorageState> &states, Visitor &&v,
               uint64_t until = UINT64_MAX);
@@ -75,10 +92,36 @@ class TraceReader {
   bool poll_new_segments();
 
  private:
+  // Per storage, the bounds an op is checked against (from layouts_), packed
+  // so that the per-op check is a few compares on one cache line.
+  struct OpBounds {
+    uint32_t num_slots, num_fields, num_props, unused;
+  };
+  template <bool kStopAfterUntil, class Visitor>
+  struct Apply;
+
   void load_metadata();
   void load_segments();
-  const uint8_t *segment_deltas(size_t i);
+  // The deltas of segment i, all of them (*avail = raw size), or at least the
+  // first `want` bytes when only a prefix is needed. The last segment
+  // decompressed is kept, so asking again for it costs nothing.
+  const uint8_t *segment_deltas(size_t i, size_t want = SIZE_MAX, size_t *avail = nullptr);
+  // Bytes of segment i's deltas to decompress to reach time t, with a margin,
+  // assuming bytes roughly proportional to time. A wrong guess costs a second
+  // decompression of the whole blob, never a wrong answer.
+  size_t deltas_for_time(size_t i, uint64_t t) const;
+  // The checkpoint of segment i into states, then its frames up to time t.
+  void replay_until(size_t i, std::vector<StorageState> &states, uint64_t t);
+  // Events of segment i in [t0, t1], appended to events_.
+  void collect_events(size_t i, uint64_t t0, uint64_t t1);
   void check_op(const DeltaOp &op, uint64_t t) const;
+  [[noreturn]] void bad_op(const DeltaOp &op, uint64_t t) const;  // check_op's precise error
+  // Drop segment i's pages from our mapping once its bytes have been read.
+  void release_segment(size_t i) const;
+  void check_event(uint16_t id, uint32_t n, uint64_t t) const {
+    if (__builtin_expect(id >= event_sizes_.size() || n != event_sizes_[id], 0)) bad_event(id, n, t);
+  }
+  [[noreturn]] void bad_event(uint16_t id, uint32_t n, uint64_t t) const;
 
   MappedFile file_;
   FileHeader header_;
@@ -88,48 +131,107 @@ class TraceReader {
   std::vector<std::string> strings_;
   std::optional<TraceSummary> summary_;
   std::vector<StorageLayout> layouts_;
+  std::vector<OpBounds> op_bounds_;
   std::vector<uint32_t> event_sizes_;
   std::vector<SegmentInfo> segments_;
   Codec codec_ = Codec::Lz4;
   std::vector<uint8_t> deltas_;  // reused replay buffer
+  size_t deltas_segment_ = SIZE_MAX;  // whose deltas deltas_ holds (a prefix of)
+  size_t deltas_valid_ = 0;           // how many leading bytes of deltas_ are valid
   std::vector<TimedEvent> events_;
-  std::vector<uint8_t> event_payloads_;
+  std::vector<uint8_t> event_payloads_;  // payloads of events_: the first payloads_used_ bytes
+  size_t payloads_used_ = 0;
+};
+
+// Validates every op and event against the schema and applies the ops of
+// frames at or before `until`. With kStopAfterUntil the first frame after
+// `until` ends the decoding (state_at); otherwise later frames are still
+// validated, and their events visited (replay's contract).
+template <bool kStopAfterUntil, class Visitor>
+struct TraceReader::Apply {
+  Apply(const TraceReader &reader, std::vector<StorageState> &states, Visitor &visitor, uint64_t u)
+      : r(reader),
+        st(states.data()),
+        bounds(reader.op_bounds_.data()),
+        num_storages(reader.op_bounds_.size()),
+        event_sizes(reader.event_sizes_.data()),
+        num_events(reader.event_sizes_.size()),
+        v(visitor),
+        until(u) {}
+
+  // Plain copies of what every item needs, so that the chain of loads per op
+  // is short (stores into the state bytes may alias anything, so whatever
+  // sits behind a pointer is loaded again after each of them).
+  const TraceReader &r;
+  StorageState *st;  // states.size() == num_storages: made by initial_state()
+  const OpBounds *bounds;
+  size_t num_storages;
+  const uint32_t *event_sizes;
+  size_t num_events;
+  Visitor &v;
+  uint64_t until;
+
+#define USCOPE_HOT inline __attribute__((always_inline))
+  USCOPE_HOT bool frame(uint64_t t) {
+    if constexpr (kStopAfterUntil) {
+      return t <= until;
+    } else {
+      v.frame(t);
+      return true;
+    }
+  }
+  USCOPE_HOT void op(uint64_t t, const DeltaOp &o) {
+    // Checks inline, a few compares against bounds; anything out of range
+    // goes to bad_op, which throws check_op's precise error.
+    if (__builtin_expect(o.storage_id >= num_storages, 0)) r.bad_op(o, t);
+    const OpBounds &b = bounds[o.storage_id];
+    StorageState &s = st[o.storage_id];
+    const bool apply = kStopAfterUntil || t <= until;
+    switch (o.action) {  // §8.6.2 with COMPAT 13
+      case wire::DA_SLOT_SET:
+        if (__builtin_expect(o.slot >= b.num_slots || o.field >= b.num_fields, 0)) r.bad_op(o, t);
+        if (apply) s.set(o.slot, o.field, o.value);
+        break;
+      case wire::DA_SLOT_CLEAR:
+        if (__builtin_expect(o.slot >= b.num_slots, 0)) r.bad_op(o, t);
+        if (apply) s.clear(o.slot);
+        break;
+      case wire::DA_SLOT_ADD:
+        if (__builtin_expect(o.slot >= b.num_slots || o.field >= b.num_fields, 0)) r.bad_op(o, t);
+        if (apply) s.add(o.slot, o.field, o.value);
+        break;
+      case wire::DA_PROP_SET:
+        if (__builtin_expect(o.field >= b.num_props, 0)) r.bad_op(o, t);
+        if (apply) s.prop_set(o.field, o.value);
+        break;
+      default:
+        r.bad_op(o, t);
+    }
+    if constexpr (!kStopAfterUntil) {
+      if (apply) v.op(t, o);
+    }
+  }
+  USCOPE_HOT void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t n) {
+    if (__builtin_expect(id >= num_events || n != event_sizes[id], 0)) r.bad_event(id, n, t);
+    if constexpr (!kStopAfterUntil) v.event(t, id, p, n);
+  }
+#undef USCOPE_HOT
 };
 
 template <class Visitor>
 void TraceReader::replay(size_t i, std::vector<StorageState> &states, Visitor &&v, uint64_t until) {
   const SegmentInfo &s = segments_.at(i);
-  decode_checkpoint(file_.data() + s.offset + 56, s.header.checkpoint_size, states);
+  if (states.size() != layouts_.size())
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "replay: %zu states for %zu storages (use initial_state())",
+         states.size(), layouts_.size());
+  decode_checkpoint(file_.data() + s.offset + wire::kSegmentHeaderSize, s.header.checkpoint_size,
+                    states);
   const uint8_t *d = segment_deltas(i);
-  struct Apply {
-    TraceReader &r;
-    std::vector<StorageState> &st;
-    Visitor &v;
-    uint64_t until;
-    void frame(uint64_t t) { v.frame(t); }
-    void op(uint64_t t, const DeltaOp &o) {
-      r.check_op(o, t);
-      if (t > until) return;
-      StorageState &s = st[o.storage_id];
-      switch (o.action) {  // §8.6.2 with COMPAT 13
-        case 0x01: s.set(o.slot, o.field, o.value); break;
-        case 0x02: s.clear(o.slot); break;
-        case 0x03: s.add(o.slot, o.field, o.value); break;
-        case 0x04: s.prop_set(o.field, o.value); break;
-      }
-      v.op(t, o);
-    }
-    void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t n) {
-      if (id >= r.event_sizes_.size())
-        fail(USCOPE_ERR_CORRUPT, "event of unknown type %u at %llu ps", id, (unsigned long long)t);
-      if (n != r.event_sizes_[id])
-        fail(USCOPE_ERR_CORRUPT, "event %u at %llu ps has a %u-byte payload; the schema says %u", id,
-             (unsigned long long)t, n, r.event_sizes_[id]);
-      v.event(t, id, p, n);
-    }
-  } apply{*this, states, v, until};
+  Apply<false, std::remove_reference_t<Visitor>> apply(*this, states, v, until);
   decode_deltas(d, s.header.deltas_raw_size, s.header.time_start_ps,
-                header_.flags & (1u << 7), header_.flags & (1u << 6), apply);
+                header_.flags & wire::F_INTERLEAVED_DELTAS, header_.flags & wire::F_COMPACT_DELTAS,
+                apply);
+  if (codec_ == Codec::None) release_segment(i);  // its deltas were read in place
 }
 
 }  // namespace uscope

@@ -1,0 +1,42 @@
+// libFuzzer target over the reader core (src/reader/trace_reader.hpp): the
+// input is a whole .uscope file. It is opened, every segment is replayed,
+// state_at is asked at several times and events_in_range over the whole time
+// axis (tests/support/reader_exercise.hpp, shared with the golden-errors
+// suite tests/unit/test_reader_errors.cpp).
+//
+// The contract: the reader answers, or throws uscope::Error with one of its
+// input statuses (CORRUPT, TRUNCATED, BAD_MAGIC, UNSUPPORTED_VERSION,
+// UNKNOWN_COMPRESSION). A crash, a sanitizer report, a hang, an allocation
+// past libFuzzer's limit, any other exception or any other status is a bug.
+//
+// The reader opens a path: the bytes go to a memfd opened as
+// /proc/self/fd/N, so the reader's own open/fstat/mmap path is the one
+// fuzzed and the library needs no in-memory entry point.
+//
+// Built two ways (tests/fuzz/CMakeLists.txt): with clang and
+// -fsanitize=fuzzer,address,undefined as the fuzzer (USCOPE_FUZZ=ON), and
+// with the normal compiler, linked with replay_main.cpp, as a ctest test that
+// replays the seed corpus in every build.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+#include "support/reader_exercise.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  uscope::test::ReaderOutcome o;
+  try {
+    o = uscope::test::run_reader_on_bytes(data, size);
+  } catch (const std::exception &e) {
+    // run_reader_on_bytes catches uscope::Error; anything else escaped the
+    // reader (std::bad_alloc, std::out_of_range, ...).
+    std::fprintf(stderr, "fuzz_reader: the reader threw a non-uscope exception: %s\n", e.what());
+    std::abort();
+  }
+  if (o.status != USCOPE_OK && !uscope::test::is_reader_input_error(o.status)) {
+    std::fprintf(stderr, "fuzz_reader: unexpected status %d: %s\n", o.status, o.message.c_str());
+    std::abort();
+  }
+  return 0;
+}
