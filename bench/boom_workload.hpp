@@ -1,0 +1,162 @@
+// The "BOOM-like" workload shared by the writer and reader benchmarks
+// (bench_writer.cpp, bench_reader.cpp), through the library's C API.
+//
+// Per cycle of 1000 ps, with a checkpoint every 10,000 cycles (10,000,000 ps):
+//   - 4 fetches: slot_set of pc and inst_bits on 4 slots of the sparse
+//     `entities` storage (512 slots: entity_id U32, pc U64, inst_bits U32);
+//   - 4 retires: slot_clear of the 4 slots fetched 32 cycles earlier
+//     (128 instructions in flight);
+//   - 1 slot_add of 4 on the dense 1-slot `committed` counter (U64);
+//   - 10 stage_transition events (entity_id U32, stage ENUM of 6 stages).
+// That is 13 ops + 10 events = 23 items per cycle. pc counts up by 4 from
+// 0x80000000, inst_bits come from 8 real RV32I encodings, entity ids count up
+// and map onto the 512 slots.
+#pragma once
+
+#include <sys/resource.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+#include "uscope/uscope.h"
+
+namespace uscope_bench {
+
+// ── configuration ──
+
+constexpr uint64_t kPeriodPs = 1000;
+constexpr uint64_t kCheckpointPs = 10'000'000;
+constexpr uint16_t kSlots = 512;
+constexpr uint32_t kFetchWidth = 4;
+constexpr uint32_t kInFlight = 128;  // retire what was fetched 32 cycles earlier
+constexpr uint64_t kPcBase = 0x80000000ull;
+constexpr uint32_t kItemsPerCycle = 2 * kFetchWidth + kFetchWidth + 1 + 10;
+
+[[noreturn]] inline void die(const char *what, uscope_status_t s, const uscope_writer_t *w) {
+  std::fprintf(stderr, "uscope_bench: %s: %s (%d): %s\n", what, uscope_status_str(s), s,
+               w ? uscope_writer_error(w) : uscope_last_error());
+  std::exit(1);
+}
+#define CHECK_OK(call)                                            \
+  do {                                                            \
+    const uscope_status_t s_ = (call);                            \
+    if (s_ != USCOPE_OK) ::uscope_bench::die(#call, s_, nullptr); \
+  } while (0)
+
+// ── peak RSS ──
+
+// Writing "5" to clear_refs resets the peak RSS (VmHWM and ru_maxrss) to the
+// current RSS (Linux >= 4.0). Without it the figure is the process's peak.
+inline void reset_peak_rss() {
+  if (FILE *f = std::fopen("/proc/self/clear_refs", "w")) {
+    std::fputs("5", f);
+    std::fclose(f);
+  }
+}
+inline double peak_rss_mb() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
+}
+
+// ── the workload, generic over the sink ──
+
+constexpr uint32_t kRv32i[8] = {
+    0x00000013,  // addi x0, x0, 0 (nop)
+    0x00a50533,  // add  a0, a0, a0
+    0x00052583,  // lw   a1, 0(a0)
+    0x00b52223,  // sw   a1, 4(a0)
+    0xfff58593,  // addi a1, a1, -1
+    0x00b50463,  // beq  a0, a1, +8
+    0x40b50533,  // sub  a0, a0, a1
+    0x0080006f,  // jal  x0, +8
+};
+inline const char *const kStages[] = {"fetch", "decode", "rename", "issue", "execute", "commit"};
+constexpr uint8_t kNumStages = 6;
+enum : uint8_t { kFetch, kDecode, kRename, kIssue, kExecute, kCommit };
+
+// The 10 stage transitions of a cycle: which stage, for the instruction
+// fetched `lag` cycles ago in fetch lane `lane`.
+struct Transition {
+  uint8_t stage, lag, lane;
+};
+constexpr Transition kTransitions[10] = {
+    {kFetch, 0, 0},   {kFetch, 0, 1},   {kDecode, 1, 0},  {kDecode, 1, 1},  {kRename, 2, 0},
+    {kRename, 2, 1},  {kIssue, 4, 0},   {kExecute, 6, 0}, {kCommit, 31, 0}, {kCommit, 31, 1},
+};
+
+struct Ids {
+  uint16_t entities, committed, stage_event;
+};
+
+// Builds the schema of the workload. The caller frees it.
+inline uscope_schema_t *build_schema(Ids &ids) {
+  uscope_schema_t *s = nullptr;
+  CHECK_OK(uscope_schema_new(&s));
+  uint8_t clk = 0, stage_enum = 0;
+  uint16_t root = 0, core = 0;
+  CHECK_OK(uscope_schema_add_clock(s, "core_clk", static_cast<uint32_t>(kPeriodPs), &clk));
+  CHECK_OK(uscope_schema_add_scope(s, "root", USCOPE_NO_PARENT, nullptr, clk, &root));
+  CHECK_OK(uscope_schema_add_scope(s, "core0", root, "cpu", USCOPE_CLOCK_INHERIT, &core));
+  CHECK_OK(uscope_schema_add_enum(s, "pipeline_stage", kStages, kNumStages, &stage_enum));
+  const uscope_field_t entity_fields[] = {
+      {"entity_id", USCOPE_FT_U32, 0, 0, 0},
+      {"pc", USCOPE_FT_U64, 0, 0, 0},
+      {"inst_bits", USCOPE_FT_U32, 0, 0, 0},
+  };
+  CHECK_OK(uscope_schema_add_storage(s, "entities", core, kSlots, USCOPE_SF_SPARSE, entity_fields,
+                                     3, nullptr, 0, &ids.entities));
+  const uscope_field_t counter_fields[] = {{"count", USCOPE_FT_U64, 0, 0, 0}};
+  CHECK_OK(uscope_schema_add_storage(s, "committed", core, 1, 0, counter_fields, 1, nullptr, 0,
+                                     &ids.committed));
+  const uscope_field_t ev_fields[] = {
+      {"entity_id", USCOPE_FT_U32, 0, 0, 0},
+      {"stage", USCOPE_FT_ENUM, stage_enum, 0, 0},
+  };
+  CHECK_OK(uscope_schema_add_event(s, "stage_transition", core, ev_fields, 2, &ids.stage_event));
+  return s;
+}
+
+// One cycle of the workload. Returns the OR of all statuses (0 when all OK).
+template <class Sink>
+inline __attribute__((always_inline)) int run_cycle(Sink &sink, const Ids &ids, uint64_t c) {
+  int st = 0;
+  st |= sink.begin(c * kPeriodPs);
+  const uint32_t base = static_cast<uint32_t>(c) * kFetchWidth;  // first entity fetched now
+  for (uint32_t k = 0; k < kFetchWidth; ++k) {
+    const uint32_t eid = base + k;
+    const uint16_t slot = static_cast<uint16_t>(eid % kSlots);
+    st |= sink.set(ids.entities, slot, 1, kPcBase + 4ull * eid);
+    st |= sink.set(ids.entities, slot, 2, kRv32i[(eid * 2654435761u) >> 29]);
+  }
+  for (uint32_t k = 0; k < kFetchWidth; ++k)
+    st |= sink.clear(ids.entities, static_cast<uint16_t>((base + k + kSlots - kInFlight) % kSlots));
+  st |= sink.add(ids.committed, 0, 0, kFetchWidth);
+  for (const Transition &t : kTransitions) {
+    const uint32_t eid = base - kFetchWidth * t.lag + t.lane;
+    uint8_t payload[5] = {static_cast<uint8_t>(eid), static_cast<uint8_t>(eid >> 8),
+                          static_cast<uint8_t>(eid >> 16), static_cast<uint8_t>(eid >> 24),
+                          t.stage};
+    st |= sink.event(ids.stage_event, payload, sizeof payload);
+  }
+  st |= sink.end();
+  return st;
+}
+
+// The real thing: every call through the exported C API.
+struct TraceSink {
+  uscope_writer_t *w;
+  int begin(uint64_t t) { return uscope_begin_cycle(w, t); }
+  int set(uint16_t sid, uint16_t slot, uint16_t f, uint64_t v) {
+    return uscope_slot_set(w, sid, slot, f, v);
+  }
+  int clear(uint16_t sid, uint16_t slot) { return uscope_slot_clear(w, sid, slot); }
+  int add(uint16_t sid, uint16_t slot, uint16_t f, uint64_t v) {
+    return uscope_slot_add(w, sid, slot, f, v);
+  }
+  int event(uint16_t id, const void *p, uint32_t n) { return uscope_event(w, id, p, n); }
+  int end() { return uscope_end_cycle(w); }
+};
+
+}  // namespace uscope_bench
