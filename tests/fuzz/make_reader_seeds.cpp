@@ -105,18 +105,18 @@ int main(int argc, char **argv) {
     return 2;
   }
   const std::string dir = argv[1];
-  bool ok = write_trace(dir + "/ours_lz4_v02.uscope", USCOPE_COMPRESSION_LZ4, USCOPE_FRAMES_V02) &&
-            write_trace(dir + "/ours_zstd_v02.uscope", USCOPE_COMPRESSION_ZSTD, USCOPE_FRAMES_V02) &&
-            write_trace(dir + "/ours_none_v02.uscope", USCOPE_COMPRESSION_NONE, USCOPE_FRAMES_V02) &&
-            write_trace(dir + "/ours_lz4_v01.uscope", USCOPE_COMPRESSION_LZ4, USCOPE_FRAMES_V01);
+  bool ok = write_trace(dir + "/ours_lz4_v02.seed", USCOPE_COMPRESSION_LZ4, USCOPE_FRAMES_V02) &&
+            write_trace(dir + "/ours_zstd_v02.seed", USCOPE_COMPRESSION_ZSTD, USCOPE_FRAMES_V02) &&
+            write_trace(dir + "/ours_none_v02.seed", USCOPE_COMPRESSION_NONE, USCOPE_FRAMES_V02) &&
+            write_trace(dir + "/ours_lz4_v01.seed", USCOPE_COMPRESSION_LZ4, USCOPE_FRAMES_V01);
   if (!ok) return 1;
   // The live copy: spec §2 header fields flags (8), section_table_offset
   // (32), tail_offset (40); §8.1 segment sizes at 32/36 of the last segment.
-  std::vector<uint8_t> b = read_file(dir + "/ours_lz4_v02.uscope");
+  std::vector<uint8_t> b = read_file(dir + "/ours_lz4_v02.seed");
   const uint64_t flags = get(b, 8, 8) & ~uint64_t{1}, zero = 0, tail = get(b, 40, 8);
   const uint64_t end = tail + 56 + get(b, tail + 32, 4) + get(b, tail + 36, 4);
   std::memcpy(b.data() + 8, &flags, 8);
   std::memcpy(b.data() + 32, &zero, 8);
   b.resize(end);
-  return write_file(dir + "/ours_live_v02.uscope", b) ? 0 : 1;
+  return write_file(dir + "/ours_live_v02.seed", b) ? 0 : 1;
 }
