@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "reader/trace_reader.hpp"
+#include "support/corpus_json.hpp"
 #include "support/test_util.hpp"
 
 namespace {
@@ -90,46 +91,7 @@ TEST_P(ReaderProbes, AnswersMatchTheReferenceReader) {
           }
         continue;
       }
-      auto storages = arr(res["storages"]);
-      ASSERT_EQ(storages.size(), state.size());
-      size_t i = 0;
-      for (auto js : storages) {
-        const auto &s = state[i++];
-        SCOPED_TRACE(name + " state_at(" + std::to_string(t) + ") storage " + str(js["name"]));
-        // Reference bug (not in the corpus README): its reader marks a dense
-        // slot invalid after DA_SLOT_CLEAR until the next checkpoint reloads
-        // it, so a dense slot's validity depends on where t falls in its
-        // segment. Spec §4.6.1: dense slots are always valid (a CLEAR zeroes
-        // them, COMPAT 13). For dense storages we check every slot's values,
-        // and that each slot the reference calls invalid is zero in ours.
-        if (s.layout().sparse) EXPECT_EQ(u64(js["num_valid"]), s.occupancy());
-        else EXPECT_EQ(s.occupancy(), s.layout().num_slots);
-        std::vector<uint64_t> props, want_props;
-        for (auto v : arr(js["properties"])) want_props.push_back(u64(v));
-        for (uint16_t p = 0; p < s.layout().prop_off.size(); ++p) props.push_back(s.prop(p));
-        EXPECT_EQ(props, want_props);
-        std::vector<std::vector<uint64_t>> slots, want_slots;
-        std::vector<uint64_t> ids, want_ids;
-        for (auto js_slot : arr(js["slots"])) {
-          want_ids.push_back(u64(js_slot["slot"]));
-          want_slots.emplace_back();
-          for (auto v : arr(js_slot["fields"])) want_slots.back().push_back(u64(v));
-          bool ref_valid = true;
-          if (!js_slot["valid"].error()) ref_valid = bool(js_slot["valid"]);
-          if (!ref_valid) {
-            EXPECT_FALSE(s.layout().sparse) << "a listed sparse slot is always valid";
-            for (uint64_t v : want_slots.back()) EXPECT_EQ(v, 0u) << "slot " << want_ids.back();
-          }
-        }
-        for (uint16_t slot = 0; slot < s.layout().num_slots; ++slot) {
-          if (!s.valid(slot)) continue;
-          ids.push_back(slot);
-          slots.emplace_back();
-          for (uint16_t f = 0; f < s.layout().field_off.size(); ++f) slots.back().push_back(s.get(slot, f));
-        }
-        EXPECT_EQ(ids, want_ids);
-        EXPECT_EQ(slots, want_slots);
-      }
+      uscope::test::expect_state_equal(state, res["storages"], name + " state_at(" + std::to_string(t) + ")");
     } else if (kind == "events_in_range") {
       ++n_events;
       const uint64_t t0 = u64(*++qi), t1 = u64(*++qi);

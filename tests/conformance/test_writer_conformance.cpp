@@ -23,6 +23,7 @@
 #include "format/checksum.hpp"
 #include "format/wire.hpp"
 #include "support/test_util.hpp"
+#include "support/corpus_json.hpp"
 #include "support/trace_file.hpp"
 #include "uscope/uscope.h"
 
@@ -252,37 +253,6 @@ void replay(const TraceFile &ref, const std::string &path) {
   EXPECT_EQ(uscope_writer_close(w), USCOPE_OK) << uscope_last_error();
 }
 
-void expect_summary_equal(const uscope::TraceSummary &got, simdjson::dom::element ts) {
-  EXPECT_EQ(got.base_interval_cycles, u64(ts["base_interval_cycles"]));
-  EXPECT_EQ(got.fan_out, u64(ts["fan_out"]));
-  EXPECT_EQ(got.total_instructions, u64(ts["total_instructions"]));
-  std::vector<std::vector<uint32_t>> density;
-  for (auto level : arr(ts["instruction_density"])) {
-    density.emplace_back();
-    for (auto v : arr(level)) density.back().push_back(static_cast<uint32_t>(u64(v)));
-  }
-  EXPECT_EQ(got.density, density);
-  auto counters = arr(ts["counters"]);
-  ASSERT_EQ(got.counters.size(), counters.size());
-  size_t i = 0;
-  for (auto c : counters) {
-    const auto &g = got.counters[i++];
-    EXPECT_EQ(g.name, str(c["name"]));
-    EXPECT_EQ(g.storage_id, u64(c["storage_id"]));
-    auto levels = arr(c["levels"]);
-    ASSERT_EQ(g.levels.size(), levels.size());
-    size_t l = 0;
-    for (auto level : levels) {
-      std::vector<uint64_t> want, have;
-      for (auto e : arr(level))
-        for (auto x : arr(e)) want.push_back(u64(x));
-      for (const auto &e : g.levels[l]) have.insert(have.end(), {e.min_delta, e.max_delta, e.sum});
-      EXPECT_EQ(have, want) << "counter " << g.name << " level " << l;
-      ++l;
-    }
-  }
-}
-
 class WriterReplay : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(WriterReplay, DecodedContentMatchesReference) {
@@ -370,7 +340,7 @@ TEST_P(WriterReplay, DecodedContentMatchesReference) {
     EXPECT_FALSE(ours.summary.has_value());
   } else {
     ASSERT_TRUE(ours.summary.has_value());
-    expect_summary_equal(*ours.summary, c.json["trace_summary"]);
+    uscope::test::expect_summary_equal(*ours.summary, c.json["trace_summary"]);
   }
 }
 
