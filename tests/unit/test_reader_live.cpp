@@ -35,6 +35,7 @@
 #include "format/error.hpp"
 #include "format/wire.hpp"
 #include "reader/trace_reader.hpp"
+#include "support/child_pattern.hpp"
 #include "support/test_util.hpp"
 #include "uscope/uscope.h"
 
@@ -302,24 +303,11 @@ TEST(ReaderLive, TailsWriterThread) {
 // ── (b) A killed writer process ──────────────────────────────────────────────
 
 // The child's pattern (keep equal to tests/e2e/child.c and test_writer_crash.cpp).
-constexpr uint64_t kChildPeriod = 1000;
-constexpr uint64_t kChildCyclesPerSegment = 50;  // INTERVAL_PS / PERIOD_PS
-constexpr uint64_t kBlock = 50;                  // cycles per token and per progress line
-constexpr uint16_t kChildSlots = 8;
-
-bool pat_wide(uint64_t n) { return n % 5 == 0; }
-uint32_t pat_id(uint64_t n) {
-  return pat_wide(n) ? (static_cast<uint32_t>(n * 2654435761u) | 0x10000u) : static_cast<uint32_t>(n & 0xFFFFu);
-}
-uint64_t pat_pc(uint64_t n) { return pat_wide(n) ? 0x100000000ull + 4 * n : (4 * n) & 0xFFFFu; }
-bool pat_clear(uint64_t n) { return (n / 8) % 3 == 2; }
-uint64_t pat_add(uint64_t n) { return n % 7 + 1; }
-std::vector<uint8_t> pat_payload(uint64_t n) {
-  std::vector<uint8_t> p(12);
-  wire::put_u64(p.data(), n);
-  wire::put_u32(p.data() + 8, static_cast<uint32_t>(n ^ 0xA5A5A5A5u));
-  return p;
-}
+using namespace uscope::test::child;  // pat_*() and the constants below
+constexpr uint64_t kChildPeriod = kPeriodPs;
+constexpr uint64_t kChildCyclesPerSegment = kCyclesPerSegment;
+constexpr uint64_t kBlock = kCyclesPerBlock;
+constexpr uint16_t kChildSlots = kNumSlots;
 
 struct PatternModel {
   bool valid[kChildSlots] = {};

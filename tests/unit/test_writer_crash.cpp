@@ -27,6 +27,7 @@
 #include "format/file_codec.hpp"
 #include "format/storage_state.hpp"
 #include "format/wire.hpp"
+#include "support/child_pattern.hpp"
 #include "support/test_util.hpp"
 #include "support/trace_file.hpp"
 #include "uscope/uscope.h"
@@ -40,20 +41,7 @@ namespace wire = uscope::wire;
 
 // ── The child's pattern (keep equal to tests/e2e/child.c) ──────────────────
 
-constexpr uint64_t kPeriodPs = 1000;
-constexpr uint64_t kIntervalPs = 50 * kPeriodPs;
-constexpr uint64_t kCyclesPerSegment = kIntervalPs / kPeriodPs;
-constexpr uint16_t kNumSlots = 8;
-constexpr uint64_t kCyclesPerBlock = 50;  // one progress line, one token
-
-bool pat_wide(uint64_t n) { return n % 5 == 0; }
-uint32_t pat_id(uint64_t n) {
-  return pat_wide(n) ? (static_cast<uint32_t>(n * 2654435761u) | 0x10000u)
-                     : static_cast<uint32_t>(n & 0xFFFFu);
-}
-uint64_t pat_pc(uint64_t n) { return pat_wide(n) ? 0x100000000ull + 4 * n : (4 * n) & 0xFFFFu; }
-bool pat_clear(uint64_t n) { return (n / 8) % 3 == 2; }
-uint64_t pat_add(uint64_t n) { return n % 7 + 1; }
+using namespace uscope::test::child;  // the pattern, shared with test_reader_live.cpp
 
 // The items of cycle n, in call order, as the decoder reports them.
 std::vector<uscope::test::Item> pattern_items(uint64_t n) {
@@ -77,9 +65,7 @@ std::vector<uscope::test::Item> pattern_items(uint64_t n) {
   e.is_event = true;
   e.time_ps = n * kPeriodPs;
   e.event_id = 0;
-  e.payload.resize(12);
-  wire::put_u64(e.payload.data(), n);
-  wire::put_u32(e.payload.data() + 8, static_cast<uint32_t>(n ^ 0xA5A5A5A5u));
+  e.payload = pat_payload(n);
   v.push_back(std::move(e));
   return v;
 }
