@@ -36,6 +36,7 @@
 #include "format/wire.hpp"
 #include "reader/trace_reader.hpp"
 #include "support/child_pattern.hpp"
+#include "support/child_process.hpp"
 #include "support/test_util.hpp"
 #include "uscope/uscope.h"
 
@@ -347,44 +348,11 @@ class Child {
     if (in_ >= 0) ::close(in_);
   }
   bool spawn(const std::vector<std::string> &args) {
-    const char *helper = USCOPE_TEST_HELPER;
-    if (::access(helper, X_OK) != 0) {
-      ADD_FAILURE() << "the helper binary " << helper << " is missing: " << std::strerror(errno);
-      return false;
-    }
-    std::vector<std::string> all{helper};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char *> argv;
-    for (auto &a : all) argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-    int out[2], in[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) {
-      ADD_FAILURE() << "pipe2: " << std::strerror(errno);
-      return false;
-    }
-    // A socket, so that a token sent to a dead child is an error, not SIGPIPE.
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0) {
-      ADD_FAILURE() << "socketpair: " << std::strerror(errno);
-      ::close(out[0]);
-      ::close(out[1]);
-      return false;
-    }
-    pid_ = ::fork();
-    if (pid_ < 0) {
-      ADD_FAILURE() << "fork: " << std::strerror(errno);
-      for (int fd : {out[0], out[1], in[0], in[1]}) ::close(fd);
-      return false;
-    }
-    if (pid_ == 0) {  // only async-signal-safe calls until exec
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test binary
-      if (::dup2(out[1], STDOUT_FILENO) < 0 || ::dup2(in[1], STDIN_FILENO) < 0) ::_exit(126);
-      ::execv(helper, argv.data());
-      ::_exit(127);
-    }
-    ::close(out[1]);
-    ::close(in[1]);
-    out_ = out[0];
-    in_ = in[0];
+    uscope::test::SpawnedChild c;
+    if (!uscope::test::spawn_child(USCOPE_TEST_HELPER, args, &c)) return false;
+    pid_ = c.pid;
+    out_ = c.out;
+    in_ = c.in;
     return true;
   }
   // Lets the child write n more blocks of 50 cycles.

@@ -28,6 +28,7 @@
 #include "format/storage_state.hpp"
 #include "format/wire.hpp"
 #include "support/child_pattern.hpp"
+#include "support/child_process.hpp"
 #include "support/test_util.hpp"
 #include "support/trace_file.hpp"
 #include "uscope/uscope.h"
@@ -285,58 +286,12 @@ class Child {
   // fork + exec USCOPE_TEST_HELPER with args; its stdout is a pipe to us.
   // fsize_limit > 0 runs it under RLIMIT_FSIZE with SIGXFSZ ignored.
   bool spawn(const std::vector<std::string> &args, rlim_t fsize_limit = 0) {
-    const char *helper = USCOPE_TEST_HELPER;
-    if (::access(helper, X_OK) != 0) {
-      ADD_FAILURE() << "the helper binary " << helper << " is missing: " << std::strerror(errno);
-      return false;
-    }
-    std::vector<std::string> all{helper};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char *> argv;
-    for (auto &a : all) argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) {
-      ADD_FAILURE() << "pipe2: " << std::strerror(errno);
-      return false;
-    }
-    // Its stdin: a socket, so that a token sent to a dead child is an error
-    // (MSG_NOSIGNAL) rather than a SIGPIPE for the whole test binary.
-    int in[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0) {
-      ADD_FAILURE() << "socketpair: " << std::strerror(errno);
-      ::close(fds[0]);
-      ::close(fds[1]);
-      return false;
-    }
     deadline_ = Clock::now() + kChildDeadline;
-    pid_ = ::fork();
-    if (pid_ < 0) {
-      ADD_FAILURE() << "fork: " << std::strerror(errno);
-      for (int fd : {fds[0], fds[1], in[0], in[1]}) ::close(fd);
-      return false;
-    }
-    if (pid_ == 0) {  // only async-signal-safe calls from here to exec
-      // Never outlive the test: a crashed test binary takes its child along.
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::dup2(fds[1], STDOUT_FILENO) < 0 || ::dup2(in[1], STDIN_FILENO) < 0) ::_exit(126);
-      if (fsize_limit) {
-        struct sigaction sa;
-        std::memset(&sa, 0, sizeof sa);
-        sa.sa_handler = SIG_IGN;
-        ::sigaction(SIGXFSZ, &sa, nullptr);
-        struct rlimit rl;
-        rl.rlim_cur = fsize_limit;
-        rl.rlim_max = fsize_limit;
-        if (::setrlimit(RLIMIT_FSIZE, &rl) != 0) ::_exit(125);
-      }
-      ::execv(helper, argv.data());
-      ::_exit(127);
-    }
-    ::close(fds[1]);
-    ::close(in[1]);
-    fd_ = fds[0];
-    in_ = in[0];
+    uscope::test::SpawnedChild c;
+    if (!uscope::test::spawn_child(USCOPE_TEST_HELPER, args, &c, fsize_limit)) return false;
+    pid_ = c.pid;
+    fd_ = c.out;
+    in_ = c.in;
     return true;
   }
 
