@@ -536,10 +536,21 @@ typedef struct uscope_file_info_s {
   uint32_t num_segments;           /* segments this reader has found */
   uint64_t total_time_ps;          /* header value (0 while live, COMPAT 11) */
   uint64_t last_time_ps;           /* end time of the last segment found */
-  uint64_t checkpoint_interval_ps;
+  uint64_t checkpoint_interval_ps; /* the trace config chunk (§2.4) */
   uint64_t file_bytes;
+  /* The remaining file header fields (§2), as last read. */
+  uint32_t header_num_segments;    /* advisory while live (§2.2) */
+  uint32_t preamble_end;
+  uint64_t section_table_offset;   /* 0 until finalized */
+  uint64_t tail_offset;            /* the live commit point (§2.2) */
 } uscope_file_info_t;
 USCOPE_API uscope_status_t uscope_reader_info(const uscope_reader_t *reader, uscope_file_info_t *out);
+/**
+ * 1 when the file was cleanly finalized (F_COMPLETE), else 0 (also for
+ * NULL). A live reader sees this turn to 1 at the poll after the writer
+ * closes; a crashed writer's file stays 0.
+ */
+USCOPE_API int uscope_is_complete(const uscope_reader_t *reader);
 
 /** DUT properties (§3): index < count. Strings are owned by the reader. */
 USCOPE_API uint32_t uscope_reader_dut_count(const uscope_reader_t *reader);

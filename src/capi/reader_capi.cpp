@@ -125,12 +125,18 @@ USCOPE_API uscope_status_t uscope_reader_info(const uscope_reader_t *r, uscope_f
     i.last_time_ps = r->impl.segments().empty() ? 0 : r->impl.segments().back().header.time_end_ps;
     i.checkpoint_interval_ps = r->impl.checkpoint_interval_ps();
     i.file_bytes = r->impl.file_size();
+    i.header_num_segments = h.num_segments;
+    i.preamble_end = h.preamble_end;
+    i.section_table_offset = h.section_table_offset;
+    i.tail_offset = h.tail_offset;
     const uint32_t n = std::min<uint32_t>(out->struct_size, sizeof i);
     std::memcpy(out, &i, n);
     out->struct_size = n;
     return USCOPE_OK;
   });
 }
+
+USCOPE_API int uscope_is_complete(const uscope_reader_t *r) { return r && r->impl.complete() ? 1 : 0; }
 
 USCOPE_API uint32_t uscope_reader_dut_count(const uscope_reader_t *r) {
   return r ? static_cast<uint32_t>(r->impl.dut().size()) : 0;

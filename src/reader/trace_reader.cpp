@@ -22,13 +22,41 @@ TraceReader::TraceReader(const std::string &path) {
   // Map again now that the header is read: a live writer may have appended
   // and committed segments since the map was sized (see poll_new_segments).
   file_.refresh();
-  load_segments();
+  commit(load_segments(header_));
+  // Everything read so far (preamble, section table, the segment headers
+  // spread over the file) now lives in our own structures: unmap it, so that
+  // opening a large file leaves only what a query touches resident.
+  file_.release(0, file_.size());
+}
+
+void TraceReader::check_flags(uint64_t flags) {
+  // §2.1: bits 8-63 are reserved and must be zero. A bit we do not know may
+  // change how everything after the header reads, so refuse rather than guess.
+  if (flags & ~wire::kKnownFlags)
+    fail(USCOPE_ERR_UNSUPPORTED_VERSION, "header flags 0x%llx set reserved bits 8-63 (spec §2.1)",
+         (unsigned long long)flags);
+}
+
+const uint8_t *TraceReader::deltas(size_t i) {
+  if (i >= segments_.size())
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "segment %zu of %zu", i, segments_.size());
+  return segment_deltas(i);
+}
+
+void TraceReader::commit(Index &&x) {
+  sections_ = std::move(x.sections);
+  segment_table_ = std::move(x.segment_table);
+  segments_ = std::move(x.segments);
+  strings_ = std::move(x.strings);
+  summary_ = std::move(x.summary);
+  deltas_segment_ = SIZE_MAX;  // indices may now name other segments
 }
 
 void TraceReader::load_metadata() {
   const uint8_t *f = file_.data();
   const size_t n = file_.size();
   header_ = decode_file_header(f, n);
+  check_flags(header_.flags);
   // COMPAT 4: the reference checks no version; we refuse an unknown major.
   if (header_.version_major != wire::kVersionMajor)
     fail(USCOPE_ERR_UNSUPPORTED_VERSION, "file-format version %u.%u; this reader knows %u.x",
@@ -43,9 +71,9 @@ void TraceReader::load_metadata() {
   } else {
     codec_ = method == wire::kCompZstd ? Codec::Zstd : Codec::Lz4;
   }
-  const auto chunks = walk_chunks(f, n, header_.preamble_end);
+  chunks_ = walk_chunks(f, n, header_.preamble_end);
   const ChunkRef *dut = nullptr, *schema = nullptr, *cfg = nullptr;
-  for (const auto &c : chunks) {
+  for (const auto &c : chunks_) {
     const ChunkRef **slot = c.type == wire::CHUNK_DUT_DESC ? &dut
                             : c.type == wire::CHUNK_SCHEMA ? &schema
                             : c.type == wire::CHUNK_TRACE_CONFIG ? &cfg
@@ -88,38 +116,38 @@ void TraceReader::load_metadata() {
                           static_cast<uint32_t>(L.prop_off.size()), 0});
 }
 
-void TraceReader::load_segments() {
+TraceReader::Index TraceReader::load_segments(const FileHeader &h) const {
   const uint8_t *f = file_.data();
   const size_t n = file_.size();
+  Index x;
   std::vector<uint64_t> offsets;
-  strings_.clear();
-  summary_.reset();
-  if (complete()) {
-    const uint64_t st = header_.section_table_offset;
+  if (h.flags & wire::F_COMPLETE) {
+    const uint64_t st = h.section_table_offset;
     if (st >= n) fail(USCOPE_ERR_TRUNCATED, "section table offset %llu is past the end (%zu bytes)",
                       (unsigned long long)st, n);
-    const auto sections = decode_section_table(f + st, n - st);
-    for (const auto &s : sections) {
+    x.sections = decode_section_table(f + st, n - st);
+    for (const auto &s : x.sections) {
       if (!in_file(s.offset, s.size, n))
         fail(USCOPE_ERR_TRUNCATED, "section type %u (offset %llu, %llu bytes) runs past the end",
              s.type, (unsigned long long)s.offset, (unsigned long long)s.size);
       const uint8_t *p = f + s.offset;
       if (s.type == wire::SECTION_SEGMENTS) {
-        for (const auto &e : decode_segment_table(p, s.size)) offsets.push_back(e.offset);
+        x.segment_table = decode_segment_table(p, s.size);
+        for (const auto &e : x.segment_table) offsets.push_back(e.offset);
       } else if (s.type == wire::SECTION_STRINGS) {
-        strings_ = decode_string_table(p, s.size);
+        x.strings = decode_string_table(p, s.size);
       } else if (s.type == wire::SECTION_COUNTER_SUMMARY) {
-        summary_ = decode_tsum(p, s.size);
+        x.summary = decode_tsum(p, s.size);
       }
     }
   } else {
     // COMPAT 12, 15: walk back from tail_offset. Offsets must strictly
     // decrease, so a cyclic chain cannot loop.
-    uint64_t off = header_.tail_offset;
+    uint64_t off = h.tail_offset;
     while (off != 0) {
       if (!offsets.empty() && off >= offsets.back())
         fail(USCOPE_ERR_CORRUPT, "segment chain does not go backwards at offset %llu", (unsigned long long)off);
-      if (off < header_.preamble_end)
+      if (off < h.preamble_end)
         fail(USCOPE_ERR_CORRUPT, "segment chain points at offset %llu, inside the preamble",
              (unsigned long long)off);
       // Past the end: what a crash leaves when tail_offset reached the disk
@@ -132,14 +160,13 @@ void TraceReader::load_segments() {
     }
     std::reverse(offsets.begin(), offsets.end());
   }
-  segments_.clear();
-  segments_.reserve(offsets.size());
-  deltas_segment_ = SIZE_MAX;  // indices may now name other segments
-  uint64_t prev_end = header_.preamble_end;
+  auto &segs = x.segments;
+  segs.reserve(offsets.size());
+  uint64_t prev_end = h.preamble_end;
   for (uint64_t off : offsets) {
     // An offset or size past the end is TRUNCATED, like every structure the
     // file ends before; one inside the file at the wrong place is CORRUPT.
-    if (off < header_.preamble_end)
+    if (off < h.preamble_end)
       fail(USCOPE_ERR_CORRUPT, "segment offset %llu is inside the preamble", (unsigned long long)off);
     if (!in_file(off, wire::kSegmentHeaderSize, n))
       fail(USCOPE_ERR_TRUNCATED, "segment offset %llu is past the end (%zu bytes)", (unsigned long long)off, n);
@@ -159,17 +186,20 @@ void TraceReader::load_segments() {
     prev_end = off + wire::kSegmentHeaderSize + body;
     if (s.header.time_end_ps < s.header.time_start_ps)
       fail(USCOPE_ERR_CORRUPT, "segment at offset %llu ends before it starts", (unsigned long long)off);
-    if (!segments_.empty() && s.header.time_start_ps < segments_.back().header.time_start_ps)
-      fail(USCOPE_ERR_CORRUPT, "segments are not in time order at offset %llu", (unsigned long long)off);
+    // One after the other in time too; neighbours may share their boundary
+    // time (a segment ends at its last frame, COMPAT 10, and the next may
+    // start at that same time). The binary searches of state_at and
+    // events_in_range rely on this order.
+    if (!segs.empty() && s.header.time_start_ps < segs.back().header.time_end_ps)
+      fail(USCOPE_ERR_CORRUPT, "segment at offset %llu starts at %llu ps, before the one before it ends (%llu ps)",
+           (unsigned long long)off, (unsigned long long)s.header.time_start_ps,
+           (unsigned long long)segs.back().header.time_end_ps);
     if (s.header.deltas_raw_size > kMaxRawDeltas)
       fail(USCOPE_ERR_CORRUPT, "segment at offset %llu claims %u raw delta bytes", (unsigned long long)off,
            s.header.deltas_raw_size);
-    segments_.push_back(s);
+    segs.push_back(s);
   }
-  // Everything read so far (preamble, section table, the segment headers
-  // spread over the file) now lives in our own structures: unmap it, so that
-  // opening a large file leaves only what a query touches resident.
-  file_.release(0, n);
+  return x;
 }
 
 const uint8_t *TraceReader::segment_deltas(size_t i, size_t want, size_t *avail) {
@@ -379,14 +409,22 @@ bool TraceReader::poll_new_segments() {
   // was read covers every segment it names. (Sizing first races: a
   // tail_offset committed in between points past the end of the map.)
   const FileHeader h = decode_file_header(file_.data(), file_.size());
+  check_flags(h.flags);
+  if (h.version_major != header_.version_major || h.preamble_end != header_.preamble_end ||
+      ((h.flags ^ header_.flags) & ~wire::F_COMPLETE & ~wire::F_HAS_STRINGS))
+    fail(USCOPE_ERR_CORRUPT, "the file header changed under the reader (version, preamble or format flags)");
+  // Finalized and already read: a finalized file does not change.
+  if (header_.flags & wire::F_COMPLETE) return false;
   // F_COMPLETE without a section table: the writer's final header rewrite is
   // only partly visible yet; take it at the next poll.
   if ((h.flags & wire::F_COMPLETE) && h.section_table_offset == 0) return false;
   if (h.tail_offset == header_.tail_offset && !(h.flags & wire::F_COMPLETE)) return false;
   file_.refresh();
+  Index x = load_segments(h);
   const size_t before = segments_.size();
   header_ = h;
-  load_segments();
+  commit(std::move(x));
+  file_.release(0, file_.size());  // as at open: the headers just read are ours now
   return segments_.size() != before;
 }
 

@@ -51,7 +51,7 @@ class TraceReader {
   explicit TraceReader(const std::string &path);
 
   const FileHeader &header() const { return header_; }
-  bool complete() const { return header_.flags & 1u; }
+  bool complete() const { return header_.flags & wire::F_COMPLETE; }
   const Schema &schema() const { return schema_; }
   const std::vector<DutProperty> &dut() const { return dut_; }
   uint64_t checkpoint_interval_ps() const { return interval_; }
@@ -59,7 +59,18 @@ class TraceReader {
   const std::optional<TraceSummary> &summary() const { return summary_; }
   const std::vector<StorageLayout> &layouts() const { return layouts_; }
   const std::vector<SegmentInfo> &segments() const { return segments_; }
+  // The raw structures behind the above, for tools and tests that look at
+  // the file itself: preamble chunks (payload offsets into the file), the
+  // section table and the segment table (both empty unless finalized).
+  const std::vector<ChunkRef> &chunks() const { return chunks_; }
+  const std::vector<SectionEntry> &sections() const { return sections_; }
+  const std::vector<SegmentIndexEntry> &segment_table() const { return segment_table_; }
   size_t file_size() const { return file_.size(); }
+
+  // Segment i's decompressed deltas (deltas_raw_size bytes), valid until the
+  // next call on this reader. Throws Error: INVALID_ARGUMENT for i out of
+  // range, CORRUPT for a bad blob.
+  const uint8_t *deltas(size_t i);
 
   // The state after every frame with time <= time_ps: storages in schema
   // order. A trace without segments gives the initial (empty) state.
@@ -88,7 +99,8 @@ class TraceReader {
   std::vector<StorageState> initial_state() const;
 
   // Live files: re-read the header and pick up newly committed segments.
-  // Returns true when there are new ones.
+  // Returns true when there are new ones. On an error the reader is left as
+  // it was before the call: every answer it gave stays available.
   bool poll_new_segments();
 
  private:
@@ -100,8 +112,19 @@ class TraceReader {
   template <bool kStopAfterUntil, class Visitor>
   struct Apply;
 
+  // What load_segments finds, built aside and swapped in only once all of it
+  // has been checked, so that a failed poll leaves the reader untouched.
+  struct Index {
+    std::vector<SectionEntry> sections;
+    std::vector<SegmentIndexEntry> segment_table;
+    std::vector<SegmentInfo> segments;
+    std::vector<std::string> strings;
+    std::optional<TraceSummary> summary;
+  };
+  static void check_flags(uint64_t flags);
   void load_metadata();
-  void load_segments();
+  Index load_segments(const FileHeader &h) const;
+  void commit(Index &&index);
   // The deltas of segment i, all of them (*avail = raw size), or at least the
   // first `want` bytes when only a prefix is needed. The last segment
   // decompressed is kept, so asking again for it costs nothing.
@@ -125,6 +148,9 @@ class TraceReader {
 
   MappedFile file_;
   FileHeader header_;
+  std::vector<ChunkRef> chunks_;
+  std::vector<SectionEntry> sections_;
+  std::vector<SegmentIndexEntry> segment_table_;
   Schema schema_;
   std::vector<DutProperty> dut_;
   uint64_t interval_ = 0;

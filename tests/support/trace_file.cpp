@@ -1,13 +1,17 @@
 #include "support/trace_file.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
 #include "format/checksum.hpp"
-#include "format/compress.hpp"
 #include "format/error.hpp"
 #include "format/wire.hpp"
+#include "reader/trace_reader.hpp"
 
 namespace uscope::test {
 
@@ -57,84 +61,77 @@ uint32_t TraceFile::chunk_size(uint16_t type) const {
   return 0;
 }
 
-namespace {
-Segment read_segment(const TraceFile &t, uint64_t off) {
-  if (off > t.bytes.size()) fail(USCOPE_ERR_TRUNCATED, "segment offset %llu past EOF", (unsigned long long)off);
-  Segment s;
-  s.offset = off;
-  s.header = decode_segment_header(t.bytes.data() + off, t.bytes.size() - off);
-  const uint64_t ck = off + wire::kSegmentHeaderSize;
-  const uint64_t dl = ck + s.header.checkpoint_size;
-  const uint64_t end = dl + s.header.deltas_compressed_size;
-  if (end > t.bytes.size()) fail(USCOPE_ERR_TRUNCATED, "segment at %llu runs past EOF", (unsigned long long)off);
-  s.checkpoint.assign(t.bytes.begin() + ck, t.bytes.begin() + dl);
-  const bool compressed = t.header.flags & wire::F_COMPRESSED;
-  const uint32_t method = (t.header.flags & wire::kCompMethodMask) >> wire::kCompMethodShift;
-  const Codec codec = !compressed ? Codec::None : method == wire::kCompZstd ? Codec::Zstd : Codec::Lz4;
-  decompress(codec, t.bytes.data() + dl, s.header.deltas_compressed_size, 1u << 30, s.deltas);
-  struct V {
-    Segment &s;
-    void frame(uint64_t t) { s.frame_times.push_back(t); }
-    void op(uint64_t t, const DeltaOp &o) {
-      Item i;
-      i.frame = static_cast<uint32_t>(s.frame_times.size() - 1);
-      i.time_ps = t;
-      i.op = o;
-      s.items.push_back(i);
-    }
-    void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t n) {
-      Item i;
-      i.frame = static_cast<uint32_t>(s.frame_times.size() - 1);
-      i.is_event = true;
-      i.time_ps = t;
-      i.event_id = id;
-      i.payload.assign(p, p + n);
-      s.items.push_back(std::move(i));
-    }
-  } v{s};
-  decode_deltas(s.deltas.data(), s.deltas.size(), s.header.time_start_ps,
-                t.header.flags & wire::F_INTERLEAVED_DELTAS, t.header.flags & wire::F_COMPACT_DELTAS, v);
-  return s;
-}
-}  // namespace
-
-TraceFile parse_trace_file(std::vector<uint8_t> bytes) {
+TraceFile read_trace_file(const std::string &path) {
+  // Everything is decoded by the library's reader (one decoder per
+  // structure); this only copies what it found into plain vectors that the
+  // tests can compare, plus the file's bytes for byte-level checks.
+  TraceReader r(path);
   TraceFile t;
-  t.bytes = std::move(bytes);
-  t.header = decode_file_header(t.bytes.data(), t.bytes.size());
-  t.chunks = walk_chunks(t.bytes.data(), t.bytes.size(), t.header.preamble_end);
-  const uint8_t *schema = t.chunk_payload(wire::CHUNK_SCHEMA);
-  const uint8_t *dut = t.chunk_payload(wire::CHUNK_DUT_DESC);
-  const uint8_t *cfg = t.chunk_payload(wire::CHUNK_TRACE_CONFIG);
-  if (!schema || !dut || !cfg) fail(USCOPE_ERR_CORRUPT, "a mandatory preamble chunk is missing");
-  t.schema = decode_schema(schema, t.chunk_size(wire::CHUNK_SCHEMA));
-  t.dut = decode_dut(dut, t.chunk_size(wire::CHUNK_DUT_DESC));
-  t.checkpoint_interval_ps = wire::get_u64(cfg);
-
-  std::vector<uint64_t> offsets;
-  if (t.header.flags & wire::F_COMPLETE) {
-    const uint64_t st = t.header.section_table_offset;
-    if (st > t.bytes.size()) fail(USCOPE_ERR_TRUNCATED, "section table past EOF");
-    t.sections = decode_section_table(t.bytes.data() + st, t.bytes.size() - st);
-    for (const auto &s : t.sections) {
-      if (s.offset + s.size > t.bytes.size()) fail(USCOPE_ERR_TRUNCATED, "section past EOF");
-      const uint8_t *p = t.bytes.data() + s.offset;
-      if (s.type == wire::SECTION_SEGMENTS) t.segment_table = decode_segment_table(p, s.size);
-      if (s.type == wire::SECTION_STRINGS) t.strings = decode_string_table(p, s.size);
-      if (s.type == wire::SECTION_COUNTER_SUMMARY) t.summary = decode_tsum(p, s.size);
-    }
-    for (const auto &e : t.segment_table) offsets.push_back(e.offset);
-  } else {
-    for (uint64_t off = t.header.tail_offset; off != 0;) {
-      offsets.insert(offsets.begin(), off);
-      if (offsets.size() > t.bytes.size()) fail(USCOPE_ERR_CORRUPT, "segment chain loops");
-      off = decode_segment_header(t.bytes.data() + off, t.bytes.size() - off).prev_segment_offset;
-    }
+  t.bytes = read_bytes(path);
+  t.header = r.header();
+  t.chunks = r.chunks();
+  t.schema = r.schema();
+  t.dut = r.dut();
+  t.checkpoint_interval_ps = r.checkpoint_interval_ps();
+  t.sections = r.sections();
+  t.segment_table = r.segment_table();
+  t.strings = r.strings();
+  t.summary = r.summary();
+  if (t.bytes.size() < r.file_size()) fail(USCOPE_ERR_IO, "%s shrank while it was read", path.c_str());
+  std::vector<StorageState> states = r.initial_state();
+  for (size_t i = 0; i < r.segments().size(); ++i) {
+    const SegmentInfo &info = r.segments()[i];
+    Segment s;
+    s.offset = info.offset;
+    s.header = info.header;
+    const auto ck = t.bytes.begin() + static_cast<ptrdiff_t>(info.offset + wire::kSegmentHeaderSize);
+    s.checkpoint.assign(ck, ck + info.header.checkpoint_size);
+    const uint8_t *d = r.deltas(i);
+    s.deltas.assign(d, d + info.header.deltas_raw_size);
+    struct V {
+      Segment &s;
+      uint32_t frame_index() const { return static_cast<uint32_t>(s.frame_times.size() - 1); }
+      void frame(uint64_t time) { s.frame_times.push_back(time); }
+      void op(uint64_t time, const DeltaOp &o) {
+        Item it;
+        it.frame = frame_index();
+        it.time_ps = time;
+        it.op = o;
+        s.items.push_back(it);
+      }
+      void event(uint64_t time, uint16_t id, const uint8_t *p, uint32_t n) {
+        Item it;
+        it.frame = frame_index();
+        it.is_event = true;
+        it.time_ps = time;
+        it.event_id = id;
+        it.payload.assign(p, p + n);
+        s.items.push_back(std::move(it));
+      }
+    } v{s};
+    r.replay(i, states, v);
+    t.segments.push_back(std::move(s));
   }
-  for (uint64_t off : offsets) t.segments.push_back(read_segment(t, off));
   return t;
 }
 
-TraceFile read_trace_file(const std::string &path) { return parse_trace_file(read_bytes(path)); }
+TraceFile parse_trace_file(const std::vector<uint8_t> &bytes) {
+  std::string path = (std::filesystem::temp_directory_path() / "uscope_trace_file_XXXXXX").string();
+  const int fd = mkstemp(path.data());
+  if (fd < 0) fail(USCOPE_ERR_IO, "cannot make a scratch file in %s", path.c_str());
+  struct Unlink {  // on every way out, thrown errors included
+    const std::string &p;
+    ~Unlink() { std::remove(p.c_str()); }
+  } unlink_it{path};
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (w <= 0) break;
+    done += static_cast<size_t>(w);
+  }
+  ::close(fd);
+  if (done != bytes.size()) fail(USCOPE_ERR_IO, "cannot write the scratch file %s", path.c_str());
+  return read_trace_file(path);
+}
 
 }  // namespace uscope::test

@@ -1,6 +1,6 @@
-// Test support: decode a whole µScope file with the library's own codecs
-// (src/format/), at byte level. This is not the reader (issue 5); it is the
-// minimum the writer's tests need to check what landed on disk.
+// Test support: a whole µScope file decoded by the library's reader
+// (src/reader/), copied into plain vectors the tests compare: raw chunks,
+// sections, checkpoints and delta blobs next to the decoded items.
 #pragma once
 
 #include <cstdint>
@@ -51,11 +51,12 @@ struct TraceFile {
   uint32_t chunk_size(uint16_t type) const;
 };
 
-// Decode path. Segments come from the SEGMENTS section when F_COMPLETE is
-// set, else from the tail_offset / prev_segment_offset chain (COMPAT 15).
-// Throws uscope::Error on anything malformed.
+// Decode path with uscope::TraceReader: segments come from the SEGMENTS
+// section when F_COMPLETE is set, else from the tail_offset /
+// prev_segment_offset chain (COMPAT 15). Throws uscope::Error on anything
+// malformed, ops and events that do not fit the schema included.
 TraceFile read_trace_file(const std::string &path);
-TraceFile parse_trace_file(std::vector<uint8_t> bytes);
+TraceFile parse_trace_file(const std::vector<uint8_t> &bytes);  // through a scratch file
 
 std::vector<uint8_t> read_bytes(const std::string &path);
 std::string hex16(uint64_t v);

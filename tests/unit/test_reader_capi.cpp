@@ -1,6 +1,7 @@
 // The reader's C API: every accessor against a trace written through the
 // writer's C API with known content, plus its error statuses.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -96,6 +97,18 @@ TEST(ReaderCapi, MetadataSchemaAndLookups) {
   EXPECT_EQ(info.total_time_ps, (kCycles - 1) * kPeriod);
   EXPECT_EQ(info.last_time_ps, (kCycles - 1) * kPeriod);
   EXPECT_EQ(info.checkpoint_interval_ps, 100 * kPeriod);
+  // The raw header fields: finalized, so the header's count is exact and the
+  // section table sits after the last segment, whose offset is the tail.
+  EXPECT_EQ(info.header_num_segments, 5u);
+  EXPECT_GT(info.preamble_end, 48u);
+  EXPECT_EQ(info.preamble_end % 8, 0u);
+  uscope_segment_info_t last{};
+  ASSERT_EQ(uscope_reader_segment(r, 4, &last), USCOPE_OK);
+  EXPECT_EQ(info.tail_offset, last.offset);
+  EXPECT_GT(info.section_table_offset, last.offset);
+  EXPECT_LT(info.section_table_offset, info.file_bytes);
+  EXPECT_EQ(uscope_is_complete(r), 1);
+  EXPECT_EQ(uscope_is_complete(nullptr), 0);
 
   ASSERT_EQ(uscope_reader_dut_count(r), 2u);
   const char *k = nullptr, *v = nullptr;
@@ -363,6 +376,7 @@ TEST(ReaderCapi, PollFindsNewlyCommittedSegments) {
       if (!found) usleep(1000);
     }
     ASSERT_EQ(found, 1u) << "round " << round;
+    EXPECT_EQ(uscope_is_complete(r), 0);
     uscope_state_t *st = nullptr;
     ASSERT_EQ(uscope_reader_state_at(r, (c - 1) * kPeriod, &st), USCOPE_OK);
     uint64_t v = 0;
@@ -376,6 +390,90 @@ TEST(ReaderCapi, PollFindsNewlyCommittedSegments) {
   EXPECT_EQ(found, 0u);  // close added no segment: every cycle was flushed
   ASSERT_EQ(uscope_reader_info(r, &info), USCOPE_OK);
   EXPECT_EQ(info.complete, 1u);
+  EXPECT_EQ(uscope_is_complete(r), 1);
+  uscope_reader_close(r);
+}
+
+// A poll that finds a damaged header fails with a specific status and leaves
+// the reader exactly as it was: its segments, state and events still answer,
+// and a later poll of the repaired file works.
+TEST(ReaderCapi, FailedPollLeavesTheReaderAsItWas) {
+  TempDir dir("uscope_rcapi");
+  const std::string path = dir.file("live.uscope");
+  uscope_schema_t *s = nullptr;
+  ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, "clk", kPeriod, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
+  uscope_field_t f[] = {{"v", USCOPE_FT_U32, 0, 0, 0}};
+  ASSERT_EQ(uscope_schema_add_storage(s, "regs", 0, 4, 0, f, 1, nullptr, 0, nullptr), USCOPE_OK);
+  uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
+  o.checkpoint_interval_ps = 1'000'000'000;  // segments only when flushed
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK);
+  uscope_schema_free(s);
+  for (uint64_t c = 0; c < 20; ++c) {
+    ASSERT_EQ(uscope_begin_cycle(w, c * kPeriod), USCOPE_OK);
+    ASSERT_EQ(uscope_slot_set(w, 0, c % 4, 0, c + 100), USCOPE_OK);
+    ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+    if (c == 9 || c == 19) ASSERT_EQ(uscope_writer_flush(w), USCOPE_OK);  // two segments
+  }
+  uscope_reader_t *r = nullptr;
+  ASSERT_EQ(uscope_reader_open(&r, path.c_str()), USCOPE_OK) << uscope_last_error();
+  uscope_file_info_t before{};
+  before.struct_size = sizeof before;
+  // Flushed segments reach the file from the writer's thread: wait for both.
+  for (int tries = 0; tries < 20000; ++tries) {
+    uint32_t n = 0;
+    ASSERT_EQ(uscope_reader_poll_new_segments(r, &n), USCOPE_OK) << uscope_reader_error(r);
+    ASSERT_EQ(uscope_reader_info(r, &before), USCOPE_OK);
+    if (before.num_segments == 2) break;
+    usleep(1000);
+  }
+  ASSERT_EQ(before.num_segments, 2u);
+
+  // §2 header: tail_offset is the u64 at byte 40. Point it inside the
+  // preamble, as a torn or hostile header would.
+  constexpr off_t kTailOffset = 40;
+  const int fd = ::open(path.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  uint64_t good = 0, bad = 16;
+  ASSERT_EQ(::pread(fd, &good, 8, kTailOffset), 8);
+  ASSERT_EQ(::pwrite(fd, &bad, 8, kTailOffset), 8);
+  uint32_t found = 99;
+  EXPECT_EQ(uscope_reader_poll_new_segments(r, &found), USCOPE_ERR_CORRUPT);
+  EXPECT_NE(std::string(uscope_reader_error(r)).find("preamble"), std::string::npos) << uscope_reader_error(r);
+
+  uscope_file_info_t after{};
+  after.struct_size = sizeof after;
+  ASSERT_EQ(uscope_reader_info(r, &after), USCOPE_OK);
+  EXPECT_EQ(after.num_segments, 2u);
+  EXPECT_EQ(after.tail_offset, before.tail_offset);
+  EXPECT_EQ(after.last_time_ps, 19 * kPeriod);
+  uscope_state_t *st = nullptr;
+  ASSERT_EQ(uscope_reader_state_at(r, 19 * kPeriod, &st), USCOPE_OK) << uscope_reader_error(r);
+  for (uint16_t slot = 0; slot < 4; ++slot) {
+    uint64_t v = 0;
+    ASSERT_EQ(uscope_state_slot_field(st, 0, slot, 0, &v), USCOPE_OK);
+    EXPECT_EQ(v, 116u + slot);  // the last write of each slot: cycles 16..19
+  }
+  uscope_state_free(st);
+
+  // Repaired, then one more segment: the next poll finds exactly that one.
+  ASSERT_EQ(::pwrite(fd, &good, 8, kTailOffset), 8);
+  ::close(fd);
+  for (uint64_t c = 20; c < 30; ++c) {
+    ASSERT_EQ(uscope_begin_cycle(w, c * kPeriod), USCOPE_OK);
+    ASSERT_EQ(uscope_slot_set(w, 0, c % 4, 0, c + 100), USCOPE_OK);
+    ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+  }
+  ASSERT_EQ(uscope_writer_flush(w), USCOPE_OK);
+  found = 0;
+  for (int tries = 0; tries < 20000 && found == 0; ++tries) {
+    ASSERT_EQ(uscope_reader_poll_new_segments(r, &found), USCOPE_OK) << uscope_reader_error(r);
+    if (!found) usleep(1000);
+  }
+  EXPECT_EQ(found, 1u);
+  EXPECT_EQ(uscope_writer_close(w), USCOPE_OK);
   uscope_reader_close(r);
 }
 

@@ -592,6 +592,19 @@ TEST(ReaderErrors, UnknownMajorVersion) {
   }
 }
 
+// §2.1: flag bits 8-63 are reserved and must be zero. A bit this reader does
+// not know could change how the rest of the file reads, so the file is
+// refused as a version it does not support, rather than read wrongly.
+TEST(ReaderErrors, ReservedFlagBits) {
+  for (const Source &s : sources_and_live_copies()) {
+    for (int bit : {8, 9, 31, 32, 63}) {
+      Bytes b = s.bytes;
+      put64(b, w::kHdrOffFlags, get64(b, w::kHdrOffFlags) | uint64_t{1} << bit);
+      expect_status(b, USCOPE_ERR_UNSUPPORTED_VERSION, s.name + " flag bit " + std::to_string(bit));
+    }
+  }
+}
+
 // §2.1: F_COMP_METHOD values 2-7 are reserved and must not be used; §8.6.7:
 // readers must reject them (COMPAT 3). That holds whether F_COMPRESSED is
 // set or not: the bits name no method either way.
@@ -918,6 +931,15 @@ TEST(ReaderErrors, SegmentTimes) {
       put64(b, s.off + kSegTimeStart, m.segs[m.segs.size() - 2].h.time_start_ps - 1);
       if (m.segs[m.segs.size() - 2].h.time_start_ps > 0)
         expect_status(b, USCOPE_ERR_CORRUPT, src.name + " last segment starts before the one before it");
+      // Neighbours may share a boundary time (every multi-segment file of the
+      // corpus does, and opens), but may not overlap: here the last segment
+      // starts one picosecond before its predecessor's end.
+      const Seg &prev = m.segs[m.segs.size() - 2];
+      if (prev.h.time_end_ps > prev.h.time_start_ps) {
+        b = src.bytes;
+        put64(b, s.off + kSegTimeStart, prev.h.time_end_ps - 1);
+        expect_status(b, USCOPE_ERR_CORRUPT, src.name + " last segment starts inside the one before it");
+      }
     }
   }
 }
