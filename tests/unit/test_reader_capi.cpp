@@ -340,10 +340,9 @@ TEST(ReaderCapi, OpenErrorsAreSpecific) {
   EXPECT_EQ(uscope_event_iter_next(nullptr, nullptr), USCOPE_ERR_INVALID_ARGUMENT);
 }
 
-// A live file: the reader opened early sees segments as they are committed.
-TEST(ReaderCapi, PollFindsNewlyCommittedSegments) {
-  TempDir dir("uscope_rcapi");
-  const std::string path = dir.file("live.uscope");
+// A writer of one 4-slot U32 storage whose segments end only where the test
+// flushes, so that the test decides what is committed when.
+void open_live_writer(const std::string &path, uscope_writer_t **w) {
   uscope_schema_t *s = nullptr;
   ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
   ASSERT_EQ(uscope_schema_add_clock(s, "clk", kPeriod, nullptr), USCOPE_OK);
@@ -351,10 +350,18 @@ TEST(ReaderCapi, PollFindsNewlyCommittedSegments) {
   uscope_field_t f[] = {{"v", USCOPE_FT_U32, 0, 0, 0}};
   ASSERT_EQ(uscope_schema_add_storage(s, "regs", 0, 4, 0, f, 1, nullptr, 0, nullptr), USCOPE_OK);
   uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
-  o.checkpoint_interval_ps = 1'000'000'000;  // segments only when flushed
-  uscope_writer_t *w = nullptr;
-  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK);
+  o.checkpoint_interval_ps = 1'000'000'000;
+  const uscope_status_t st = uscope_writer_open(w, path.c_str(), s, nullptr, 0, &o);
   uscope_schema_free(s);
+  ASSERT_EQ(st, USCOPE_OK) << uscope_last_error();
+}
+
+// A live file: the reader opened early sees segments as they are committed.
+TEST(ReaderCapi, PollFindsNewlyCommittedSegments) {
+  TempDir dir("uscope_rcapi");
+  const std::string path = dir.file("live.uscope");
+  uscope_writer_t *w = nullptr;
+  ASSERT_NO_FATAL_FAILURE(open_live_writer(path, &w));
   uscope_reader_t *r = nullptr;
   ASSERT_EQ(uscope_reader_open(&r, path.c_str()), USCOPE_OK) << uscope_last_error();
   uscope_file_info_t info{};
@@ -400,17 +407,8 @@ TEST(ReaderCapi, PollFindsNewlyCommittedSegments) {
 TEST(ReaderCapi, FailedPollLeavesTheReaderAsItWas) {
   TempDir dir("uscope_rcapi");
   const std::string path = dir.file("live.uscope");
-  uscope_schema_t *s = nullptr;
-  ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_clock(s, "clk", kPeriod, nullptr), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
-  uscope_field_t f[] = {{"v", USCOPE_FT_U32, 0, 0, 0}};
-  ASSERT_EQ(uscope_schema_add_storage(s, "regs", 0, 4, 0, f, 1, nullptr, 0, nullptr), USCOPE_OK);
-  uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
-  o.checkpoint_interval_ps = 1'000'000'000;  // segments only when flushed
   uscope_writer_t *w = nullptr;
-  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK);
-  uscope_schema_free(s);
+  ASSERT_NO_FATAL_FAILURE(open_live_writer(path, &w));
   for (uint64_t c = 0; c < 20; ++c) {
     ASSERT_EQ(uscope_begin_cycle(w, c * kPeriod), USCOPE_OK);
     ASSERT_EQ(uscope_slot_set(w, 0, c % 4, 0, c + 100), USCOPE_OK);
