@@ -3,7 +3,9 @@
 // events per cycle, LZ4, v0.2 frames), written once at start-up with our
 // writer, then read back with the C++ reader core, uscope::TraceReader
 // (src/reader/; this program links the static library and measures the core
-// itself, not a C API over it).
+// itself, not a C API over it). The same workload is also written with zstd
+// (default level), so that the query latencies of both codecs are reported
+// side by side in one run, on one machine state.
 //
 // Targets of issue 5 on this file shape: replay >= 150 M items/s on one core,
 // state_at median <= 1.5 ms, events_in_range over 1,000 cycles median
@@ -23,9 +25,15 @@
 //                        `committed` counter is checked; x_segment_lz4 =
 //                        median over the median time to LZ4-decompress one
 //                        whole segment (same run);
+//   BM_StateAt_ZSTD      the same queries on the zstd trace; x_segment_zstd =
+//                        median over BM_Baseline_ZSTD's seg_median_ms. A
+//                        query needs only the segment's deltas up to its
+//                        time: x_segment_zstd below 1 shows that the zstd
+//                        prefix decompression stops early;
 //   BM_EventsInRange     events_in_range over 1,000 random windows of 1,000
 //                        cycles (t0 on a cycle, t1 = t0 + 1000 cycles - 1 ps;
 //                        each must return 10,000 events): the same counters;
+//   BM_EventsInRange_ZSTD  the same windows on the zstd trace;
 //   BM_ScanMemory        a fresh reader, opened and then replaying every
 //                        segment: peak_rss_delta_MB (VmHWM, reset before,
 //                        over VmRSS before opening), max_file_rss_delta_MB
@@ -44,12 +52,16 @@
 //   BM_Baseline_MinimalDecode  the same plus a minimal pass over the v0.2
 //                              items (frame headers, tags, op values, event
 //                              payload bytes summed; no validation, no state).
+//   BM_Baseline_ZSTD           ZSTD_decompressDCtx of every segment's delta
+//                              blob of the zstd trace (one reused context and
+//                              buffer): the same counters as BM_Baseline_LZ4.
 //
 // Environment: USCOPE_BENCH_CYCLES (default 1000000; at least 1000),
 // USCOPE_BENCH_DIR (default $TMPDIR or /tmp; a private directory is made
 // inside and removed at exit), USCOPE_BENCH_TRACE (a path: the trace is
 // kept there, and read from there instead of written when it exists, for
-// profiling runs; nothing checks that it matches USCOPE_BENCH_CYCLES).
+// profiling runs; nothing checks that it matches USCOPE_BENCH_CYCLES; the
+// zstd trace is kept likewise at that path + ".zstd").
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <lz4.h>
@@ -58,6 +70,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -89,11 +102,16 @@ uint64_t g_items = 0;  // ops + events in the file, from the writer's stats
 // The `committed` counter's storage id (ids are schema positions; a kept
 // trace was written by the same build_schema).
 uint16_t g_committed = 1;
-std::string g_dir, g_path;
+std::string g_dir, g_path, g_path_zstd;
+
+// Which of the two traces (same workload) a benchmark reads.
+enum TraceCodec { kLz4Trace, kZstdTrace };
+const std::string &trace_path(TraceCodec c) { return c == kZstdTrace ? g_path_zstd : g_path; }
 
 // Figures of the baselines, for the ratios of the later benchmarks.
 double g_minimal_ns = 0;     // BM_Baseline_MinimalDecode, whole file
 double g_seg_lz4_ms = 0;     // median LZ4 time of one segment
+double g_seg_zstd_ms = 0;    // median zstd time of one segment (zstd trace)
 
 uint64_t now_ns() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -114,12 +132,12 @@ double quantile(std::vector<double> v, double q) {
 
 // ── writing the trace ──
 
-void write_trace(const std::string &path) {
+void write_trace(const std::string &path, uint32_t compression) {
   Ids ids{};
   uscope_schema_t *schema = build_schema(ids);
   uscope_writer_options_t opts;
   uscope_writer_options_init(&opts);
-  opts.compression = USCOPE_COMPRESSION_LZ4;
+  opts.compression = compression;  // level 0: the method's default
   opts.frame_format = USCOPE_FRAMES_V02;
   opts.checkpoint_interval_ps = kCheckpointPs;
   const uscope_dut_property_t props[] = {{"dut_name", "boom_like"}, {"cpu.isa", "RV64GC"}};
@@ -306,6 +324,51 @@ void BM_Baseline(benchmark::State &state) {
   }
 }
 
+// Whole-segment zstd decompression of the zstd trace: what a query that
+// decoded its whole segment would pay before any decoding of items.
+void BM_Baseline_ZSTD(benchmark::State &state) {
+  uscope::TraceReader r(g_path_zstd);
+  FileMap m(g_path_zstd);
+  const std::vector<Blob> bl = blobs(r, m);
+  uint32_t max_raw = 0;
+  uint64_t raw_total = 0;
+  for (const auto &b : bl) {
+    max_raw = std::max(max_raw, b.raw);
+    raw_total += b.raw;
+  }
+  std::vector<char> buf(max_raw);
+  ZSTD_DCtx *dctx = ZSTD_createDCtx();
+  std::vector<double> seg_ms;
+  double wall = 0, cpu = 0;
+  for (auto _ : state) {
+    const uint64_t t0 = now_ns(), c0 = thread_cpu_ns();
+    for (const auto &b : bl) {
+      const uint64_t s0 = now_ns();
+      const size_t got = ZSTD_decompressDCtx(dctx, buf.data(), b.raw, b.data, b.size);
+      if (ZSTD_isError(got) || got != b.raw) {
+        std::fprintf(stderr, "uscope_bench_reader: zstd baseline failed\n");
+        std::exit(1);
+      }
+      benchmark::DoNotOptimize(buf.data());
+      seg_ms.push_back(static_cast<double>(now_ns() - s0) / 1e6);
+    }
+    wall += static_cast<double>(now_ns() - t0);
+    cpu += static_cast<double>(thread_cpu_ns() - c0);
+  }
+  ZSTD_freeDCtx(dctx);
+  const double iters = static_cast<double>(state.iterations());
+  const double items = static_cast<double>(g_items) * iters;
+  using benchmark::Counter;
+  state.counters["items_per_s"] = Counter(items / (wall / 1e9));
+  state.counters["items_per_s_cpu"] = Counter(items / (cpu / 1e9));
+  state.counters["ns_per_item"] = Counter(wall / items);
+  state.counters["raw_GB_per_s"] = Counter(static_cast<double>(raw_total) * iters / wall);
+  const double med = quantile(seg_ms, 0.5);
+  state.counters["seg_median_ms"] = Counter(med);
+  state.counters["segments"] = Counter(static_cast<double>(bl.size()));
+  if (g_seg_zstd_ms == 0 || med < g_seg_zstd_ms) g_seg_zstd_ms = med;
+}
+
 // ── the reader ──
 
 struct CountVisitor {
@@ -367,7 +430,7 @@ struct Latencies {
   }
 };
 
-void report_latency(benchmark::State &state, const Latencies &l) {
+void report_latency(benchmark::State &state, const Latencies &l, TraceCodec codec) {
   using benchmark::Counter;
   double total = 0;
   for (double v : l.wall_ms) total += v;
@@ -378,11 +441,15 @@ void report_latency(benchmark::State &state, const Latencies &l) {
   state.counters["mean_ms"] = Counter(total / static_cast<double>(l.wall_ms.size()));
   state.counters["cpu_median_ms"] = Counter(quantile(l.cpu_ms, 0.5));
   state.counters["cpu_max_ms"] = Counter(quantile(l.cpu_ms, 1.0));
-  if (g_seg_lz4_ms > 0) state.counters["x_segment_lz4"] = Counter(med / g_seg_lz4_ms);
+  if (codec == kLz4Trace && g_seg_lz4_ms > 0)
+    state.counters["x_segment_lz4"] = Counter(med / g_seg_lz4_ms);
+  if (codec == kZstdTrace && g_seg_zstd_ms > 0)
+    state.counters["x_segment_zstd"] = Counter(med / g_seg_zstd_ms);
 }
 
+template <TraceCodec kCodec>
 void BM_StateAt(benchmark::State &state) {
-  uscope::TraceReader r(g_path);
+  uscope::TraceReader r(trace_path(kCodec));
   const uint64_t end = r.segments().empty() ? 0 : r.segments().back().header.time_end_ps;
   std::mt19937_64 rng(42);
   std::uniform_int_distribution<uint64_t> pick(0, end);
@@ -402,11 +469,12 @@ void BM_StateAt(benchmark::State &state) {
       }
     }
   }
-  report_latency(state, lat);
+  report_latency(state, lat, kCodec);
 }
 
+template <TraceCodec kCodec>
 void BM_EventsInRange(benchmark::State &state) {
-  uscope::TraceReader r(g_path);
+  uscope::TraceReader r(trace_path(kCodec));
   std::mt19937_64 rng(43);
   std::uniform_int_distribution<uint64_t> pick(0, g_cycles - kWindowCycles);
   Latencies lat;
@@ -427,7 +495,7 @@ void BM_EventsInRange(benchmark::State &state) {
     }
   }
   benchmark::DoNotOptimize(sum);
-  report_latency(state, lat);
+  report_latency(state, lat, kCodec);
 }
 
 void BM_ScanMemory(benchmark::State &state) {
@@ -464,9 +532,12 @@ void Runs(benchmark::internal::Benchmark *b) {
 
 BENCHMARK_TEMPLATE(BM_Baseline, false)->Name("BM_Baseline_LZ4")->Apply(Runs);
 BENCHMARK_TEMPLATE(BM_Baseline, true)->Name("BM_Baseline_MinimalDecode")->Apply(Runs);
+BENCHMARK(BM_Baseline_ZSTD)->Apply(Runs);
 BENCHMARK(BM_Replay)->Apply(Runs);
-BENCHMARK(BM_StateAt)->Apply(Runs);
-BENCHMARK(BM_EventsInRange)->Apply(Runs);
+BENCHMARK_TEMPLATE(BM_StateAt, kLz4Trace)->Name("BM_StateAt")->Apply(Runs);
+BENCHMARK_TEMPLATE(BM_StateAt, kZstdTrace)->Name("BM_StateAt_ZSTD")->Apply(Runs);
+BENCHMARK_TEMPLATE(BM_EventsInRange, kLz4Trace)->Name("BM_EventsInRange")->Apply(Runs);
+BENCHMARK_TEMPLATE(BM_EventsInRange, kZstdTrace)->Name("BM_EventsInRange_ZSTD")->Apply(Runs);
 BENCHMARK(BM_ScanMemory)->Iterations(1)->Repetitions(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
@@ -486,6 +557,16 @@ void operator delete(void *p) noexcept {
 void operator delete[](void *p) noexcept { operator delete(p); }
 void operator delete(void *p, size_t) noexcept { operator delete(p); }
 void operator delete[](void *p, size_t) noexcept { operator delete(p); }
+
+// Let the kernel write the file back now, not during the first benchmarks:
+// a reader usually meets a trace whose pages are clean.
+static void write_back(const std::string &path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    fsync(fd);
+    ::close(fd);
+  }
+}
 
 int main(int argc, char **argv) {
   if (const char *e = std::getenv("USCOPE_BENCH_CYCLES")) g_cycles = std::strtoull(e, nullptr, 10);
@@ -518,18 +599,19 @@ int main(int argc, char **argv) {
     g_cycles = r.segments().back().header.time_end_ps / kPeriodPs + 1;
   } else {
     if (keep) g_path = keep;
-    write_trace(g_path);
-    // Let the kernel write the file back now, not during the first
-    // benchmarks: a reader usually meets a trace whose pages are clean.
-    const int fd = ::open(g_path.c_str(), O_RDONLY);
-    if (fd >= 0) {
-      fsync(fd);
-      ::close(fd);
-    }
+    write_trace(g_path, USCOPE_COMPRESSION_LZ4);
+    write_back(g_path);
   }
   const double write_ms = static_cast<double>(now_ns() - t0) / 1e6;
-  struct stat sb;
+  // The zstd twin, after the LZ4 trace so that a kept trace has set g_cycles.
+  g_path_zstd = keep ? std::string(keep) + ".zstd" : g_dir + "/boom_zstd.uscope";
+  if (!keep || access(g_path_zstd.c_str(), R_OK) != 0) {
+    write_trace(g_path_zstd, USCOPE_COMPRESSION_ZSTD);
+    write_back(g_path_zstd);
+  }
+  struct stat sb, sbz;
   stat(g_path.c_str(), &sb);
+  stat(g_path_zstd.c_str(), &sbz);
 
   int rc = 0;
   try {
@@ -540,6 +622,7 @@ int main(int argc, char **argv) {
     benchmark::AddCustomContext("items", std::to_string(g_items));
     benchmark::AddCustomContext("segments", std::to_string(r.segments().size()));
     benchmark::AddCustomContext("file_bytes", std::to_string(sb.st_size));
+    benchmark::AddCustomContext("file_bytes_zstd", std::to_string(sbz.st_size));
     benchmark::AddCustomContext("raw_delta_bytes", std::to_string(raw));
     benchmark::AddCustomContext("write_ms", std::to_string(write_ms));
     benchmark::AddCustomContext("libuscope", uscope_version_string());
@@ -554,7 +637,10 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "uscope_bench_reader: %s\n", e.what());
     rc = 1;
   }
-  if (!keep) std::remove(g_path.c_str());
+  if (!keep) {
+    std::remove(g_path.c_str());
+    std::remove(g_path_zstd.c_str());
+  }
   rmdir(g_dir.c_str());
   return rc;
 }

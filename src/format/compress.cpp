@@ -11,6 +11,98 @@
 
 namespace uscope {
 
+namespace {
+
+// Window bound of the streaming zstd decoder (ZSTD_d_windowLogMax), against
+// delta frames (§8.6.7) that ask for a huge window buffer. 27 accepts every
+// frame our writer can produce: it takes levels 0..22, and no zstd level picks a window above
+// 2^27 (level 22's; the writer also passes the blob size, which can only
+// shrink it). It is libzstd's own default (ZSTD_WINDOWLOG_LIMIT_DEFAULT),
+// named here so that the bound does not hang on a library default. The
+// one-shot path needs no window buffer (out is the window) and has no bound.
+constexpr int kZstdWindowLogMax = 27;
+
+// One zstd decompression context per thread, created on first use and kept,
+// with the stream buffers zstd sizes on first use (window + 256 KiB, or the
+// blob's size if smaller): ~94 KiB of context and up to a few MiB of
+// buffers, which would otherwise be allocated again for every segment. Per
+// thread, as queries may run on several threads, each with its own reader.
+struct ThreadDCtx {
+  ZSTD_DCtx *ctx = nullptr;
+  ~ThreadDCtx() {
+    ZSTD_freeDCtx(ctx);
+    ctx = nullptr;  // a later use in this thread's exit makes a new one
+  }
+};
+
+ZSTD_DCtx *thread_dctx() {
+  thread_local ThreadDCtx t;
+  if (!t.ctx) {
+    ZSTD_DCtx *c = ZSTD_createDCtx();
+    if (!c) fail(USCOPE_ERR_NO_MEMORY, "cannot create a zstd decompression context");
+    const size_t r = ZSTD_DCtx_setParameter(c, ZSTD_d_windowLogMax, kZstdWindowLogMax);
+    if (ZSTD_isError(r)) {
+      ZSTD_freeDCtx(c);
+      fail(USCOPE_ERR_INTERNAL, "cannot bound the zstd window: %s", ZSTD_getErrorName(r));
+    }
+    t.ctx = c;
+  }
+  return t.ctx;
+}
+
+// The whole frame in one call, straight into dst: exactly raw bytes, or
+// Error(CORRUPT). A frame declaring more than raw bytes fails (dst too
+// small), one declaring or holding fewer decodes short.
+void zstd_whole(uint8_t *dst, size_t raw, const uint8_t *src, size_t srcn) {
+  const size_t r = ZSTD_decompressDCtx(thread_dctx(), dst, raw, src, srcn);
+  if (ZSTD_isError(r) || r != raw)
+    fail(USCOPE_ERR_CORRUPT, "zstd delta frame is corrupt: %s",
+         ZSTD_isError(r) ? ZSTD_getErrorName(r) : "size mismatch");
+}
+
+// The start of a frame that declares raw bytes (checked by the caller), into
+// out[0, raw), 0 < want < raw: decodes block by block and stops at the end
+// of the block that fills byte want - 1 (or of the next one when that is a
+// block end), so at most one block (<= 128 KiB) past want. Returns the bytes
+// produced, in [want, raw]; writes nothing past them.
+size_t zstd_prefix(uint8_t *out, size_t raw, size_t want, const uint8_t *src, size_t srcn) {
+  ZSTD_DCtx *d = thread_dctx();
+  // An earlier call may have stopped (or thrown) in the middle of a frame.
+  ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+  ZSTD_inBuffer in{src, srcn, 0};
+  // Room for only `want` bytes: zstd stops flushing when it is full. It also
+  // keeps zstd from its single-pass shortcut (taken when the room holds the
+  // declared size and the whole frame is given), which decodes everything.
+  ZSTD_outBuffer o{out, want, 0};
+  size_t r = 1;
+  while (o.pos < want) {
+    const size_t in0 = in.pos, out0 = o.pos;
+    r = ZSTD_decompressStream(d, &o, &in);
+    if (ZSTD_isError(r))
+      fail(USCOPE_ERR_CORRUPT, "zstd delta frame is corrupt: %s", ZSTD_getErrorName(r));
+    if (r == 0) break;  // end of frame
+    if (in.pos == in0 && o.pos == out0)
+      fail(USCOPE_ERR_CORRUPT, "zstd delta frame is truncated (decoded %zu of %zu bytes)", o.pos, raw);
+  }
+  // zstd checks the declared size at the end of the frame, so r == 0 means
+  // all raw bytes; this only guards against a library that does not.
+  if (o.pos < want)
+    fail(USCOPE_ERR_CORRUPT, "zstd delta frame ends after %zu of %zu bytes", o.pos, raw);
+  if (r != 0) {
+    // The block that reached `want` is decoded in zstd's buffer: hand out
+    // its rest too (a copy, no decoding), so that a caller whose guess was a
+    // little short need not come back. No more input: no further block.
+    o.size = raw;
+    in.size = in.pos;
+    r = ZSTD_decompressStream(d, &o, &in);
+    if (ZSTD_isError(r))
+      fail(USCOPE_ERR_CORRUPT, "zstd delta frame is corrupt: %s", ZSTD_getErrorName(r));
+  }
+  return o.pos;
+}
+
+}  // namespace
+
 struct Compressor::State {
   ZSTD_CCtx *zctx = nullptr;
   std::vector<char> lz4_state;
@@ -107,10 +199,7 @@ void decompress(Codec codec, const uint8_t *blob, size_t n, size_t max_raw,
     if (r < 0 || static_cast<uint32_t>(r) != raw)
       fail(USCOPE_ERR_CORRUPT, "LZ4 delta block is corrupt (decoded %d of %u bytes)", r, raw);
   } else {
-    const size_t r = ZSTD_decompress(out.data(), raw, src, srcn);
-    if (ZSTD_isError(r) || r != raw)
-      fail(USCOPE_ERR_CORRUPT, "zstd delta frame is corrupt: %s",
-           ZSTD_isError(r) ? ZSTD_getErrorName(r) : "size mismatch");
+    zstd_whole(out.data(), raw, src, srcn);
   }
 }
 
@@ -142,11 +231,26 @@ size_t decompress_prefix(Codec codec, const uint8_t *blob, size_t n, size_t raw,
       fail(USCOPE_ERR_CORRUPT, "LZ4 delta block is corrupt (decoded %d of %zu bytes)", r, want);
     return static_cast<size_t>(r);
   }
-  const size_t r = ZSTD_decompress(out, raw, src, srcn);
-  if (ZSTD_isError(r) || r != raw)
-    fail(USCOPE_ERR_CORRUPT, "zstd delta frame is corrupt: %s",
-         ZSTD_isError(r) ? ZSTD_getErrorName(r) : "size mismatch");
-  return raw;
+  if (want == raw) {
+    zstd_whole(out, raw, src, srcn);
+    return raw;
+  }
+  const unsigned long long declared = ZSTD_getFrameContentSize(src, srcn);
+  if (declared == ZSTD_CONTENTSIZE_ERROR)
+    fail(USCOPE_ERR_CORRUPT, "zstd delta blob does not start with a zstd frame");
+  if (declared == ZSTD_CONTENTSIZE_UNKNOWN) {
+    // Our writer always declares the size (it compresses each blob in one
+    // call). Without it zstd would size its stream buffer from the window
+    // alone (up to 2^kZstdWindowLogMax per thread, at a hostile frame's
+    // asking): decode it whole instead, into the raw bytes out already has.
+    zstd_whole(out, raw, src, srcn);
+    return raw;
+  }
+  if (declared != raw)
+    fail(USCOPE_ERR_CORRUPT, "zstd delta frame declares %llu uncompressed bytes, expected %zu",
+         declared, raw);
+  if (want == 0) return 0;
+  return zstd_prefix(out, raw, want, src, srcn);
 }
 
 }  // namespace uscope

@@ -47,8 +47,12 @@ void decompress(Codec codec, const uint8_t *blob, size_t n, size_t max_raw,
 
 // Decode only the start of a blob whose size prefix says `raw` bytes: at
 // least the first min(want, raw) bytes into out[0, raw), which must have room
-// for raw bytes. LZ4 stops soon after `want` (a reader that needs the frames
-// up to some time need not decode the rest); zstd decodes the whole frame.
+// for raw bytes. Both codecs stop soon after `want`, so that a reader that
+// needs the frames up to some time need not decode the rest: LZ4 within a
+// sequence, zstd at a block end at most one block (128 KiB) past want, with
+// a per-thread stream context, writing nothing past the returned count (a
+// zstd frame that does not declare its size is decoded whole). want >= raw
+// decodes and checks the whole blob; None always copies it whole.
 // Returns how many leading bytes of out are valid. Throws Error(CORRUPT) when
 // the size prefix is not `raw` or the blob is malformed or short.
 size_t decompress_prefix(Codec codec, const uint8_t *blob, size_t n, size_t raw, size_t want,
