@@ -1,11 +1,17 @@
-// Property tests of the reader core (issue 5, point 4): random schemas and
-// random op/event streams are written through the public writer C API, and
-// uscope::TraceReader must give back exactly what an independent in-memory
-// model of the same calls predicts — state_at at many times (zero, segment
-// boundaries, exact frame times, between frames, past the end) and
-// events_in_range over many windows. Every case runs with LZ4, ZSTD and no
-// compression, and with both frame formats (v0.2 interleaved, v0.1 compact),
-// with checkpoint intervals small enough to give many segments.
+// Property tests of the reader (issue 5, point 4): random schemas and random
+// op/event streams are written through the public writer C API and read back
+// through the public reader C API only (uscope/uscope.h, "Reader"), which must
+// give back exactly what an independent in-memory model of the same calls
+// predicts — the schema, string table and DUT properties; every segment's
+// op and event items; uscope_reader_state_at at many times (zero, segment
+// boundaries, exact frame times, between frames, past the end); and
+// uscope_reader_events_in_range over many windows. Every case runs with LZ4,
+// ZSTD and no compression, and with both frame formats (v0.2 interleaved,
+// v0.1 compact), with checkpoint intervals small enough to give many segments.
+//
+// Only public headers: the test sees the library as a user does, so it keeps
+// its own copy of the field sizes and of the payload packing (header: "Sizes:
+// 1,2,4,8,1,2,4,8,1,4,1 bytes"; "fields packed little-endian").
 //
 // Determinism: a fixed list of seeds drives a self-contained PRNG
 // (splitmix64, not <random> distributions, whose output differs between
@@ -23,16 +29,12 @@
 #include <string>
 #include <vector>
 
-#include "format/error.hpp"
-#include "format/wire.hpp"
-#include "reader/trace_reader.hpp"
 #include "support/test_util.hpp"
 #include "uscope/uscope.h"
 
 namespace {
 
 using uscope::test::TempDir;
-namespace wire = uscope::wire;
 
 // ── Deterministic PRNG ─────────────────────────────────────────────────────
 
@@ -79,7 +81,18 @@ constexpr uint8_t kAllTypes[] = {USCOPE_FT_U8,  USCOPE_FT_U16,  USCOPE_FT_U32,  
                                  USCOPE_FT_I8,  USCOPE_FT_I16,  USCOPE_FT_I32,        USCOPE_FT_I64,
                                  USCOPE_FT_BOOL, USCOPE_FT_STRING_REF, USCOPE_FT_ENUM};
 
-unsigned type_size(uint8_t t) { return wire::field_type_size(t); }
+unsigned type_size(uint8_t t) {
+  switch (t) {
+    case USCOPE_FT_U8: case USCOPE_FT_I8: case USCOPE_FT_BOOL: case USCOPE_FT_ENUM: return 1;
+    case USCOPE_FT_U16: case USCOPE_FT_I16: return 2;
+    case USCOPE_FT_U32: case USCOPE_FT_I32: case USCOPE_FT_STRING_REF: return 4;
+    default: return 8;  // U64, I64: kAllTypes holds no other type
+  }
+}
+// The low `size` bytes of v, little-endian: one field of an event payload.
+void put_field(uint8_t *p, unsigned size, uint64_t v) {
+  for (unsigned i = 0; i < size; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
 uint64_t width_mask(uint8_t t) {
   const unsigned bits = type_size(t) * 8;
   return bits == 64 ? ~0ull : (1ull << bits) - 1;
@@ -344,7 +357,7 @@ std::vector<uint8_t> random_payload(Rng &r, const EventSpec &e, const SchemaSpec
   size_t off = 0;
   for (const auto &f : e.fields) {
     const unsigned sz = type_size(f.type);
-    wire::put_field(p.data() + off, sz, random_value(r, f, s, nstr));
+    put_field(p.data() + off, sz, random_value(r, f, s, nstr));
     off += sz;
   }
   return p;
@@ -493,6 +506,32 @@ void write_trace(const Trace &t, const Variant &v, const std::string &path, std:
   ASSERT_EQ(close_st, USCOPE_OK) << uscope_last_error();
 }
 
+// ── Reader handles ─────────────────────────────────────────────────────────
+
+// Owners of every handle the reader API returns, so that a failing ASSERT
+// (which returns from the function at once) still frees them: ASan runs this
+// test with leak detection. States and iterators are declared after the
+// reader they come from, so they are destroyed first, as
+// uscope_reader_close() requires.
+template <class T, void (*Free)(T *)>
+struct Deleter {
+  void operator()(T *p) const { Free(p); }
+};
+using ReaderPtr = std::unique_ptr<uscope_reader_t, Deleter<uscope_reader_t, uscope_reader_close>>;
+using StatePtr = std::unique_ptr<uscope_state_t, Deleter<uscope_state_t, uscope_state_free>>;
+using EventIterPtr = std::unique_ptr<uscope_event_iter_t, Deleter<uscope_event_iter_t, uscope_event_iter_free>>;
+using ItemIterPtr = std::unique_ptr<uscope_item_iter_t, Deleter<uscope_item_iter_t, uscope_item_iter_free>>;
+
+// A failure's message. Calls on the reader and its event iterators keep it
+// on the reader; state and item-iterator calls know no reader and leave it
+// only on the thread, so both are shown.
+std::string why(const uscope_reader_t *r) {
+  return std::string(uscope_reader_error(r)) + " [thread: " + uscope_last_error() + "]";
+}
+
+// Every status is checked; only built into a message when it is not OK.
+#define ASSERT_OK(call, r) ASSERT_EQ((call), USCOPE_OK) << #call << ": " << why(r)
+
 // ── Checking ───────────────────────────────────────────────────────────────
 
 std::string hex(uint64_t v) {
@@ -501,68 +540,264 @@ std::string hex(uint64_t v) {
   return b;
 }
 
-// The reader's states against the model, storage by storage: validity and
-// occupancy of every slot, every field of every valid slot (an invalid slot
-// has no value to compare), every property.
-testing::AssertionResult same_state(const SchemaSpec &spec, const std::vector<ModelStorage> &want,
-                                    const std::vector<uscope::StorageState> &got) {
-  if (got.size() != want.size())
-    return testing::AssertionFailure() << got.size() << " storages, expected " << want.size();
-  for (size_t s = 0; s < want.size(); ++s) {
-    const StorageSpec &sp = spec.storages[s];
-    const ModelStorage &m = want[s];
-    const uscope::StorageState &g = got[s];
-    uint32_t occupied = 0;
-    for (uint16_t slot = 0; slot < sp.slots; ++slot) {
-      occupied += m.valid[slot];
-      if (g.valid(slot) != static_cast<bool>(m.valid[slot]))
-        return testing::AssertionFailure() << "storage " << s << " slot " << slot << ": valid " << g.valid(slot)
-                                           << ", expected " << int(m.valid[slot]);
-      if (!m.valid[slot]) continue;
-      for (uint16_t f = 0; f < sp.fields.size(); ++f) {
-        const uint64_t e = m.value[slot * sp.fields.size() + f];
-        if (g.get(slot, f) != e)
-          return testing::AssertionFailure() << "storage " << s << " slot " << slot << " field " << f << " (type "
-                                             << int(sp.fields[f].type) << "): " << hex(g.get(slot, f))
-                                             << ", expected " << hex(e);
-      }
-    }
-    if (g.occupancy() != occupied)
-      return testing::AssertionFailure() << "storage " << s << ": occupancy " << g.occupancy() << ", expected "
-                                         << occupied;
-    for (uint16_t p = 0; p < sp.props.size(); ++p)
-      if (g.prop(p) != m.prop[p])
-        return testing::AssertionFailure() << "storage " << s << " property " << p << ": "
-                                           << hex(g.prop(p)) << ", expected " << hex(m.prop[p]);
+// The fields of a storage's slots, of its properties or of an event, each
+// read with get(index, &info), against the spec: name, type, enum, size, and
+// the packed offset (the sum of the sizes before it).
+template <class Get>
+void check_fields(const uscope_reader_t *r, const std::vector<FieldSpec> &want, const char *prefix, Get get) {
+  uint32_t offset = 0;
+  for (uint16_t k = 0; k < want.size(); ++k) {
+    SCOPED_TRACE(prefix + std::to_string(k));
+    uscope_field_info_t fi{};
+    ASSERT_OK(get(k, &fi), r);
+    EXPECT_STREQ(fi.name, (prefix + std::to_string(k)).c_str());
+    EXPECT_EQ(fi.type, want[k].type);
+    EXPECT_EQ(fi.enum_id, want[k].enum_id);
+    EXPECT_EQ(fi.size, type_size(want[k].type));
+    EXPECT_EQ(fi.offset, offset);
+    offset += type_size(want[k].type);
   }
-  return testing::AssertionSuccess();
 }
 
 // The schema the reader decoded is the one written (ids are positions).
-void check_schema(const SchemaSpec &spec, const uscope::Schema &got) {
-  ASSERT_EQ(got.storages.size(), spec.storages.size());
-  for (size_t i = 0; i < spec.storages.size(); ++i) {
-    const auto &g = got.storages[i];
-    const auto &w = spec.storages[i];
-    EXPECT_EQ(g.storage_id, i);
+void check_schema(const SchemaSpec &spec, const uscope_reader_t *r) {
+  uscope_schema_counts_t c{};
+  c.struct_size = sizeof c;
+  ASSERT_OK(uscope_reader_schema_counts(r, &c), r);
+  EXPECT_EQ(c.clocks, 1u);
+  EXPECT_EQ(c.scopes, 1u);
+  EXPECT_EQ(c.enums, spec.enum_sizes.size());
+  ASSERT_EQ(c.storages, spec.storages.size());
+  ASSERT_EQ(c.event_types, spec.events.size());
+  for (uint16_t i = 0; i < spec.storages.size(); ++i) {
+    SCOPED_TRACE("storage " + std::to_string(i));
+    const StorageSpec &w = spec.storages[i];
+    uscope_storage_info_t g{};
+    ASSERT_OK(uscope_reader_storage(r, i, &g), r);
+    EXPECT_STREQ(g.name, ("s" + std::to_string(i)).c_str());
     EXPECT_EQ(g.num_slots, w.slots);
     EXPECT_EQ(g.flags, w.flags);
-    ASSERT_EQ(g.fields.size(), w.fields.size()) << "storage " << i;
-    ASSERT_EQ(g.props.size(), w.props.size()) << "storage " << i;
-    for (size_t k = 0; k < w.fields.size(); ++k) EXPECT_EQ(g.fields[k].type, w.fields[k].type);
-    for (size_t k = 0; k < w.props.size(); ++k) EXPECT_EQ(g.props[k].type, w.props[k].type);
+    ASSERT_EQ(g.num_fields, w.fields.size());
+    ASSERT_EQ(g.num_properties, w.props.size());
+    uint32_t slot_size = 0;
+    for (const auto &f : w.fields) slot_size += type_size(f.type);
+    EXPECT_EQ(g.slot_size, slot_size);
+    ASSERT_NO_FATAL_FAILURE(check_fields(r, w.fields, "f", [&](uint16_t k, uscope_field_info_t *fi) {
+      return uscope_reader_storage_field(r, i, k, 0, fi);
+    }));
+    ASSERT_NO_FATAL_FAILURE(check_fields(r, w.props, "p", [&](uint16_t k, uscope_field_info_t *fi) {
+      return uscope_reader_storage_field(r, i, k, 1, fi);
+    }));
   }
-  ASSERT_EQ(got.events.size(), spec.events.size());
-  for (size_t i = 0; i < spec.events.size(); ++i) {
-    ASSERT_EQ(got.events[i].fields.size(), spec.events[i].fields.size()) << "event " << i;
-    for (size_t k = 0; k < spec.events[i].fields.size(); ++k)
-      EXPECT_EQ(got.events[i].fields[k].type, spec.events[i].fields[k].type);
+  for (uint16_t i = 0; i < spec.events.size(); ++i) {
+    SCOPED_TRACE("event type " + std::to_string(i));
+    uscope_event_type_info_t g{};
+    ASSERT_OK(uscope_reader_event_type(r, i, &g), r);
+    EXPECT_STREQ(g.name, ("ev" + std::to_string(i)).c_str());
+    ASSERT_EQ(g.num_fields, spec.events[i].fields.size());
+    EXPECT_EQ(g.payload_size, spec.events[i].size);
+    ASSERT_NO_FATAL_FAILURE(check_fields(r, spec.events[i].fields, "f", [&](uint16_t k, uscope_field_info_t *fi) {
+      return uscope_reader_event_field(r, i, k, fi);
+    }));
   }
+}
+
+// The string table: the writer's indices, first insertion order.
+void check_strings(const std::vector<std::string> &want, const uscope_reader_t *r) {
+  ASSERT_EQ(uscope_reader_string_count(r), want.size());
+  for (uint32_t i = 0; i < want.size(); ++i) {
+    const char *s = nullptr;
+    uint32_t len = 0;
+    ASSERT_OK(uscope_reader_string(r, i, &s, &len), r);
+    ASSERT_EQ(std::string(s, len), want[i]) << "string " << i;
+    EXPECT_EQ(s[len], '\0') << "string " << i << " is NUL-terminated";
+  }
+}
+
+// The two DUT properties write_trace gives, in order.
+void check_dut(const Variant &v, const uscope_reader_t *r) {
+  ASSERT_EQ(uscope_reader_dut_count(r), 2u);
+  const char *want[2][2] = {{"dut_name", "reader_roundtrip"}, {"variant", v.name}};
+  for (uint32_t i = 0; i < 2; ++i) {
+    const char *key = nullptr, *value = nullptr;
+    ASSERT_OK(uscope_reader_dut_property(r, i, &key, &value), r);
+    EXPECT_STREQ(key, want[i][0]);
+    EXPECT_STREQ(value, want[i][1]);
+  }
+}
+
+// The reader's state against the model, storage by storage: validity and
+// occupancy of every slot, every field of every valid slot (an invalid slot
+// has no value to compare), every property. Values are compared as stored
+// bytes zero-extended, which is what both the model and
+// uscope_state_slot_field give.
+//
+// This runs millions of times per suite, so the passing path is plain
+// compares on plain pointers (no per-element calls in the unoptimized ASan
+// build): the gtest assertions, out-of-line helpers, run only on a mismatch,
+// to report it.
+void check_state(const SchemaSpec &spec, const std::vector<ModelStorage> &want, const uscope_state_t *st,
+                 const uscope_reader_t *r) {
+  for (uint16_t s = 0; s < want.size(); ++s) {
+    const StorageSpec &sp = spec.storages[s];
+    const ModelStorage &m = want[s];
+    const size_t nf = sp.fields.size();
+    const uint8_t *const valids = m.valid.data();
+    const uint64_t *const values = m.value.data();
+    uint32_t occupied = 0;
+    for (uint16_t slot = 0; slot < sp.slots; ++slot) {
+      occupied += valids[slot];
+      int valid = -1;
+      const uscope_status_t vs = uscope_state_slot_valid(st, s, slot, &valid);
+      if (vs != USCOPE_OK || valid != valids[slot]) {
+        ASSERT_OK(vs, r);
+        ASSERT_EQ(valid, valids[slot]) << "storage " << s << " slot " << slot;
+      }
+      if (!valids[slot]) continue;
+      for (uint16_t f = 0; f < nf; ++f) {
+        const uint64_t e = values[slot * nf + f];
+        uint64_t g = 0;
+        const uscope_status_t fs = uscope_state_slot_field(st, s, slot, f, &g);
+        if (fs != USCOPE_OK || g != e) {
+          ASSERT_OK(fs, r);
+          ASSERT_EQ(g, e) << "storage " << s << " slot " << slot << " field " << f << " (type "
+                          << int(sp.fields[f].type) << "): " << hex(g) << ", expected " << hex(e);
+        }
+      }
+    }
+    uint32_t occupancy = 0;
+    ASSERT_OK(uscope_state_occupancy(st, s, &occupancy), r);
+    ASSERT_EQ(occupancy, occupied) << "storage " << s;
+    for (uint16_t p = 0; p < sp.props.size(); ++p) {
+      uint64_t g = 0;
+      ASSERT_OK(uscope_state_property(st, s, p, &g), r);
+      ASSERT_EQ(g, m.prop[p]) << "storage " << s << " property " << p << ": " << hex(g) << ", expected "
+                              << hex(m.prop[p]);
+    }
+  }
+}
+
+uint8_t action_of(Kind k) {  // DA_* of spec §8.6.2
+  switch (k) {
+    case Kind::Set: return 1;
+    case Kind::Clear: return 2;
+    case Kind::Add: return 3;
+    default: return 4;  // Kind::Prop
+  }
+}
+
+// The items one cycle gives, in the order its frame keeps them: v0.2 frames
+// keep call order; v0.1 frames hold the cycle's ops, then its events (the
+// header: "ops before events"). String inserts are not items.
+void frame_items(const Cycle &c, uint32_t frames, std::vector<const Item *> *out) {
+  out->clear();
+  for (const Item &it : c.items)
+    if (it.kind != Kind::String && (frames == USCOPE_FRAMES_V02 || it.kind != Kind::Event)) out->push_back(&it);
+  if (frames == USCOPE_FRAMES_V01)
+    for (const Item &it : c.items)
+      if (it.kind == Kind::Event) out->push_back(&it);
+}
+
+// An item read back is the one the model expects at time t: the same kind;
+// for an event its type and payload bytes; for an op its action, storage and
+// slot (0 for PROP_SET: COMPAT 13, as the generator has it), and but for
+// CLEAR its field (the property index for PROP_SET) and its value, all 64
+// bits of it (the reader does not truncate op values). §8.6.2 has field and
+// value ignored for DA_SLOT_CLEAR, so a writer may put anything there.
+bool same_item(const uscope_item_t &g, const Item &w, uint64_t t) {
+  if (g.time_ps != t || g.is_event != (w.kind == Kind::Event ? 1u : 0u)) return false;
+  if (w.kind == Kind::Event)
+    return g.event_type_id == w.id && g.payload_size == w.payload.size() &&
+           (w.payload.empty() || std::memcmp(g.payload, w.payload.data(), w.payload.size()) == 0);
+  if (g.action != action_of(w.kind) || g.storage_id != w.id || g.slot != w.slot) return false;
+  return w.kind == Kind::Clear || (g.field == w.field && g.value == w.value);
+}
+
+std::string describe(const uscope_item_t &g) {
+  std::string s = "at " + std::to_string(g.time_ps) + ": ";
+  if (g.is_event) {
+    s += "event " + std::to_string(g.event_type_id) + ", payload";
+    for (uint32_t i = 0; i < g.payload_size; ++i) s += " " + std::to_string(g.payload[i]);
+    return s;
+  }
+  return s + "op " + std::to_string(g.action) + " storage " + std::to_string(g.storage_id) + " slot " +
+         std::to_string(g.slot) + " field " + std::to_string(g.field) + " value " + hex(g.value);
+}
+std::string describe(const Item &w, uint64_t t) {
+  std::string s = "at " + std::to_string(t) + ": ";
+  if (w.kind == Kind::Event) {
+    s += "event " + std::to_string(w.id) + ", payload";
+    for (uint8_t b : w.payload) s += " " + std::to_string(b);
+    return s;
+  }
+  return s + "op " + std::to_string(action_of(w.kind)) + " storage " + std::to_string(w.id) + " slot " +
+         std::to_string(w.slot) + " field " + std::to_string(w.field) + " value " + hex(w.value);
+}
+
+// Every segment's items (uscope_reader_segment_items) against the model.
+// The writer records every completed cycle as exactly one frame (a cycle
+// is split only above 65,535 items; these have at most 8), empty cycles
+// included, and puts each frame in exactly one segment (COMPAT 10: a
+// segment ends with the cycle that reaches the next checkpoint time, or at a
+// flush; the next one starts at that same time, segment 0 at time 0). So the
+// segments, in order, take the cycles in order, num_frames at a time: segment
+// i holds cycles [c_i, c_i + num_frames), its items are exactly theirs in
+// order with their times, and the concatenation of all segments is the whole
+// call sequence. This pins both where items go and what they say.
+void check_segment_items(const Trace &t, const Variant &v, uscope_reader_t *r,
+                         const std::vector<uscope_segment_info_t> &segs, size_t *items_seen) {
+  size_t ci = 0;  // the first cycle of the current segment
+  std::vector<const Item *> want;
+  for (uint32_t i = 0; i < segs.size(); ++i) {
+    const uscope_segment_info_t &sg = segs[i];
+    // Built only on a failure: there are thousands of segments per case.
+    auto where = [&] {
+      return "segment " + std::to_string(i) + " [" + std::to_string(sg.time_start_ps) + ", " +
+             std::to_string(sg.time_end_ps) + "] of " + std::to_string(sg.num_frames) + " frames from cycle " +
+             std::to_string(ci) + ": ";
+    };
+    ASSERT_EQ(sg.time_start_ps, i == 0 ? 0 : segs[i - 1].time_end_ps) << where();
+    ASSERT_GE(sg.num_frames, 1u) << where() << "an empty segment";
+    ASSERT_LE(ci + sg.num_frames, t.cycles.size()) << where() << "more frames than cycles";
+    const size_t cend = ci + sg.num_frames;
+    ASSERT_GE(t.cycles[ci].time, sg.time_start_ps) << where();
+    ASSERT_EQ(t.cycles[cend - 1].time, sg.time_end_ps) << where() << "time_end_ps is the time of the last frame";
+    uint32_t active = 0;
+    for (size_t c = ci; c < cend; ++c) {
+      frame_items(t.cycles[c], v.frames, &want);
+      active += !want.empty();
+    }
+    EXPECT_EQ(sg.num_frames_active, active) << where();
+
+    uscope_item_iter_t *raw = nullptr;
+    ASSERT_OK(uscope_reader_segment_items(r, i, &raw), r) << where();
+    const ItemIterPtr it(raw);
+    for (const size_t c0 = ci; ci < cend; ++ci) {
+      const Cycle &c = t.cycles[ci];
+      frame_items(c, v.frames, &want);
+      for (size_t k = 0; k < want.size(); ++k) {
+        uscope_item_t g{};
+        const uscope_status_t st = uscope_item_iter_next(it.get(), &g);
+        ASSERT_NE(st, USCOPE_DONE) << where() << "the items end before item " << k << " of cycle " << ci
+                                   << ", " << describe(*want[k], c.time);
+        ASSERT_OK(st, r) << where();
+        ++*items_seen;
+        ASSERT_TRUE(same_item(g, *want[k], c.time))
+            << where() << "item " << k << " of cycle " << ci << " (" << ci - c0 << " in the segment)\n    got "
+            << describe(g) << "\n  model " << describe(*want[k], c.time);
+      }
+    }
+    uscope_item_t extra{};
+    const uscope_status_t st = uscope_item_iter_next(it.get(), &extra);
+    ASSERT_EQ(st, USCOPE_DONE) << where() << "items after the last cycle of the segment: "
+                               << (st == USCOPE_OK ? describe(extra) : why(r));
+  }
+  ASSERT_EQ(ci, t.cycles.size()) << "the segments hold fewer frames than there were cycles";
 }
 
 // Query times: 0 and 1, every segment boundary and its neighbours, exact
 // frame times and their neighbours, random times between, and past the end.
-std::vector<uint64_t> query_times(Rng &r, const Trace &t, const std::vector<uscope::SegmentInfo> &segs) {
+std::vector<uint64_t> query_times(Rng &r, const Trace &t, const std::vector<uscope_segment_info_t> &segs) {
   std::vector<uint64_t> q = {0, 1, UINT64_MAX};
   auto near = [&](uint64_t v) {
     q.push_back(v);
@@ -572,8 +807,8 @@ std::vector<uint64_t> query_times(Rng &r, const Trace &t, const std::vector<usco
   // Every boundary for short segment lists; a random sample of long ones.
   for (size_t i = 0; i < segs.size(); ++i) {
     if (segs.size() > 40 && !r.chance(40) && i != 0 && i + 1 != segs.size()) continue;
-    near(segs[i].header.time_start_ps);
-    near(segs[i].header.time_end_ps);
+    near(segs[i].time_start_ps);
+    near(segs[i].time_end_ps);
   }
   const uint64_t last = t.cycles.empty() ? 0 : t.cycles.back().time;
   for (int i = 0; i < 40 && !t.cycles.empty(); ++i) near(t.cycles[r.below(t.cycles.size())].time);
@@ -587,6 +822,7 @@ std::vector<uint64_t> query_times(Rng &r, const Trace &t, const std::vector<usco
 
 struct CaseResult {
   size_t segments = 0;
+  size_t items = 0;
   size_t queries = 0;
   size_t windows = 0;
 };
@@ -599,41 +835,48 @@ void check_trace(const Trace &t, const Variant &v, uint64_t seed, CaseResult *re
   std::vector<std::string> strings;
   ASSERT_NO_FATAL_FAILURE(write_trace(t, v, path, &strings));
 
-  std::unique_ptr<uscope::TraceReader> rd;
-  try {
-    rd = std::make_unique<uscope::TraceReader>(path);
-  } catch (const uscope::Error &e) {
-    FAIL() << "TraceReader(" << path << "): " << e.what();
-  }
-  uscope::TraceReader &r = *rd;
-  EXPECT_TRUE(r.complete());
-  EXPECT_EQ(r.checkpoint_interval_ps(), t.interval);
-  ASSERT_NO_FATAL_FAILURE(check_schema(t.schema, r.schema()));
-  EXPECT_EQ(r.strings(), strings);
-  ASSERT_EQ(r.dut().size(), 2u);
-  const auto &segs = r.segments();
+  uscope_reader_t *raw = nullptr;
+  ASSERT_EQ(uscope_reader_open(&raw, path.c_str()), USCOPE_OK)
+      << "uscope_reader_open(" << path << "): " << uscope_last_error();
+  const ReaderPtr reader(raw);
+  uscope_reader_t *r = reader.get();
+
+  uscope_file_info_t info{};
+  info.struct_size = sizeof info;
+  ASSERT_OK(uscope_reader_info(r, &info), r);
+  EXPECT_EQ(info.struct_size, sizeof info);
+  EXPECT_EQ(info.complete, 1u);
+  EXPECT_EQ(info.checkpoint_interval_ps, t.interval);
+  EXPECT_EQ(info.compression, v.compression);
+  EXPECT_EQ(info.interleaved, v.frames == USCOPE_FRAMES_V02 ? 1u : 0u);
+  EXPECT_EQ(info.last_time_ps, t.cycles.back().time);
+  ASSERT_NO_FATAL_FAILURE(check_schema(t.schema, r));
+  ASSERT_NO_FATAL_FAILURE(check_strings(strings, r));
+  ASSERT_NO_FATAL_FAILURE(check_dut(v, r));
+  std::vector<uscope_segment_info_t> segs(info.num_segments);
+  for (uint32_t i = 0; i < segs.size(); ++i) ASSERT_OK(uscope_reader_segment(r, i, &segs[i]), r);
   // Small intervals and early flushes: there must be many segments, or the
   // case does not test what it says.
   ASSERT_GE(segs.size(), 5u);
   res->segments += segs.size();
+  ASSERT_NO_FATAL_FAILURE(check_segment_items(t, v, r, segs, &res->items));
 
   Rng qr(seed ^ 0x5EED5EED5EED5EEDull);
   const std::vector<uint64_t> qs = query_times(qr, t, segs);
   // Walk the cycles once; at each query time, compare with the model.
   Model model(t.schema);
   size_t ci = 0;
-  try {
-    for (uint64_t q : qs) {
-      while (ci < t.cycles.size() && t.cycles[ci].time <= q) {
-        for (const Item &it : t.cycles[ci].items) model.apply(it);
-        ++ci;
-      }
-      const std::vector<uscope::StorageState> got = r.state_at(q);
-      ASSERT_TRUE(same_state(t.schema, model.storages(), got)) << "state_at(" << q << "), seed " << seed;
-      ++res->queries;
+  for (uint64_t q : qs) {
+    while (ci < t.cycles.size() && t.cycles[ci].time <= q) {
+      for (const Item &it : t.cycles[ci].items) model.apply(it);
+      ++ci;
     }
-  } catch (const uscope::Error &e) {
-    FAIL() << "state_at threw: " << e.what();
+    uscope_state_t *raw_state = nullptr;
+    ASSERT_OK(uscope_reader_state_at(r, q, &raw_state), r) << " at " << q;
+    const StatePtr state(raw_state);
+    ASSERT_NO_FATAL_FAILURE(check_state(t.schema, model.storages(), state.get(), r))
+        << "state_at(" << q << "), seed " << seed;
+    ++res->queries;
   }
 
   // Events: the model's list in call order, filtered by time.
@@ -646,34 +889,41 @@ void check_trace(const Trace &t, const Variant &v, uint64_t seed, CaseResult *re
                                                         {last + 1, UINT64_MAX}, {5, 4}};
   for (const auto &s : segs) {  // windows that start or end exactly on boundaries
     if (!qr.chance(20)) continue;
-    windows.push_back({s.header.time_start_ps, s.header.time_end_ps});
-    windows.push_back({s.header.time_start_ps, s.header.time_start_ps});
-    windows.push_back({s.header.time_end_ps, s.header.time_end_ps + qr.below(3 * t.interval)});
+    windows.push_back({s.time_start_ps, s.time_end_ps});
+    windows.push_back({s.time_start_ps, s.time_start_ps});
+    windows.push_back({s.time_end_ps, s.time_end_ps + qr.below(3 * t.interval)});
   }
   for (int i = 0; i < 30; ++i) {
     const uint64_t a = qr.chance(50) ? t.cycles[qr.below(t.cycles.size())].time : qr.below(last + 2);
     const uint64_t span = qr.chance(30) ? 0 : qr.below(qr.chance(80) ? 4 * t.interval : last + 1);
     windows.push_back({a, a + span});
   }
-  try {
-    for (const auto &w : windows) {
-      const std::vector<uscope::TimedEvent> &got = r.events_in_range(w.first, w.second);
-      std::vector<const ModelEvent *> want;
-      for (const auto &e : events)
-        if (e.time >= w.first && e.time <= w.second) want.push_back(&e);
-      ASSERT_EQ(got.size(), want.size()) << "events_in_range(" << w.first << ", " << w.second << "), seed " << seed;
-      for (size_t i = 0; i < want.size(); ++i) {
-        ASSERT_EQ(got[i].time_ps, want[i]->time) << "event " << i << " of [" << w.first << ", " << w.second << "]";
-        ASSERT_EQ(got[i].event_type_id, want[i]->id) << "event " << i << " at " << want[i]->time;
-        ASSERT_EQ(got[i].payload_size, want[i]->payload.size()) << "event " << i << " at " << want[i]->time;
-        ASSERT_TRUE(want[i]->payload.empty() ||
-                    std::memcmp(got[i].payload, want[i]->payload.data(), want[i]->payload.size()) == 0)
-            << "payload of event " << i << " at " << want[i]->time;
-      }
-      ++res->windows;
+  for (const auto &w : windows) {
+    SCOPED_TRACE("events_in_range(" + std::to_string(w.first) + ", " + std::to_string(w.second) + "), seed " +
+                 std::to_string(seed));
+    std::vector<const ModelEvent *> want;
+    for (const auto &e : events)
+      if (e.time >= w.first && e.time <= w.second) want.push_back(&e);
+    uscope_event_iter_t *raw_it = nullptr;
+    ASSERT_OK(uscope_reader_events_in_range(r, w.first, w.second, &raw_it), r);
+    const EventIterPtr it(raw_it);
+    size_t n = 0;
+    for (;; ++n) {
+      uscope_event_t got{};
+      const uscope_status_t st = uscope_event_iter_next(it.get(), &got);
+      if (st == USCOPE_DONE) break;
+      ASSERT_OK(st, r) << " at event " << n;
+      // The payload is valid until the next call: compare it now.
+      ASSERT_LT(n, want.size()) << "an extra event at " << got.time_ps << ", type " << got.event_type_id;
+      ASSERT_EQ(got.time_ps, want[n]->time) << "event " << n;
+      ASSERT_EQ(got.event_type_id, want[n]->id) << "event " << n << " at " << want[n]->time;
+      ASSERT_EQ(got.payload_size, want[n]->payload.size()) << "event " << n << " at " << want[n]->time;
+      ASSERT_TRUE(want[n]->payload.empty() ||
+                  std::memcmp(got.payload, want[n]->payload.data(), want[n]->payload.size()) == 0)
+          << "payload of event " << n << " at " << want[n]->time;
     }
-  } catch (const uscope::Error &e) {
-    FAIL() << "events_in_range threw: " << e.what();
+    ASSERT_EQ(n, want.size()) << "events missing";
+    ++res->windows;
   }
 }
 
@@ -683,10 +933,10 @@ void run_seed(uint64_t seed, const Shape &shape) {
   const Trace t = random_trace(r, shape);
   CaseResult res;
   for (const Variant &v : kVariants) ASSERT_NO_FATAL_FAILURE(check_trace(t, v, seed, &res));
-  std::fprintf(stderr, "[ seed %llu ] %zu storages, %zu event types, %zu cycles: %zu segments, %zu state_at, "
-               "%zu windows over %zu variants\n",
+  std::fprintf(stderr, "[ seed %llu ] %zu storages, %zu event types, %zu cycles: %zu segments, %zu items, "
+               "%zu state_at, %zu windows over %zu variants\n",
                static_cast<unsigned long long>(seed), t.schema.storages.size(), t.schema.events.size(),
-               t.cycles.size(), res.segments, res.queries, res.windows, std::size(kVariants));
+               t.cycles.size(), res.segments, res.items, res.queries, res.windows, std::size(kVariants));
 }
 
 // Sizes: about 1 s for the whole suite in RelWithDebInfo and about 10 s under
@@ -708,5 +958,7 @@ TEST(ReaderRoundtrip, StorageIdsAbove255) {
 TEST(ReaderRoundtrip, LongerTraces) {
   for (uint64_t seed : {201ull, 202ull}) ASSERT_NO_FATAL_FAILURE(run_seed(seed, Shape{false, false, 2500}));
 }
+
+#undef ASSERT_OK
 
 }  // namespace
