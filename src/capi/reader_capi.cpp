@@ -27,7 +27,6 @@ struct uscope_event_iter {
   std::vector<uscope_event_t> events;
   std::vector<uint8_t> payloads;
   size_t pos = 0;
-  std::vector<uscope::StorageState> scratch;
 };
 
 struct uscope_item_iter {
@@ -70,19 +69,6 @@ void fill_field(const uscope::Schema &s, const uscope::FieldDef &f, uint32_t off
   out->size = uscope::wire::field_type_size(f.type);
   out->offset = offset;
 }
-
-// Collect a segment's events within [t0, t1] into the iterator's buffers.
-struct EventCollector {
-  uscope_event_iter *it;
-  void frame(uint64_t) {}
-  void op(uint64_t, const uscope::DeltaOp &) {}
-  void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t n) {
-    if (t < it->t0 || t > it->t1) return;
-    // The payload field holds an offset until the buffer stops growing.
-    it->events.push_back({t, id, n, reinterpret_cast<const uint8_t *>(it->payloads.size())});
-    it->payloads.insert(it->payloads.end(), p, p + n);
-  }
-};
 
 }  // namespace
 
@@ -513,7 +499,7 @@ USCOPE_API uscope_status_t uscope_reader_events_in_range(uscope_reader_t *r, uin
     // (inclusive) end reaches t0.
     auto first = std::lower_bound(segs.begin(), segs.end(), t0,
                                   [](const uscope::SegmentInfo &s, uint64_t v) { return s.header.time_end_ps < v; });
-    auto *it = new uscope_event_iter{r, t0, t1, static_cast<size_t>(first - segs.begin()), {}, {}, 0, {}};
+    auto *it = new uscope_event_iter{r, t0, t1, static_cast<size_t>(first - segs.begin()), {}, {}, 0};
     *out = it;
     return USCOPE_OK;
   });
@@ -528,13 +514,19 @@ USCOPE_API uscope_status_t uscope_event_iter_next(uscope_event_iter_t *it, uscop
       if (it->t1 < it->t0 || it->next_segment >= segs.size() ||
           segs[it->next_segment].header.time_start_ps > it->t1)
         return USCOPE_DONE;
+      // One segment at a time, the way events_in_range reads it (events
+      // only, no checkpoint, nothing after t1), copied out because other
+      // calls on the reader may reuse its buffers before the next step.
+      const auto &got = it->r->impl.segment_events(it->next_segment++, it->t0, it->t1);
       it->events.clear();
       it->payloads.clear();
       it->pos = 0;
-      if (it->scratch.empty()) it->scratch = it->r->impl.initial_state();
-      it->r->impl.replay(it->next_segment++, it->scratch, EventCollector{it}, 0);
-      for (auto &e : it->events)
-        e.payload = it->payloads.data() + reinterpret_cast<uintptr_t>(e.payload);
+      for (const auto &e : got) it->payloads.insert(it->payloads.end(), e.payload, e.payload + e.payload_size);
+      const uint8_t *p = it->payloads.data();
+      for (const auto &e : got) {
+        it->events.push_back({e.time_ps, e.event_type_id, e.payload_size, p});
+        p += e.payload_size;
+      }
     }
     *ev = it->events[it->pos++];
     return USCOPE_OK;

@@ -403,6 +403,17 @@ const std::vector<TimedEvent> &TraceReader::events_in_range(uint64_t t0, uint64_
   return events_;
 }
 
+const std::vector<TimedEvent> &TraceReader::segment_events(size_t i, uint64_t t0, uint64_t t1) {
+  if (i >= segments_.size())
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "segment %zu of %zu", i, segments_.size());
+  events_.clear();
+  payloads_used_ = 0;
+  if (t0 <= t1) collect_events(i, t0, t1);
+  for (auto &e : events_)
+    e.payload = event_payloads_.data() + reinterpret_cast<uintptr_t>(e.payload);
+  return events_;
+}
+
 bool TraceReader::poll_new_segments() {
   // Read the header first, then size the map: the writer appends a segment
   // before it commits tail_offset (§2.2), so a map sized after the header

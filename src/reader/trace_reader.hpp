@@ -84,6 +84,9 @@ class TraceReader {
   // up to t1 of the segments that meet [t0, t1], and nothing else: no
   // checkpoint, and ops are skipped (replay is what validates them).
   const std::vector<TimedEvent> &events_in_range(uint64_t t0, uint64_t t1);
+  // The same for segment i alone (the step of an iterator over a range):
+  // its events with t0 <= time <= t1, read the same way.
+  const std::vector<TimedEvent> &segment_events(size_t i, uint64_t t0, uint64_t t1);
 
   // Replay segment i: loads its checkpoint into states (which must come from
   // initial_state(); Error(INVALID_ARGUMENT) for a vector of another size)

@@ -413,7 +413,9 @@ TEST(ReaderCapi, FailedPollLeavesTheReaderAsItWas) {
     ASSERT_EQ(uscope_begin_cycle(w, c * kPeriod), USCOPE_OK);
     ASSERT_EQ(uscope_slot_set(w, 0, c % 4, 0, c + 100), USCOPE_OK);
     ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
-    if (c == 9 || c == 19) ASSERT_EQ(uscope_writer_flush(w), USCOPE_OK);  // two segments
+    if (c == 9 || c == 19) {
+      ASSERT_EQ(uscope_writer_flush(w), USCOPE_OK);  // two segments
+    }
   }
   uscope_reader_t *r = nullptr;
   ASSERT_EQ(uscope_reader_open(&r, path.c_str()), USCOPE_OK) << uscope_last_error();
