@@ -224,6 +224,24 @@ USCOPE_API uscope_status_t uscope_schema_add_summary_field(uscope_schema_t *sche
                                                            const char *name, uint8_t type,
                                                            uint16_t scope_id, uint16_t *out_id);
 
+/**
+ * Add a DUT property (§3.1) to the schema: key and value are UTF-8 and copied.
+ * A schema carries DUT properties so that whatever declares a part of it (the
+ * protocol helpers of <uscope/protocols.h>, a testbench library) can also
+ * declare the properties that describe that part. uscope_writer_open() writes
+ * the schema's properties first, in call order, then its props[] array; the
+ * file is the same as if all of them had been passed in props[].
+ *
+ * Each key is set once: a key already in the schema is USCOPE_ERR_SCHEMA here,
+ * and a key of props[] that the schema already has is USCOPE_ERR_INVALID_ARGUMENT
+ * at open; both messages name the key. (props[] alone is not checked for
+ * repeated keys, as before this call existed.) Other errors: INVALID_ARGUMENT
+ * (NULL schema, key or value), LIMIT (more than 65,535 properties). The 64 KiB
+ * string pool that holds them with the schema's names is checked at open.
+ */
+USCOPE_API uscope_status_t uscope_schema_add_dut_property(uscope_schema_t *schema, const char *key,
+                                                         const char *value);
+
 /* ── Writer ───────────────────────────────────────────────────────────── */
 
 /** A DUT property (§3.1): an opaque key/value pair, both UTF-8, copied at open. */
@@ -296,13 +314,15 @@ typedef struct uscope_writer uscope_writer_t;
  * Create (truncate) path and write the file header and preamble (DUT
  * descriptor, schema, trace config). On success *out owns a writer that must
  * be closed with uscope_writer_close(). The schema is copied; the caller keeps
- * ownership of schema, props and options. opts may be NULL for defaults.
+ * ownership of schema, props and options. opts may be NULL for defaults. The
+ * DUT descriptor holds the schema's properties (uscope_schema_add_dut_property)
+ * and then props[0..num_props); props may be NULL when num_props is 0.
  *
  * All memory the per-cycle calls need is allocated here, sized from the
  * schema, and the background encoder thread is started.
  *
- * Errors: INVALID_ARGUMENT (NULL path/schema/out, bad option), SCHEMA (no
- * clock, no scope), LIMIT (string pool over 65,535 bytes, checkpoint over
+ * Errors: INVALID_ARGUMENT (NULL path/schema/out, bad option, a props[] key
+ * the schema sets already), SCHEMA (no clock, no scope), LIMIT (string pool over 65,535 bytes, checkpoint over
  * 4 GiB), IO (cannot create or write the file), NO_MEMORY.
  */
 USCOPE_API uscope_status_t uscope_writer_open(uscope_writer_t **out, const char *path,

@@ -9,6 +9,11 @@ struct uscope_schema {
 
 namespace uscope {
 const Schema &schema_of(const uscope_schema_t *s) { return s->builder.schema(); }
+// The whole builder, schema and DUT properties: uscope_writer_open reads the
+// properties, and the protocol helpers (src/capi/protocol_capi.cpp) build on a
+// copy of it that they commit only when a declaration succeeds as a whole.
+const SchemaBuilder &builder_of(const uscope_schema_t *s) { return s->builder; }
+SchemaBuilder &builder_of(uscope_schema_t *s) { return s->builder; }
 }  // namespace uscope
 
 using uscope::guard;
@@ -90,6 +95,15 @@ USCOPE_API uscope_status_t uscope_schema_add_summary_field(uscope_schema_t *s, c
     USCOPE_CHECK_ARG(s, "uscope_schema_add_summary_field: schema is NULL");
     const uint16_t id = s->builder.add_summary_field(name, type, scope_id);
     if (out) *out = id;
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_schema_add_dut_property(uscope_schema_t *s, const char *key,
+                                                         const char *value) {
+  return guard([&] {
+    USCOPE_CHECK_ARG(s, "uscope_schema_add_dut_property: schema is NULL");
+    s->builder.add_dut_property(key, value);
     return USCOPE_OK;
   });
 }

@@ -1,13 +1,16 @@
 // extern "C" writer. The per-cycle functions inline the Writer's hot path;
 // they are noexcept and cannot throw, so they need no guard.
 #include <cstring>
+#include <vector>
 
 #include "capi/guard.hpp"
 #include "uscope/uscope.h"
+#include "writer/schema_builder.hpp"
 #include "writer/writer.hpp"
 
 namespace uscope {
-const Schema &schema_of(const uscope_schema_t *s);  // schema_capi.cpp
+const Schema &schema_of(const uscope_schema_t *s);           // schema_capi.cpp
+const SchemaBuilder &builder_of(const uscope_schema_t *s);  // schema_capi.cpp
 }
 
 using uscope::guard;
@@ -36,7 +39,30 @@ USCOPE_API uscope_status_t uscope_writer_open(uscope_writer_t **out, const char 
     USCOPE_CHECK_ARG(out, "uscope_writer_open: out is NULL");
     USCOPE_CHECK_ARG(path, "uscope_writer_open: path is NULL");
     USCOPE_CHECK_ARG(schema, "uscope_writer_open: schema is NULL");
-    *out = new uscope_writer(path, uscope::schema_of(schema), props, num_props, opts);
+    const auto &own = uscope::builder_of(schema).dut_properties();
+    if (own.empty()) {
+      *out = new uscope_writer(path, uscope::schema_of(schema), props, num_props, opts);
+      return USCOPE_OK;
+    }
+    // The schema's properties come first, in call order, then props[]. props[]
+    // is checked here, before the merge, so that messages keep its indices.
+    USCOPE_CHECK_ARG(!num_props || props, "uscope_writer_open: props is NULL but num_props is %u",
+                     num_props);
+    std::vector<uscope_dut_property_t> all;
+    all.reserve(own.size() + num_props);
+    for (const auto &d : own) all.push_back({d.key.c_str(), d.value.c_str()});
+    for (uint32_t i = 0; i < num_props; ++i) {
+      USCOPE_CHECK_ARG(props[i].key && props[i].value,
+                       "uscope_writer_open: DUT property %u has a NULL key or value", i);
+      for (const auto &d : own)
+        USCOPE_CHECK_ARG(d.key != props[i].key,
+                         "uscope_writer_open: DUT property \"%s\" (props[%u]) is set by the schema "
+                         "already (uscope_schema_add_dut_property); a key is set once",
+                         props[i].key, i);
+      all.push_back(props[i]);
+    }
+    *out = new uscope_writer(path, uscope::schema_of(schema), all.data(),
+                             static_cast<uint32_t>(all.size()), opts);
     return USCOPE_OK;
   });
 }

@@ -163,4 +163,23 @@ uint16_t SchemaBuilder::add_summary_field(const char *name, uint8_t type, uint16
   return static_cast<uint16_t>(schema_.summary_fields.size() - 1);
 }
 
+const std::string *SchemaBuilder::find_dut_property(const char *key) const {
+  for (const auto &d : dut_)
+    if (d.key == key) return &d.value;
+  return nullptr;
+}
+
+void SchemaBuilder::add_dut_property(const char *key, const char *value) {
+  if (!key) fail(USCOPE_ERR_INVALID_ARGUMENT, "add_dut_property: key is NULL");
+  if (!value) fail(USCOPE_ERR_INVALID_ARGUMENT, "add_dut_property \"%s\": value is NULL", key);
+  // §3 gives a key no meaning twice: a reader's lookup would see only one of
+  // the values, so a second one is refused rather than silently shadowed.
+  if (const std::string *old = find_dut_property(key))
+    fail(USCOPE_ERR_SCHEMA, "add_dut_property: key \"%s\" is already set (to \"%s\"); a key is set once",
+         key, old->c_str());
+  // §3: num_properties is a u16.
+  if (dut_.size() >= 0xFFFF) fail(USCOPE_ERR_LIMIT, "add_dut_property: at most 65,535 DUT properties (spec §3)");
+  dut_.push_back({key, value});
+}
+
 }  // namespace uscope

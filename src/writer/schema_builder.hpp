@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "format/schema_codec.hpp"
 #include "uscope/uscope.h"
@@ -22,6 +24,21 @@ class SchemaBuilder {
                      uint16_t num_fields);
   uint16_t add_summary_field(const char *name, uint8_t type, uint16_t scope_id);
 
+  // DUT properties (§3) carried by the schema, so that protocol helpers can
+  // add theirs when they declare their scope. They are kept as plain strings
+  // and interned only at open, after the schema's own strings and before the
+  // props[] of uscope_writer_open: the string pool then comes out exactly as
+  // if every property had been passed to open, in the same order.
+  struct DutEntry {
+    std::string key;
+    std::string value;
+  };
+  // Throws Error(SCHEMA) when key is set already, LIMIT past 65,535 properties.
+  void add_dut_property(const char *key, const char *value);
+  // The value of key, or nullptr when it is not set.
+  const std::string *find_dut_property(const char *key) const;
+  const std::vector<DutEntry> &dut_properties() const { return dut_; }
+
   const Schema &schema() const { return schema_; }
 
  private:
@@ -29,6 +46,7 @@ class SchemaBuilder {
   std::vector<FieldDef> make_fields(const uscope_field_t *f, uint16_t n, bool props,
                                     StringPool &pool, const char *what) const;
   Schema schema_;
+  std::vector<DutEntry> dut_;
 };
 
 }  // namespace uscope
