@@ -1,0 +1,156 @@
+#include "protocol/common.hpp"
+
+#include <cstdarg>
+#include <cstdio>
+
+#include "capi/guard.hpp"
+
+namespace uscope::proto {
+
+void check_names(const char *const *names, uint16_t n, const char *what, bool listed) {
+  if (n == 0) fail(USCOPE_ERR_INVALID_ARGUMENT, "%s: no names (count is 0)", what);
+  // An ENUM field is a u8 and §4.5 allows 255 values.
+  if (n > 0xFF) fail(USCOPE_ERR_LIMIT, "%s: %u names; an enum has at most 255 (spec §4.5)", what, n);
+  if (!names) fail(USCOPE_ERR_INVALID_ARGUMENT, "%s is NULL but its count is %u", what, n);
+  for (uint16_t i = 0; i < n; ++i) {
+    if (!names[i]) fail(USCOPE_ERR_INVALID_ARGUMENT, "%s[%u] is NULL", what, i);
+    if (!names[i][0]) fail(USCOPE_ERR_INVALID_ARGUMENT, "%s[%u] is empty", what, i);
+    // The list property is split at commas by the viewer (cpu §4.1).
+    if (listed && std::strchr(names[i], ','))
+      fail(USCOPE_ERR_INVALID_ARGUMENT,
+           "%s[%u] \"%s\" contains a comma; the list property is comma-separated", what, i, names[i]);
+    for (uint16_t j = 0; j < i; ++j)
+      if (std::strcmp(names[i], names[j]) == 0)
+        fail(USCOPE_ERR_INVALID_ARGUMENT, "%s[%u] \"%s\" repeats %s[%u]; names are matched by value", what, i,
+             names[i], what, j);
+  }
+}
+
+std::string join(const char *const *names, uint16_t n) {
+  std::string s;
+  for (uint16_t i = 0; i < n; ++i) {
+    if (i) s += ',';
+    s += names[i];
+  }
+  return s;
+}
+
+void check_extra_fields(const uscope_field_t *f, uint16_t n, const char *what, const char *const *reserved,
+                        size_t num_reserved) {
+  if (n && !f) fail(USCOPE_ERR_INVALID_ARGUMENT, "%s is NULL but its count is %u", what, n);
+  for (uint16_t i = 0; i < n; ++i) {
+    if (!f[i].name) fail(USCOPE_ERR_INVALID_ARGUMENT, "%s[%u] has no name", what, i);
+    for (size_t r = 0; r < num_reserved; ++r)
+      if (std::strcmp(f[i].name, reserved[r]) == 0)
+        fail(USCOPE_ERR_INVALID_ARGUMENT, "%s[%u] is named \"%s\", a field the protocol defines itself", what,
+             i, f[i].name);
+  }
+}
+
+uint8_t Declaration::shared_enum(const char *name, const char *const *values, uint16_t count) {
+  const Schema &s = b_.schema();
+  for (size_t e = 0; e < s.enums.size(); ++e) {
+    const EnumDef &d = s.enums[e];
+    const char *n = s.str(d.name);
+    if (!n || std::strcmp(n, name) != 0 || d.values.size() != count) continue;
+    bool same = true;
+    for (uint16_t i = 0; i < count && same; ++i) {
+      const char *v = s.str(d.values[i].name);
+      same = v && d.values[i].value == i && std::strcmp(v, values[i]) == 0;
+    }
+    if (same) return static_cast<uint8_t>(e);
+  }
+  return b_.add_enum(name, values, count);
+}
+
+void Declaration::property(const std::string &key, const std::string &value) {
+  if (const std::string *old = b_.find_dut_property(key.c_str())) {
+    if (*old == value) return;
+    fail(USCOPE_ERR_SCHEMA, "DUT property \"%s\" is \"%s\" already; this declaration needs \"%s\"",
+         key.c_str(), old->c_str(), value.c_str());
+  }
+  b_.add_dut_property(key.c_str(), value.c_str());
+}
+
+void Declaration::require_unused_scope_name(const char *name) const {
+  const Schema &s = b_.schema();
+  for (const auto &sc : s.scopes) {
+    const char *n = s.str(sc.name);
+    if (n && std::strcmp(n, name) == 0)
+      fail(USCOPE_ERR_SCHEMA,
+           "scope name \"%s\" is used by scope %u already; this protocol keys its DUT properties by "
+           "scope name, so it must be unique",
+           name, sc.scope_id);
+  }
+}
+
+bool Declaration::clock_period(uint16_t scope_id, uint32_t *period_ps) const {
+  const Schema &s = b_.schema();
+  // A scope's parent always has a smaller id (add_scope needs it to exist),
+  // so this walk ends; the bound guards it anyway.
+  for (size_t hops = 0; scope_id < s.scopes.size() && hops <= s.scopes.size(); ++hops) {
+    const ScopeDef &sc = s.scopes[scope_id];
+    if (sc.clock_id != USCOPE_CLOCK_INHERIT) {
+      if (sc.clock_id >= s.clocks.size()) return false;
+      *period_ps = s.clocks[sc.clock_id].period_ps;
+      return true;
+    }
+    scope_id = sc.parent_id;
+  }
+  return false;
+}
+
+uint16_t Declaration::find_event(const char *name, uint16_t scope_id) const {
+  const Schema &s = b_.schema();
+  for (const auto &ev : s.events) {
+    const char *n = s.str(ev.name);
+    if (ev.scope_id == scope_id && n && std::strcmp(n, name) == 0) return ev.event_type_id;
+  }
+  return 0xFFFF;
+}
+
+uint16_t Declaration::counter(const char *name, uint16_t scope_id) {
+  const uscope_field_t count[] = {{"count", USCOPE_FT_U64, 0, 0, 0}};
+  return b_.add_storage(name, scope_id, 1, 0, count, 1, nullptr, 0);
+}
+
+void NameSet::add(const char *name, const char *what) {
+  if (!name) fail(USCOPE_ERR_INVALID_ARGUMENT, "%s has no name", what);
+  for (const auto &n : names_)
+    if (n == name)
+      fail(USCOPE_ERR_INVALID_ARGUMENT, "%s \"%s\": the scope has a storage of that name already", what,
+           name);
+  names_.emplace_back(name);
+}
+
+uscope_status_t reject(uscope_status_t code, const char *fmt, ...) noexcept {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  set_thread_error(static_cast<const char *>(buf));
+  return code;
+}
+
+uscope_status_t intern(Writer &w, const char *fn, const char *what, const char *str, bool may_be_null,
+                       uint32_t *out) noexcept {
+  if (!str) {
+    if (may_be_null) {
+      *out = USCOPE_NPU_STR_ABSENT;
+      return USCOPE_OK;
+    }
+    return reject(USCOPE_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, what);
+  }
+  // SystemVerilog imports the per-cycle calls directly and cannot pass NULL
+  // for a string: "" is how it says "absent".
+  if (may_be_null && !*str) {
+    *out = USCOPE_NPU_STR_ABSENT;
+    return USCOPE_OK;
+  }
+  // string_insert throws on allocation failure or after close; the guard
+  // turns that into a status with its message.
+  return guard([&] { return w.string_insert(str, out); });
+}
+
+}  // namespace uscope::proto
