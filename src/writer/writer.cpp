@@ -485,7 +485,11 @@ uscope_status_t Writer::checkpoint_storage(uint16_t sid, const uint8_t *mask, co
 
 uscope_status_t Writer::string_insert(const char *str, uint32_t *out) {
   if (state_ == kClosed) fail(USCOPE_ERR_BAD_STATE, "string_insert after close");
-  auto it = string_index_.find(str);
+  // The lookup key reuses one buffer: a temporary std::string per call would
+  // allocate for every string longer than the small-string buffer, on the
+  // simulation thread, even when the string is already interned.
+  string_key_.assign(str);
+  auto it = string_index_.find(string_key_);
   if (it != string_index_.end()) {
     *out = it->second;
     return USCOPE_OK;

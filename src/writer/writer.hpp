@@ -202,6 +202,7 @@ class Writer {
   std::vector<StorageLayout> layouts_;
   std::vector<std::string> strings_;
   std::unordered_map<std::string, uint32_t> string_index_;
+  std::string string_key_;  // string_insert's lookup key, reused
   uint64_t flags_ = 0;
   uint32_t preamble_end_ = 0;
   uint32_t durability_ = USCOPE_DURABILITY_FLUSH;

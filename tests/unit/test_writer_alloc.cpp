@@ -25,6 +25,7 @@
 
 #include "support/test_util.hpp"
 #include "support/trace_file.hpp"
+#include "uscope/protocols.h"
 #include "uscope/uscope.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -356,6 +357,194 @@ TEST(WriterAlloc, BackpressureWaitMakesNoAllocationOnTheSimulationThread) {
   uint64_t frames = 0;
   for (const auto &seg : t.segments) frames += seg.header.num_frames;
   EXPECT_EQ(frames, kWarmup + 1 + kMeasured);  // nothing lost while waiting
+}
+
+// ── The protocol helpers (include/uscope/protocols.h) ──
+//
+// Every per-cycle call of the cpu, noc and npu helpers, every cycle. Their
+// strings are short enough for std::string's inline buffer (at most 15
+// bytes): interning a string seen before then allocates nothing (a longer
+// one costs a temporary key in uscope_string_insert; docs/protocols.md).
+struct Protocols {
+  uscope_cpu_t *cpu = nullptr;
+  uscope_noc_t *noc = nullptr;
+  uscope_npu_t *npu = nullptr;
+  ~Protocols() {
+    uscope_cpu_free(cpu);
+    uscope_noc_free(noc);
+    uscope_npu_free(npu);
+  }
+};
+
+uscope_schema_t *protocol_schema(Protocols &p) {
+  uscope_schema_t *s = nullptr;
+  EXPECT_EQ(uscope_schema_new(&s), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_clock(s, "clk", 1000, nullptr), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
+  const char *const stages[] = {"fetch", "decode", "execute", "memory", "writeback"};
+  const uscope_field_t done[] = {{"done", USCOPE_FT_BOOL, 0, 0, 0}};
+  const uscope_cpu_buffer_def_t rob[] = {{"rob", 32, done, 1}};
+  const char *const cpu_counters[] = {"bp_misses"};
+  uscope_cpu_config_t c{};
+  c.struct_size = sizeof c;
+  c.scope_name = "core";
+  c.clock_id = USCOPE_CLOCK_INHERIT;
+  c.isa = "RV64GC";
+  c.stages = stages;
+  c.num_stages = 5;
+  c.max_entities = 64;
+  c.buffers = rob;
+  c.num_buffers = 1;
+  c.counters = cpu_counters;
+  c.num_counters = 1;
+  EXPECT_EQ(uscope_cpu_declare(s, &c, &p.cpu), USCOPE_OK) << uscope_last_error();
+  const char *const noc_stages[] = {"issue", "route", "deliver"};
+  const uscope_field_t vc[] = {{"vc", USCOPE_FT_U8, 0, 0, 0}};
+  const uscope_noc_buffer_def_t vcbuf[] = {{"vc_buf", 8, vc, 1}};
+  uscope_noc_config_t n{};
+  n.struct_size = sizeof n;
+  n.scope_name = "noc";
+  n.clock_id = USCOPE_CLOCK_INHERIT;
+  n.bus_protocol = "AXI4";
+  n.topology = "crossbar";
+  n.stages = noc_stages;
+  n.num_stages = 3;
+  n.max_txns = 32;
+  n.buffers = vcbuf;
+  n.num_buffers = 1;
+  n.num_ports = 4;
+  EXPECT_EQ(uscope_noc_declare(s, &n, &p.noc), USCOPE_OK) << uscope_last_error();
+  uscope_npu_config_t a{};
+  a.struct_size = sizeof a;
+  a.scope_name = "npu";
+  a.clock_id = USCOPE_CLOCK_INHERIT;
+  a.queue_depth = 8;
+  a.num_contexts = 4;
+  a.num_te = a.num_ve = a.num_dma_channels = 2;
+  a.num_sram_banks = 4;
+  a.num_dram_channels = 2;
+  a.num_noc_links = 2;
+  EXPECT_EQ(uscope_npu_declare(s, &a, &p.npu), USCOPE_OK) << uscope_last_error();
+  return s;
+}
+
+inline uscope_status_t protocol_cycle(uscope_writer_t *w, const Protocols &p, uint64_t c) {
+  uscope_status_t bad = uscope_begin_cycle(w, c * 1000);
+  // cpu: an instruction through fetch and decode, retired or flushed, with a
+  // dependency, an annotation, a stall and its ROB entry.
+  const auto e = static_cast<uint32_t>(c % 64);
+  const auto r = static_cast<uint16_t>(c % 32);
+  bad |= uscope_cpu_fetch(w, p.cpu, e, 0x80000000ull + 4 * c, 0x13);
+  bad |= uscope_cpu_stage_transition(w, p.cpu, e, 1);
+  bad |= uscope_cpu_entity_set(w, p.cpu, e, USCOPE_CPU_FIELD_PC, 0x80000000ull + 4 * c);
+  bad |= uscope_cpu_dependency(w, p.cpu, (e + 63) % 64, e, USCOPE_CPU_DEP_RAW);
+  // Longer than libstdc++'s 15-byte inline string buffer: an interned string
+  // of any length must cost nothing on the next call.
+  bad |= uscope_cpu_annotate(w, p.cpu, e, c % 2 ? "lw a0,0(a1)  # load the next element"
+                                                  : "add a0,a0,a2  # accumulate the row");
+  bad |= uscope_cpu_stall(w, p.cpu, static_cast<uint8_t>(c % 7));
+  bad |= uscope_cpu_buffer_insert(w, p.cpu, 0, r, e);
+  bad |= uscope_cpu_buffer_set(w, p.cpu, 0, r, 1, 1);
+  bad |= uscope_cpu_buffer_remove(w, p.cpu, 0, static_cast<uint16_t>((c + 16) % 32));
+  bad |= uscope_cpu_counter_add(w, p.cpu, 1, c % 2);
+  bad |= c % 2 ? uscope_cpu_flush(w, p.cpu, e, USCOPE_CPU_FLUSH_MISPREDICT) : uscope_cpu_retire(w, p.cpu, e);
+  // noc: a transaction issued, arbitrated, retried, beaten and completed.
+  const auto t = static_cast<uint32_t>(c % 32);
+  const auto port = static_cast<uint16_t>(c % 4);
+  bad |= uscope_noc_issue(w, p.noc, t, c % 2, 0x1000 + 64 * c, 2, 3, port, 3 - port);
+  bad |= uscope_noc_txn_set(w, p.noc, t, USCOPE_NOC_FIELD_LEN, 4);
+  bad |= uscope_noc_stage_transition(w, p.noc, t, 1);
+  bad |= uscope_noc_arb_decision(w, p.noc, t, port, static_cast<uint8_t>(1 + c % 3));
+  bad |= uscope_noc_retry(w, p.noc, t, USCOPE_NOC_RETRY_ARB_LOST);
+  bad |= uscope_noc_link_credit(w, p.noc, port, USCOPE_NOC_CREDIT_CONSUME, 1);
+  bad |= uscope_noc_buffer_insert(w, p.noc, 0, static_cast<uint16_t>(c % 8), t);
+  bad |= uscope_noc_buffer_set(w, p.noc, 0, static_cast<uint16_t>(c % 8), 1, c % 4);
+  bad |= uscope_noc_beat(w, p.noc, t, 0, 8);
+  bad |= uscope_noc_beat(w, p.noc, t, 1, 8);
+  bad |= uscope_noc_counter_add(w, p.noc, USCOPE_NOC_COUNTER_BYTES_RX, 16);
+  bad |= uscope_noc_timeout(w, p.noc, t, 100);
+  bad |= uscope_noc_annotate(w, p.noc, t, "slow target");
+  bad |= uscope_noc_txn_handoff(w, p.noc, 2, t, 3, t);
+  bad |= uscope_noc_buffer_remove(w, p.noc, 0, static_cast<uint16_t>(c % 8));
+  bad |= uscope_noc_complete(w, p.noc, t);
+  // npu: every event type of the JSONL trace, with its context.
+  const auto ctx = static_cast<uint16_t>(c % 4);
+  const auto slot = static_cast<uint16_t>(c % 8);
+  const auto u = static_cast<uint16_t>(c % 2);
+  const auto id = static_cast<uint32_t>(c);
+  bad |= uscope_npu_context(w, p.npu, ctx, 0, 0, 1, 3, 3, 7, id, id + 1, "QKV_PROJ");
+  bad |= uscope_npu_context_ext(w, p.npu, ctx, 0, "llama2_7b", "BF16");
+  bad |= uscope_npu_cmd_enqueue(w, p.npu, slot, ctx, id, "MATMUL", USCOPE_NPU_SOURCE_ISA, id, 0x7f0000000000ull, 3, 3,
+                                "QKV_PROJ");
+  bad |= uscope_npu_cmd_start(w, p.npu, slot, ctx, id);
+  bad |= uscope_npu_job_issue(w, p.npu, ctx, id, id, "TE_GEMM", 5, USCOPE_NPU_NULL32);
+  bad |= uscope_npu_dma_start(w, p.npu, ctx, id, u, "DRAM_TO_SRAM", 0x7f0000000000ull, 4096, 65536, id, id);
+  bad |= uscope_npu_noc_tx_start(w, p.npu, ctx, id, u, 65536, id);
+  bad |= uscope_npu_dram_tx_start(w, p.npu, ctx, id, u, 65536, id);
+  bad |= uscope_npu_te_start(w, p.npu, u, ctx, id, id, 128, 128, 256, 64, 64, 64);
+  bad |= uscope_npu_sram_access(w, p.npu, ctx, 8192, static_cast<uint16_t>(c % 4), USCOPE_NPU_ACCESS_READ, "TE", 0,
+                                id, id);
+  bad |= uscope_npu_sram_conflict(w, p.npu, ctx, static_cast<uint16_t>(c % 4), 3, 1, "VE,DMA", id);
+  bad |= uscope_npu_noc_tx_end(w, p.npu, ctx, id, u, 65536);
+  bad |= uscope_npu_dram_tx_end(w, p.npu, ctx, id, u, 65536);
+  bad |= uscope_npu_dma_end(w, p.npu, ctx, id, u, id, id, 65536);
+  bad |= uscope_npu_te_end(w, p.npu, u, ctx, id, id, 4194304, 50);
+  bad |= uscope_npu_ve_start(w, p.npu, u, ctx, id, id, "LAYERNORM", 4096, 128);
+  bad |= uscope_npu_ve_end(w, p.npu, u, ctx, id, id, 40);
+  bad |= uscope_npu_job_done(w, p.npu, ctx, id, id, "TE_GEMM", 60);
+  bad |= uscope_npu_irq_emit(w, p.npu, ctx, id, id, 3);
+  bad |= uscope_npu_token_complete(w, p.npu, ctx, id, id, "OK");
+  bad |= uscope_npu_warn(w, p.npu, ctx, "TE", "LOW_UTIL", "TE util < 50%", id, USCOPE_NPU_ABSENT32);
+  bad |= uscope_npu_error(w, p.npu, ctx, "DMA", "ADDR_ALIGN", "unaligned addr", id, id);
+  bad |= uscope_npu_cmd_end(w, p.npu, slot, ctx, id, "OK");
+  bad |= uscope_npu_counter_add(w, p.npu, USCOPE_NPU_COUNTER_MACS, 1);
+  if (c % 4 == 3) bad |= uscope_npu_context_clear(w, p.npu, ctx);
+  bad |= uscope_end_cycle(w);
+  return bad;
+}
+
+TEST(WriterAlloc, ProtocolHelpersMakeNoAllocationOnTheSimulationThread) {
+  TempDir dir;
+  const std::string path = dir.file("protocols.usc");
+  Protocols p;
+  uscope_schema_t *s = protocol_schema(p);
+  uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
+  o.checkpoint_interval_ps = 100 * 1000;  // a segment every 100 cycles
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK) << uscope_last_error();
+  uscope_schema_free(s);
+
+  constexpr uint64_t kProtoWarmup = 1'000, kProtoMeasured = 20'000;
+  uscope_status_t bad = 0;
+  uint64_t c = 0;
+  for (; c < kProtoWarmup; ++c) bad |= protocol_cycle(w, p, c);  // interns every string once
+  ASSERT_EQ(bad, 0) << uscope_writer_error(w) << " / " << uscope_last_error();
+
+  const Counts before = counts();
+  for (const uint64_t end = c + kProtoMeasured; c < end; ++c) bad |= protocol_cycle(w, p, c);
+  const Counts after = counts();
+
+  EXPECT_EQ(bad, 0) << uscope_writer_error(w) << " / " << uscope_last_error();
+  EXPECT_EQ(after.allocs - before.allocs, 0u) << "allocations on the simulation thread";
+  EXPECT_EQ(after.frees - before.frees, 0u) << "frees on the simulation thread";
+  // Control: a string not seen before is interned, which allocates, and is seen.
+  const Counts ctl0 = counts();
+  bad = uscope_begin_cycle(w, c * 1000);
+  bad |= uscope_cpu_annotate(w, p.cpu, 0, "a string long enough to need the heap, not SSO");
+  bad |= uscope_end_cycle(w);
+  EXPECT_EQ(bad, 0);
+  EXPECT_GT(counts().allocs - ctl0.allocs, 0u) << "the library's allocations are not counted";
+
+  uscope_writer_stats_t st;
+  st.struct_size = sizeof st;
+  ASSERT_EQ(uscope_writer_stats(w, &st), USCOPE_OK);
+  EXPECT_EQ(st.cycles, kProtoWarmup + kProtoMeasured + 1);
+  EXPECT_EQ(st.errors, 0u);
+  ASSERT_EQ(uscope_writer_close(w), USCOPE_OK) << uscope_last_error();
+  const auto t = uscope::test::read_trace_file(path);
+  uint64_t frames = 0;
+  for (const auto &seg : t.segments) frames += seg.header.num_frames;
+  EXPECT_EQ(frames, kProtoWarmup + kProtoMeasured + 1);
 }
 
 #if !defined(USCOPE_TEST_ASAN)
