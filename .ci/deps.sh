@@ -3,9 +3,13 @@
 # the tests need. Sourced by .ci/demo.sh and .ci/test.sh.
 # clang builds the libFuzzer target; libclang-rt-14-dev holds libFuzzer and
 # the sanitizer runtimes (only a Recommends of clang-14, so named here).
+# verilator and gcc-riscv64-unknown-elf build the testbench SoC (verilator_tb/)
+# and its firmware.
+# verilator also builds the DPI bridge's tests (tests/dpi: signature drift, e2e).
 USCOPE_PACKAGES=(cmake ninja-build g++ pkg-config liblz4-dev libzstd-dev libgtest-dev
                  libbenchmark-dev libsimdjson-dev libcli11-dev
-                 clang libclang-rt-14-dev)
+                 clang libclang-rt-14-dev
+                 verilator gcc-riscv64-unknown-elf)
 
 uscope_install_deps() {
   local missing=()

@@ -1,0 +1,402 @@
+// uscope_sv_{cpu,noc,npu}_declare: SV strings and CSV lists into the config
+// structs of include/uscope/protocols.h. The per-cycle protocol calls need no
+// conversion: uscope_pkg imports them from libuscope directly.
+//
+// After a declaration the bridge records the names the protocol gave to the
+// scope, enums, storages and events (from the ids accessor and the names the
+// protocol documents), so that uscope_sv_find and later CSV field lists
+// (enum(pipeline_stage)) can refer to them.
+#include "protocols.hpp"
+
+#include <cstring>
+
+#include "uscope/protocols.h"
+#include "uscope/uscope_dpi.h"
+
+namespace uscope_dpi {
+namespace {
+
+// Split on ',' outside parentheses: "rob:16(pc:u64,x:u8),iq:8" has two items.
+std::vector<std::string> split_top(const std::string &text, const char *what) {
+  std::vector<std::string> out;
+  if (trim(text).empty()) return out;
+  int depth = 0;
+  std::string cur;
+  for (char c : text) {
+    if (c == '(') ++depth;
+    if (c == ')' && --depth < 0) fail(USCOPE_DPI_ERR_SYNTAX, format("%s: unbalanced ')' in \"%s\"", what, text.c_str()));
+    if (c == ',' && depth == 0) {
+      out.push_back(trim(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (depth != 0) fail(USCOPE_DPI_ERR_SYNTAX, format("%s: unbalanced '(' in \"%s\"", what, text.c_str()));
+  out.push_back(trim(cur));
+  return out;
+}
+
+// A list of names kept alive with the const char * array a config points to.
+struct NameList {
+  std::vector<std::string> names;
+  std::vector<const char *> ptrs;
+  explicit NameList(const std::string &csv) : names(split_csv(csv)) {
+    for (const std::string &n : names) ptrs.push_back(n.c_str());
+  }
+  const char *const *data() const { return ptrs.empty() ? nullptr : ptrs.data(); }
+  uint16_t size(const char *what) const {
+    if (ptrs.size() > 0xFFFF) fail(USCOPE_ERR_LIMIT, format("%s: too many names", what));
+    return static_cast<uint16_t>(ptrs.size());
+  }
+};
+
+// Field specs resolved into uscope_field_t, names owned by the specs.
+struct FieldList {
+  std::vector<FieldSpec> specs;
+  std::vector<uscope_field_t> fields;
+  FieldList(const Schema &s, std::vector<FieldSpec> in, const std::string &what) : specs(std::move(in)) {
+    for (const FieldSpec &f : specs) {
+      uscope_field_t u{};
+      u.name = f.name.c_str();
+      u.type = f.type;
+      if (f.type == USCOPE_FT_ENUM) {
+        auto it = s.names.enums.find(f.enum_ref);
+        if (it != s.names.enums.end()) u.enum_id = static_cast<uint8_t>(it->second);
+        else if (!f.enum_ref.empty() && f.enum_ref.find_first_not_of("0123456789") == std::string::npos &&
+                 f.enum_ref.size() <= 3 && std::stoi(f.enum_ref) < 255)
+          u.enum_id = static_cast<uint8_t>(std::stoi(f.enum_ref));
+        else
+          fail(USCOPE_ERR_NOT_FOUND, format("%s: field \"%s\": no enum named \"%s\"", what.c_str(),
+                                            f.name.c_str(), f.enum_ref.c_str()));
+      }
+      fields.push_back(u);
+    }
+  }
+  const uscope_field_t *data() const { return fields.empty() ? nullptr : fields.data(); }
+  uint16_t size() const { return static_cast<uint16_t>(fields.size()); }
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const FieldSpec &f : specs) out.push_back(f.name);
+    return out;
+  }
+};
+
+// "name:slots(extra fields)" items.
+template <class Def>
+struct BufferList {
+  std::vector<std::string> names;
+  std::vector<uint16_t> slots;
+  std::vector<std::unique_ptr<FieldList>> extras;
+  std::vector<Def> defs;
+  BufferList(const Schema &s, const std::string &text, const char *what) {
+    for (const std::string &item : split_top(text, what)) {
+      std::string head = item, fields;
+      const size_t paren = item.find('(');
+      if (paren != std::string::npos) {
+        if (item.back() != ')')
+          fail(USCOPE_DPI_ERR_SYNTAX, format("%s: \"%s\": text after ')'", what, item.c_str()));
+        head = trim(item.substr(0, paren));
+        fields = item.substr(paren + 1, item.size() - paren - 2);
+      }
+      const size_t colon = head.find(':');
+      uint64_t n = 0;
+      if (colon == std::string::npos || !parse_u64(head.substr(colon + 1), &n) || n == 0 || n > 0xFFFF)
+        fail(USCOPE_DPI_ERR_SYNTAX,
+             format("%s: \"%s\" is not name:slots with 1..65535 slots", what, item.c_str()));
+      names.push_back(trim(head.substr(0, colon)));
+      slots.push_back(static_cast<uint16_t>(n));
+      const std::string ctx = std::string(what) + " \"" + names.back() + "\"";
+      extras.emplace_back(new FieldList(s, parse_fields(fields, false, ctx.c_str()), ctx));
+    }
+    for (size_t i = 0; i < names.size(); ++i) {
+      Def d{};
+      d.name = names[i].c_str();
+      d.num_slots = slots[i];
+      d.extra_fields = extras[i]->data();
+      d.num_extra_fields = extras[i]->size();
+      defs.push_back(d);
+    }
+  }
+  const Def *data() const { return defs.empty() ? nullptr : defs.data(); }
+  uint16_t size() const { return static_cast<uint16_t>(defs.size()); }
+};
+
+const char *opt(const char *s) { return s && *s ? s : nullptr; }
+std::string req(const char *s, const char *what) {
+  if (!s) fail(USCOPE_ERR_INVALID_ARGUMENT, std::string(what) + " is null");
+  return s;
+}
+uint16_t u16(unsigned v, const char *what) {
+  if (v > 0xFFFF) fail(USCOPE_ERR_INVALID_ARGUMENT, format("%s = %u does not fit 16 bits", what, v));
+  return static_cast<uint16_t>(v);
+}
+uint16_t parent_of(int parent) { return scope_ref(parent, "parent"); }
+uint8_t clock_of(int clock) {
+  if (clock == -1) return USCOPE_CLOCK_INHERIT;
+  if (clock < 0 || clock >= 0xFF) fail(USCOPE_ERR_INVALID_ARGUMENT, format("clock id %d is neither -1 nor 0..254", clock));
+  return static_cast<uint8_t>(clock);
+}
+
+std::vector<std::string> with(std::vector<std::string> head, const std::vector<std::string> &tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
+void name_scope(Names &n, const std::string &name, int id) {
+  n.scopes.emplace(name, id);
+  n.scope_names.emplace(id, name);
+}
+void name_enum(Names &n, const std::string &name, int id, std::vector<std::string> values) {
+  n.enums.emplace(name, id);
+  n.enum_values.emplace(id, std::move(values));
+}
+void name_storage(Names &n, const std::string &name, int scope, int id, std::vector<std::string> fields) {
+  if (id == 0xFFFF) return;  // not declared
+  n.add_scoped(n.storages, name, scope, id);
+  n.storage_fields.emplace(id, std::move(fields));
+}
+void name_event(Names &n, const std::string &name, int scope, int id, std::vector<std::string> fields) {
+  n.add_scoped(n.events, name, scope, id);
+  n.event_fields.emplace(id, std::move(fields));
+}
+
+}  // namespace
+
+// ── cpu ──
+
+void *cpu_declare(Schema &s, const CpuArgs &a) {
+  const std::string scope = req(a.scope_name, "scope_name");
+  const std::string ctx = "cpu \"" + scope + "\"";
+  const std::string isa = req(a.isa, "isa");
+  NameList stages(req(a.stages, "stages"));
+  NameList counters(a.counters ? a.counters : "");
+  NameList stalls(a.stall_reasons ? a.stall_reasons : "");
+  BufferList<uscope_cpu_buffer_def_t> buffers(s, a.buffers ? a.buffers : "", "buffers");
+  FieldList entity(s, parse_fields(a.entity_fields ? a.entity_fields : "", false, "entity_fields"),
+                   "entity_fields");
+
+  uscope_cpu_config_t cfg;
+  std::memset(&cfg, 0, sizeof cfg);
+  cfg.struct_size = sizeof cfg;
+  cfg.scope_name = scope.c_str();
+  cfg.parent_scope_id = parent_of(a.parent);
+  cfg.clock_id = clock_of(a.clock);
+  cfg.isa = isa.c_str();
+  cfg.stages = stages.data();
+  cfg.num_stages = stages.size("stages");
+  cfg.max_entities = u16(a.max_entities, "max_entities");
+  cfg.stall_reasons = stalls.data();
+  cfg.num_stall_reasons = stalls.size("stall_reasons");
+  cfg.buffers = buffers.data();
+  cfg.num_buffers = buffers.size();
+  cfg.counters = counters.data();
+  cfg.num_counters = counters.size("counters");
+  cfg.fetch_width = a.fetch_width;
+  cfg.commit_width = a.commit_width;
+  cfg.elf_path = opt(a.elf_path);
+  cfg.vendor = opt(a.vendor);
+  cfg.dut_name = opt(a.dut_name);
+  cfg.entity_extra_fields = entity.data();
+  cfg.num_entity_extra_fields = entity.size();
+
+  uscope_cpu_t *cpu = nullptr;
+  check(uscope_cpu_declare(s.raw, &cfg, &cpu), ctx);
+  uscope_cpu_ids_t ids;
+  std::memset(&ids, 0, sizeof ids);
+  ids.struct_size = sizeof ids;
+  const uscope_status_t st = uscope_cpu_ids(cpu, &ids);
+  if (st != USCOPE_OK) {
+    uscope_cpu_free(cpu);
+    check(st, ctx);
+  }
+  try {
+    Names &n = s.names;
+    const int sc = ids.scope_id;
+    name_scope(n, scope, sc);
+    name_enum(n, "pipeline_stage", ids.pipeline_stage_enum, stages.names);
+    name_enum(n, "dep_type", ids.dep_type_enum, {"raw", "war", "waw", "structural"});
+    name_enum(n, "flush_reason", ids.flush_reason_enum, {"mispredict", "exception", "interrupt", "pipeline_clear"});
+    name_enum(n, "stall_reason", ids.stall_reason_enum,
+              stalls.names.empty() ? std::vector<std::string>{"rob_full", "iq_full", "lq_full", "sq_full",
+                                                              "fetch_miss", "dcache_miss", "frontend_stall"}
+                                   : stalls.names);
+    name_storage(n, "entities", sc, ids.entities, with({"entity_id", "pc", "inst_bits"}, entity.names()));
+    for (uint16_t i = 0; i < ids.num_buffers && i < buffers.names.size(); ++i)
+      name_storage(n, buffers.names[i], sc, ids.buffers[i], with({"entity_id"}, buffers.extras[i]->names()));
+    const std::vector<std::string> counter_names = with({"committed_insns"}, counters.names);
+    for (uint16_t i = 0; i < ids.num_counters && i < counter_names.size(); ++i)
+      name_storage(n, counter_names[i], sc, ids.counters[i], {"count"});
+    name_event(n, "stage_transition", sc, ids.stage_transition, {"entity_id", "stage"});
+    name_event(n, "annotate", sc, ids.annotate, {"entity_id", "text"});
+    name_event(n, "dependency", sc, ids.dependency, {"src_id", "dst_id", "dep_type"});
+    name_event(n, "flush", sc, ids.flush, {"entity_id", "reason"});
+    name_event(n, "stall", sc, ids.stall, {"reason"});
+  } catch (...) {
+    uscope_cpu_free(cpu);
+    throw;
+  }
+  return cpu;
+}
+
+// ── noc ──
+
+void *noc_declare(Schema &s, const NocArgs &a) {
+  const std::string scope = req(a.scope_name, "scope_name");
+  const std::string ctx = "noc \"" + scope + "\"";
+  const std::string bus = req(a.bus_protocol, "bus_protocol");
+  const std::string topology = req(a.topology, "topology");
+  NameList stages(req(a.stages, "stages"));
+  NameList opcodes(a.opcodes ? a.opcodes : "");
+  NameList counters(a.counters ? a.counters : "");
+  BufferList<uscope_noc_buffer_def_t> buffers(s, a.buffers ? a.buffers : "", "buffers");
+  FieldList txn(s, parse_fields(a.txn_fields ? a.txn_fields : "", false, "txn_fields"), "txn_fields");
+
+  uscope_noc_config_t cfg;
+  std::memset(&cfg, 0, sizeof cfg);
+  cfg.struct_size = sizeof cfg;
+  cfg.scope_name = scope.c_str();
+  cfg.parent_scope_id = parent_of(a.parent);
+  cfg.clock_id = clock_of(a.clock);
+  cfg.bus_protocol = bus.c_str();
+  cfg.topology = topology.c_str();
+  cfg.stages = stages.data();
+  cfg.num_stages = stages.size("stages");
+  cfg.opcodes = opcodes.data();
+  cfg.num_opcodes = opcodes.size("opcodes");
+  cfg.max_txns = u16(a.max_txns, "max_txns");
+  cfg.buffers = buffers.data();
+  cfg.num_buffers = buffers.size();
+  cfg.counters = counters.data();
+  cfg.num_counters = counters.size("counters");
+  cfg.data_width = a.data_width;
+  cfg.addr_width = a.addr_width;
+  cfg.num_ports = a.num_ports;
+  cfg.dim_x = a.dim_x;
+  cfg.dim_y = a.dim_y;
+  cfg.num_vcs = a.num_vcs;
+  cfg.routing = opt(a.routing);
+  cfg.txn_extra_fields = txn.data();
+  cfg.num_txn_extra_fields = txn.size();
+
+  uscope_noc_t *noc = nullptr;
+  check(uscope_noc_declare(s.raw, &cfg, &noc), ctx);
+  uscope_noc_ids_t ids;
+  std::memset(&ids, 0, sizeof ids);
+  ids.struct_size = sizeof ids;
+  const uscope_status_t st = uscope_noc_ids(noc, &ids);
+  if (st != USCOPE_OK) {
+    uscope_noc_free(noc);
+    check(st, ctx);
+  }
+  try {
+    Names &n = s.names;
+    const int sc = ids.scope_id;
+    name_scope(n, scope, sc);
+    name_enum(n, "opcode", ids.opcode_enum,
+              opcodes.names.empty() ? std::vector<std::string>{"read", "write"} : opcodes.names);
+    name_enum(n, "pipeline_stage", ids.pipeline_stage_enum, stages.names);
+    name_enum(n, "retry_reason", ids.retry_reason_enum,
+              {"target_busy", "no_credits", "vc_full", "arb_lost", "protocol_retry"});
+    name_enum(n, "credit_direction", ids.credit_direction_enum, {"grant", "consume"});
+    name_storage(n, "transactions", sc, ids.transactions,
+                 with({"txn_id", "opcode", "addr", "len", "size", "src_port", "dst_port"}, txn.names()));
+    for (uint16_t i = 0; i < ids.num_buffers && i < buffers.names.size(); ++i)
+      name_storage(n, buffers.names[i], sc, ids.buffers[i], with({"txn_id"}, buffers.extras[i]->names()));
+    const std::vector<std::string> counter_names =
+        with({"bytes_tx", "bytes_rx", "arb_conflicts", "retries", "txn_completed"}, counters.names);
+    for (uint16_t i = 0; i < ids.num_counters && i < counter_names.size(); ++i)
+      name_storage(n, counter_names[i], sc, ids.counters[i], {"count"});
+    name_event(n, "stage_transition", sc, ids.stage_transition, {"txn_id", "stage"});
+    name_event(n, "beat", sc, ids.beat, {"txn_id", "beat_num", "data_bytes"});
+    name_event(n, "retry", sc, ids.retry, {"txn_id", "reason"});
+    name_event(n, "timeout", sc, ids.timeout, {"txn_id", "threshold_cycles"});
+    name_event(n, "link_credit", sc, ids.link_credit, {"port", "direction", "credits"});
+    name_event(n, "arb_decision", sc, ids.arb_decision, {"winner_txn", "port", "num_contenders"});
+    name_event(n, "annotate", sc, ids.annotate, {"txn_id", "text"});
+    name_event(n, "txn_handoff", ids.handoff_scope_id, ids.txn_handoff,
+               {"src_scope", "src_txn_id", "dst_scope", "dst_txn_id"});
+    n.events.emplace(scope + ".txn_handoff", ids.txn_handoff);  // this noc's, on the parent scope
+  } catch (...) {
+    uscope_noc_free(noc);
+    throw;
+  }
+  return noc;
+}
+
+// ── npu ──
+
+void *npu_declare(Schema &s, const NpuArgs &a) {
+  const std::string scope = req(a.scope_name, "scope_name");
+  const std::string ctx = "npu \"" + scope + "\"";
+  NameList counters(a.counters ? a.counters : "");
+
+  uscope_npu_config_t cfg;
+  std::memset(&cfg, 0, sizeof cfg);
+  cfg.struct_size = sizeof cfg;
+  cfg.scope_name = scope.c_str();
+  cfg.parent_scope_id = parent_of(a.parent);
+  cfg.clock_id = clock_of(a.clock);
+  cfg.queue_depth = u16(a.queue_depth, "queue_depth");
+  cfg.num_contexts = u16(a.num_contexts, "num_contexts");
+  cfg.num_te = u16(a.num_te, "num_te");
+  cfg.num_ve = u16(a.num_ve, "num_ve");
+  cfg.num_dma_channels = u16(a.num_dma_channels, "num_dma_channels");
+  cfg.num_sram_banks = u16(a.num_sram_banks, "num_sram_banks");
+  cfg.num_dram_channels = u16(a.num_dram_channels, "num_dram_channels");
+  cfg.num_noc_links = u16(a.num_noc_links, "num_noc_links");
+  cfg.te_rows = a.te_rows;
+  cfg.te_cols = a.te_cols;
+  cfg.counters = counters.data();
+  cfg.num_counters = counters.size("counters");
+  cfg.dut_name = opt(a.dut_name);
+  cfg.vendor = opt(a.vendor);
+  cfg.sim_id = opt(a.sim_id);
+  cfg.trace_version = opt(a.trace_version);
+  cfg.sim_version = opt(a.sim_version);
+  cfg.sim_config_json = opt(a.sim_config_json);
+
+  uscope_npu_t *npu = nullptr;
+  check(uscope_npu_declare(s.raw, &cfg, &npu), ctx);
+  uscope_npu_ids_t ids;
+  std::memset(&ids, 0, sizeof ids);
+  ids.struct_size = sizeof ids;
+  const uscope_status_t st = uscope_npu_ids(npu, &ids);
+  if (st != USCOPE_OK) {
+    uscope_npu_free(npu);
+    check(st, ctx);
+  }
+  try {
+    Names &n = s.names;
+    const int sc = ids.scope_id;
+    name_scope(n, scope, sc);
+    name_enum(n, "cmd_source", ids.cmd_source_enum, {"isa", "mmio"});
+    name_enum(n, "access_type", ids.access_type_enum, {"read", "write"});
+    name_enum(n, "cmd_state", ids.cmd_state_enum, {"queued", "running"});
+    const struct {
+      const char *name;
+      uint16_t id;
+    } storages[] = {{"cmd_queue", ids.cmd_queue}, {"contexts", ids.contexts}, {"te", ids.te},
+                    {"ve", ids.ve},               {"dma", ids.dma},           {"sram_banks", ids.sram_banks},
+                    {"dram", ids.dram},           {"noc", ids.noc}};
+    for (const auto &st2 : storages) name_storage(n, st2.name, sc, st2.id, {});
+    static const char *const kEvents[USCOPE_NPU_NUM_EVENTS] = {
+        "cmd_enqueue", "cmd_start",     "cmd_end",     "job_issue",    "job_done",      "dma_start",
+        "dma_end",     "te_start",      "te_end",      "ve_start",     "ve_end",        "sram_access",
+        "sram_conflict", "dram_tx_start", "dram_tx_end", "noc_tx_start", "noc_tx_end", "irq_emit",
+        "token_complete", "error",      "warn"};
+    for (int i = 0; i < USCOPE_NPU_NUM_EVENTS; ++i) name_event(n, kEvents[i], sc, ids.events[i], {});
+    const std::vector<std::string> counter_names =
+        with({"macs", "dma_bytes", "sram_accesses", "sram_conflicts", "cmds_done", "jobs_done", "tokens_done",
+              "dram_bytes", "noc_bytes"},
+             counters.names);
+    for (uint16_t i = 0; i < ids.num_counters && i < counter_names.size(); ++i)
+      name_storage(n, counter_names[i], sc, ids.counters[i], {"count"});
+  } catch (...) {
+    uscope_npu_free(npu);
+    throw;
+  }
+  return npu;
+}
+
+}  // namespace uscope_dpi
