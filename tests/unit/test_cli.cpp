@@ -7,6 +7,8 @@
 #include <string>
 
 #include "support/test_util.hpp"
+#include "uscope/protocols.h"
+#include "uscope/uscope.h"
 
 namespace {
 
@@ -109,3 +111,114 @@ TEST(Cli, ErrorsGoToStderrWithNonZeroExit) {
 }
 
 }  // namespace
+
+// `uscope summary` on a trace written through the protocol helpers, with
+// figures known by construction: a cpu retiring 3 of 4 fetched instructions
+// in 10 cycles, an npu running two commands (latencies 4 and 6 npu cycles) of
+// which one keeps its single tensor engine busy for 5 of the trace's cycles,
+// and a bus completing two transactions.
+TEST(Cli, SummaryOfProtocolScopes) {
+  uscope::test::TempDir dir("uscope_cli");
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("proto.uscope");
+  constexpr uint32_t kCore = 1000, kNpu = 2000;  // periods, ps
+  uscope_schema_t *s = nullptr;
+  ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
+  uint8_t core_clk = 0, npu_clk = 0;
+  ASSERT_EQ(uscope_schema_add_clock(s, "core_clk", kCore, &core_clk), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, "npu_clk", kNpu, &npu_clk), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, "soc", USCOPE_NO_PARENT, nullptr, core_clk, nullptr), USCOPE_OK);
+  const char *stages[] = {"fetch", "decode", "execute", "memory", "writeback"};
+  uscope_cpu_config_t cc{};
+  cc.struct_size = sizeof cc;
+  cc.scope_name = "core0";
+  cc.parent_scope_id = 0;
+  cc.clock_id = core_clk;
+  cc.isa = "RV32I";
+  cc.stages = stages;
+  cc.num_stages = 5;
+  cc.max_entities = 8;
+  uscope_cpu_t *cpu = nullptr;
+  ASSERT_EQ(uscope_cpu_declare(s, &cc, &cpu), USCOPE_OK) << uscope_last_error();
+  uscope_npu_config_t nc{};
+  nc.struct_size = sizeof nc;
+  nc.scope_name = "npu0";
+  nc.parent_scope_id = 0;
+  nc.clock_id = npu_clk;
+  nc.queue_depth = 4;
+  nc.num_te = nc.num_ve = nc.num_dma_channels = 1;
+  uscope_npu_t *npu = nullptr;
+  ASSERT_EQ(uscope_npu_declare(s, &nc, &npu), USCOPE_OK) << uscope_last_error();
+  const char *bstages[] = {"issue", "data", "done"};
+  uscope_noc_config_t bc{};
+  bc.struct_size = sizeof bc;
+  bc.scope_name = "bus0";
+  bc.parent_scope_id = 0;
+  bc.clock_id = USCOPE_CLOCK_INHERIT;
+  bc.bus_protocol = "simple";
+  bc.topology = "crossbar";
+  bc.stages = bstages;
+  bc.num_stages = 3;
+  bc.max_txns = 4;
+  uscope_noc_t *bus = nullptr;
+  ASSERT_EQ(uscope_noc_declare(s, &bc, &bus), USCOPE_OK) << uscope_last_error();
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
+  uscope_schema_free(s);
+
+  // Time 0..9000 ps: 10 core cycles; npu edges every 2000 ps.
+  for (uint64_t c = 0; c < 10; ++c) {
+    const uint64_t t = c * kCore;
+    ASSERT_EQ(uscope_begin_cycle(w, t), USCOPE_OK);
+    if (c < 4) ASSERT_EQ(uscope_cpu_fetch(w, cpu, static_cast<uint32_t>(c), 0x100 + 4 * c, 0x13), USCOPE_OK);
+    if (c >= 5 && c < 8) ASSERT_EQ(uscope_cpu_retire(w, cpu, static_cast<uint32_t>(c - 5)), USCOPE_OK);
+    if (c == 8) ASSERT_EQ(uscope_cpu_flush(w, cpu, 3, USCOPE_CPU_FLUSH_MISPREDICT), USCOPE_OK);
+    if (c == 1 || c == 2) ASSERT_EQ(uscope_noc_issue(w, bus, static_cast<uint32_t>(c), 0, 0x40, 1, 2, 0, 1), USCOPE_OK);
+    if (c == 3 || c == 4) ASSERT_EQ(uscope_noc_complete(w, bus, static_cast<uint32_t>(c - 2)), USCOPE_OK);
+    if (t == 0) {
+      ASSERT_EQ(uscope_npu_context(w, npu, 0, 0, 0, 0, 1, 1, 0, 0, 8, "QKV_PROJ"), USCOPE_OK);
+      ASSERT_EQ(uscope_npu_cmd_enqueue(w, npu, 0, 0, 7, "MATMUL", 0, 1, 0x1000, 1, 1, "QKV_PROJ"), USCOPE_OK);
+      ASSERT_EQ(uscope_npu_cmd_enqueue(w, npu, 1, 0, 8, "SOFTMAX", 0, 2, 0x1020, 1, 1, "QKV_PROJ"), USCOPE_OK);
+      ASSERT_EQ(uscope_npu_cmd_start(w, npu, 0, 0, 7), USCOPE_OK);
+      ASSERT_EQ(uscope_npu_te_start(w, npu, 0, 0, 70, 7, 2, 2, 2, 2, 2, 2), USCOPE_OK);
+    }
+    if (t == 2000) ASSERT_EQ(uscope_npu_cmd_start(w, npu, 1, 0, 8), USCOPE_OK);
+    if (t == 5000) ASSERT_EQ(uscope_npu_te_end(w, npu, 0, 0, 70, 7, 8, 5), USCOPE_OK);
+    if (t == 8000) {
+      ASSERT_EQ(uscope_npu_cmd_end(w, npu, 0, 0, 7, "OK"), USCOPE_OK);   // 8000 ps: 4 npu cycles
+      ASSERT_EQ(uscope_npu_cmd_end(w, npu, 1, 0, 8, "OK"), USCOPE_OK);   // 6000 ps: 3 npu cycles
+    }
+    ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+  }
+  ASSERT_EQ(uscope_writer_close(w), USCOPE_OK);
+  uscope_cpu_free(cpu);
+  uscope_npu_free(npu);
+  uscope_noc_free(bus);
+
+  const CliRun r = cli("summary " + path + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  simdjson::dom::parser p;
+  auto j = parse(p, r.out);
+  EXPECT_EQ(uint64_t(j["time_ps"]), 9000u);
+  auto c = j["cpu"].at(0);
+  EXPECT_EQ(std::string_view(c["scope"]), "core0");
+  EXPECT_EQ(uint64_t(c["retired"]), 3u);
+  EXPECT_EQ(uint64_t(c["cycles"]), 10u);
+  EXPECT_DOUBLE_EQ(double(c["ipc"]), 0.3);
+  EXPECT_EQ(uint64_t(c["flushes"]), 1u);
+  auto n = j["npu"].at(0);
+  EXPECT_EQ(uint64_t(n["commands"]), 2u);
+  EXPECT_EQ(uint64_t(n["unfinished"]), 0u);
+  EXPECT_EQ(uint64_t(n["latency_cycles"]["MATMUL"]["max"]), 4u);
+  EXPECT_EQ(uint64_t(n["latency_cycles"]["SOFTMAX"]["min"]), 3u);
+  EXPECT_EQ(uint64_t(n["te_macs"]), 8u);
+  // Busy 5000 of 9000 ps on one engine; commands ran from 0 to 8000 ps.
+  EXPECT_DOUBLE_EQ(double(n["te_utilization"]), 0.5556);
+  EXPECT_DOUBLE_EQ(double(n["te_utilization_active"]), 0.625);
+  auto b = j["noc"].at(0);
+  EXPECT_EQ(uint64_t(b["transactions"]), 2u);
+
+  const CliRun text = cli("summary " + path);
+  ASSERT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("retired 3 in 10 cycles: IPC 0.300"), std::string::npos) << text.out;
+}
