@@ -57,6 +57,13 @@ uscope_status_t copy_ids(const char *fn, const void *h, const Ids *ids, Ids *out
 
 }  // namespace
 
+// The body of a per-cycle wrapper: a NULL writer or handle refused with the
+// wrapper's own name, else the handle's inline member on the writer. A macro
+// rather than a template so that each exported function keeps its exact
+// signature from protocols.h and compiles to the member's inline code.
+#define USCOPE_FORWARD(method, ...) \
+  (USCOPE_UNLIKELY(!w || !h) ? null_args(__func__, w, h) : h->method(w->impl, __VA_ARGS__))
+
 extern "C" {
 
 // ── cpu ──
@@ -75,72 +82,60 @@ USCOPE_API uscope_status_t uscope_cpu_ids(const uscope_cpu_t *cpu, uscope_cpu_id
 
 USCOPE_API uscope_status_t uscope_cpu_fetch(uscope_writer_t *w, const uscope_cpu_t *h, uint32_t entity_id,
                                             uint64_t pc, uint32_t inst_bits) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_cpu_fetch", w, h);
-  return h->fetch(w->impl, entity_id, pc, inst_bits);
+  return USCOPE_FORWARD(fetch, entity_id, pc, inst_bits);
 }
 
 USCOPE_API uscope_status_t uscope_cpu_stage_transition(uscope_writer_t *w, const uscope_cpu_t *h,
                                                        uint32_t entity_id, uint8_t stage) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_cpu_stage_transition", w, h);
-  return h->stage_transition(w->impl, entity_id, stage);
+  return USCOPE_FORWARD(stage_transition, entity_id, stage);
 }
 
 USCOPE_API uscope_status_t uscope_cpu_retire(uscope_writer_t *w, const uscope_cpu_t *h, uint32_t entity_id) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_cpu_retire", w, h);
-  return h->retire(w->impl, entity_id);
+  return USCOPE_FORWARD(retire, entity_id);
 }
 
 USCOPE_API uscope_status_t uscope_cpu_flush(uscope_writer_t *w, const uscope_cpu_t *h, uint32_t entity_id,
                                             uint8_t reason) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_cpu_flush", w, h);
-  return h->flush(w->impl, entity_id, reason);
+  return USCOPE_FORWARD(flush, entity_id, reason);
 }
 
 USCOPE_API uscope_status_t uscope_cpu_annotate(uscope_writer_t *w, const uscope_cpu_t *h, uint32_t entity_id,
                                                const char *text) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_cpu_annotate", w, h);
-  return h->annotate(w->impl, entity_id, text);
+  return USCOPE_FORWARD(annotate, entity_id, text);
 }
 
 USCOPE_API uscope_status_t uscope_cpu_dependency(uscope_writer_t *w, const uscope_cpu_t *h, uint32_t src_id,
                                                  uint32_t dst_id, uint8_t dep_type) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_cpu_dependency", w, h);
-  return h->dependency(w->impl, src_id, dst_id, dep_type);
+  return USCOPE_FORWARD(dependency, src_id, dst_id, dep_type);
 }
 
 USCOPE_API uscope_status_t uscope_cpu_stall(uscope_writer_t *w, const uscope_cpu_t *h, uint8_t reason) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_cpu_stall", w, h);
-  return h->stall(w->impl, reason);
+  return USCOPE_FORWARD(stall, reason);
 }
 
 USCOPE_API uscope_status_t uscope_cpu_counter_add(uscope_writer_t *w, const uscope_cpu_t *h, uint16_t counter,
                                                   uint64_t delta) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_cpu_counter_add", w, h);
-  return h->counter_add(w->impl, counter, delta);
+  return USCOPE_FORWARD(counter_add, counter, delta);
 }
 
 USCOPE_API uscope_status_t uscope_cpu_buffer_insert(uscope_writer_t *w, const uscope_cpu_t *h,
                                                     uint16_t buffer, uint16_t slot, uint32_t entity_id) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_cpu_buffer_insert", w, h);
-  return h->buffer_insert(w->impl, buffer, slot, entity_id);
+  return USCOPE_FORWARD(buffer_insert, buffer, slot, entity_id);
 }
 
 USCOPE_API uscope_status_t uscope_cpu_buffer_set(uscope_writer_t *w, const uscope_cpu_t *h, uint16_t buffer,
                                                  uint16_t slot, uint16_t field, uint64_t value) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_cpu_buffer_set", w, h);
-  return h->buffer_set(w->impl, buffer, slot, field, value);
+  return USCOPE_FORWARD(buffer_set, buffer, slot, field, value);
 }
 
 USCOPE_API uscope_status_t uscope_cpu_buffer_remove(uscope_writer_t *w, const uscope_cpu_t *h,
                                                     uint16_t buffer, uint16_t slot) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_cpu_buffer_remove", w, h);
-  return h->buffer_remove(w->impl, buffer, slot);
+  return USCOPE_FORWARD(buffer_remove, buffer, slot);
 }
 
 USCOPE_API uscope_status_t uscope_cpu_entity_set(uscope_writer_t *w, const uscope_cpu_t *h,
                                                  uint32_t entity_id, uint16_t field, uint64_t value) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_cpu_entity_set", w, h);
-  return h->entity_set(w->impl, entity_id, field, value);
+  return USCOPE_FORWARD(entity_set, entity_id, field, value);
 }
 
 // ── noc ──
@@ -160,93 +155,78 @@ USCOPE_API uscope_status_t uscope_noc_ids(const uscope_noc_t *noc, uscope_noc_id
 USCOPE_API uscope_status_t uscope_noc_issue(uscope_writer_t *w, const uscope_noc_t *h, uint32_t txn_id,
                                             uint8_t opcode, uint64_t addr, uint16_t len, uint8_t size,
                                             uint16_t src_port, uint16_t dst_port) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_noc_issue", w, h);
-  return h->issue(w->impl, txn_id, opcode, addr, len, size, src_port, dst_port);
+  return USCOPE_FORWARD(issue, txn_id, opcode, addr, len, size, src_port, dst_port);
 }
 
 USCOPE_API uscope_status_t uscope_noc_stage_transition(uscope_writer_t *w, const uscope_noc_t *h,
                                                        uint32_t txn_id, uint8_t stage) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_noc_stage_transition", w, h);
-  return h->stage_transition(w->impl, txn_id, stage);
+  return USCOPE_FORWARD(stage_transition, txn_id, stage);
 }
 
 USCOPE_API uscope_status_t uscope_noc_complete(uscope_writer_t *w, const uscope_noc_t *h, uint32_t txn_id) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_noc_complete", w, h);
-  return h->complete(w->impl, txn_id);
+  return USCOPE_FORWARD(complete, txn_id);
 }
 
 USCOPE_API uscope_status_t uscope_noc_beat(uscope_writer_t *w, const uscope_noc_t *h, uint32_t txn_id,
                                            uint16_t beat_num, uint16_t data_bytes) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_noc_beat", w, h);
-  return h->beat(w->impl, txn_id, beat_num, data_bytes);
+  return USCOPE_FORWARD(beat, txn_id, beat_num, data_bytes);
 }
 
 USCOPE_API uscope_status_t uscope_noc_retry(uscope_writer_t *w, const uscope_noc_t *h, uint32_t txn_id,
                                             uint8_t reason) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_noc_retry", w, h);
-  return h->retry(w->impl, txn_id, reason);
+  return USCOPE_FORWARD(retry, txn_id, reason);
 }
 
 USCOPE_API uscope_status_t uscope_noc_timeout(uscope_writer_t *w, const uscope_noc_t *h, uint32_t txn_id,
                                               uint32_t threshold_cycles) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_noc_timeout", w, h);
-  return h->timeout(w->impl, txn_id, threshold_cycles);
+  return USCOPE_FORWARD(timeout, txn_id, threshold_cycles);
 }
 
 USCOPE_API uscope_status_t uscope_noc_link_credit(uscope_writer_t *w, const uscope_noc_t *h, uint16_t port,
                                                   uint8_t direction, uint8_t credits) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_noc_link_credit", w, h);
-  return h->link_credit(w->impl, port, direction, credits);
+  return USCOPE_FORWARD(link_credit, port, direction, credits);
 }
 
 USCOPE_API uscope_status_t uscope_noc_arb_decision(uscope_writer_t *w, const uscope_noc_t *h,
                                                    uint32_t winner_txn, uint16_t port,
                                                    uint8_t num_contenders) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_noc_arb_decision", w, h);
-  return h->arb_decision(w->impl, winner_txn, port, num_contenders);
+  return USCOPE_FORWARD(arb_decision, winner_txn, port, num_contenders);
 }
 
 USCOPE_API uscope_status_t uscope_noc_txn_handoff(uscope_writer_t *w, const uscope_noc_t *h,
                                                   uint16_t src_scope, uint32_t src_txn, uint16_t dst_scope,
                                                   uint32_t dst_txn) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_noc_txn_handoff", w, h);
-  return h->txn_handoff(w->impl, src_scope, src_txn, dst_scope, dst_txn);
+  return USCOPE_FORWARD(txn_handoff, src_scope, src_txn, dst_scope, dst_txn);
 }
 
 USCOPE_API uscope_status_t uscope_noc_annotate(uscope_writer_t *w, const uscope_noc_t *h, uint32_t txn_id,
                                                const char *text) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_noc_annotate", w, h);
-  return h->annotate(w->impl, txn_id, text);
+  return USCOPE_FORWARD(annotate, txn_id, text);
 }
 
 USCOPE_API uscope_status_t uscope_noc_buffer_insert(uscope_writer_t *w, const uscope_noc_t *h,
                                                     uint16_t buffer, uint16_t slot, uint32_t txn_id) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_noc_buffer_insert", w, h);
-  return h->buffer_insert(w->impl, buffer, slot, txn_id);
+  return USCOPE_FORWARD(buffer_insert, buffer, slot, txn_id);
 }
 
 USCOPE_API uscope_status_t uscope_noc_buffer_set(uscope_writer_t *w, const uscope_noc_t *h, uint16_t buffer,
                                                  uint16_t slot, uint16_t field, uint64_t value) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_noc_buffer_set", w, h);
-  return h->buffer_set(w->impl, buffer, slot, field, value);
+  return USCOPE_FORWARD(buffer_set, buffer, slot, field, value);
 }
 
 USCOPE_API uscope_status_t uscope_noc_buffer_remove(uscope_writer_t *w, const uscope_noc_t *h,
                                                     uint16_t buffer, uint16_t slot) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_noc_buffer_remove", w, h);
-  return h->buffer_remove(w->impl, buffer, slot);
+  return USCOPE_FORWARD(buffer_remove, buffer, slot);
 }
 
 USCOPE_API uscope_status_t uscope_noc_counter_add(uscope_writer_t *w, const uscope_noc_t *h, uint16_t counter,
                                                   uint64_t delta) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_noc_counter_add", w, h);
-  return h->counter_add(w->impl, counter, delta);
+  return USCOPE_FORWARD(counter_add, counter, delta);
 }
 
 USCOPE_API uscope_status_t uscope_noc_txn_set(uscope_writer_t *w, const uscope_noc_t *h, uint32_t txn_id,
                                               uint16_t field, uint64_t value) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_noc_txn_set", w, h);
-  return h->txn_set(w->impl, txn_id, field, value);
+  return USCOPE_FORWARD(txn_set, txn_id, field, value);
 }
 
 // ── npu ──
@@ -267,176 +247,151 @@ USCOPE_API uscope_status_t uscope_npu_context(uscope_writer_t *w, const uscope_n
                                               uint16_t core_id, uint16_t npu_id, uint32_t tenant_id,
                                               uint32_t layer_id, uint32_t block_id, uint32_t head_id,
                                               uint32_t token_idx, uint32_t seq_len, const char *phase) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_context", w, h);
-  return h->context(w->impl, ctx, core_id, npu_id, tenant_id, layer_id, block_id, head_id, token_idx, seq_len,
-                    phase);
+  return USCOPE_FORWARD(context, ctx, core_id, npu_id, tenant_id, layer_id, block_id, head_id, token_idx,
+                        seq_len, phase);
 }
 
 USCOPE_API uscope_status_t uscope_npu_context_ext(uscope_writer_t *w, const uscope_npu_t *h, uint16_t ctx,
                                                   uint32_t thread_id, const char *model_name,
                                                   const char *precision) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_context_ext", w, h);
-  return h->context_ext(w->impl, ctx, thread_id, model_name, precision);
+  return USCOPE_FORWARD(context_ext, ctx, thread_id, model_name, precision);
 }
 
 USCOPE_API uscope_status_t uscope_npu_context_clear(uscope_writer_t *w, const uscope_npu_t *h, uint16_t ctx) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_context_clear", w, h);
-  return h->context_clear(w->impl, ctx);
+  return USCOPE_FORWARD(context_clear, ctx);
 }
 
 USCOPE_API uscope_status_t uscope_npu_cmd_enqueue(uscope_writer_t *w, const uscope_npu_t *h, uint16_t slot,
                                                   uint16_t ctx, uint32_t cmd_id, const char *cmd_type,
                                                   uint8_t source, uint32_t token, uint64_t desc_addr,
                                                   uint32_t layer_id, uint32_t block_id, const char *phase) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_cmd_enqueue", w, h);
-  return h->cmd_enqueue(w->impl, slot, ctx, cmd_id, cmd_type, source, token, desc_addr, layer_id, block_id,
-                        phase);
+  return USCOPE_FORWARD(cmd_enqueue, slot, ctx, cmd_id, cmd_type, source, token, desc_addr, layer_id,
+                        block_id, phase);
 }
 
 USCOPE_API uscope_status_t uscope_npu_cmd_start(uscope_writer_t *w, const uscope_npu_t *h, uint16_t slot,
                                                 uint16_t ctx, uint32_t cmd_id) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_cmd_start", w, h);
-  return h->cmd_start(w->impl, slot, ctx, cmd_id);
+  return USCOPE_FORWARD(cmd_start, slot, ctx, cmd_id);
 }
 
 USCOPE_API uscope_status_t uscope_npu_cmd_end(uscope_writer_t *w, const uscope_npu_t *h, uint16_t slot,
                                               uint16_t ctx, uint32_t cmd_id, const char *status) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_cmd_end", w, h);
-  return h->cmd_end(w->impl, slot, ctx, cmd_id, status);
+  return USCOPE_FORWARD(cmd_end, slot, ctx, cmd_id, status);
 }
 
 USCOPE_API uscope_status_t uscope_npu_job_issue(uscope_writer_t *w, const uscope_npu_t *h, uint16_t ctx,
                                                 uint32_t job_id, uint32_t cmd_id, const char *job_type,
                                                 uint32_t tile_id, uint32_t vec_chunk_id) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_job_issue", w, h);
-  return h->job_issue(w->impl, ctx, job_id, cmd_id, job_type, tile_id, vec_chunk_id);
+  return USCOPE_FORWARD(job_issue, ctx, job_id, cmd_id, job_type, tile_id, vec_chunk_id);
 }
 
 USCOPE_API uscope_status_t uscope_npu_job_done(uscope_writer_t *w, const uscope_npu_t *h, uint16_t ctx,
                                                uint32_t job_id, uint32_t cmd_id, const char *job_type,
                                                uint32_t latency_cycles) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_job_done", w, h);
-  return h->job_done(w->impl, ctx, job_id, cmd_id, job_type, latency_cycles);
+  return USCOPE_FORWARD(job_done, ctx, job_id, cmd_id, job_type, latency_cycles);
 }
 
 USCOPE_API uscope_status_t uscope_npu_dma_start(uscope_writer_t *w, const uscope_npu_t *h, uint16_t ctx,
                                                 uint32_t tx_id, uint16_t channel, const char *direction,
                                                 uint64_t src_addr, uint64_t dst_addr, uint64_t size_bytes,
                                                 uint32_t cmd_id, uint32_t job_id) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_dma_start", w, h);
-  return h->dma_start(w->impl, ctx, tx_id, channel, direction, src_addr, dst_addr, size_bytes, cmd_id,
-                      job_id);
+  return USCOPE_FORWARD(dma_start, ctx, tx_id, channel, direction, src_addr, dst_addr, size_bytes, cmd_id,
+                        job_id);
 }
 
 USCOPE_API uscope_status_t uscope_npu_dma_end(uscope_writer_t *w, const uscope_npu_t *h, uint16_t ctx,
                                               uint32_t tx_id, uint16_t channel, uint32_t cmd_id,
                                               uint32_t job_id, uint64_t size_bytes) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_dma_end", w, h);
-  return h->dma_end(w->impl, ctx, tx_id, channel, cmd_id, job_id, size_bytes);
+  return USCOPE_FORWARD(dma_end, ctx, tx_id, channel, cmd_id, job_id, size_bytes);
 }
 
 USCOPE_API uscope_status_t uscope_npu_te_start(uscope_writer_t *w, const uscope_npu_t *h, uint16_t engine,
                                                uint16_t ctx, uint32_t job_id, uint32_t cmd_id, uint32_t m,
                                                uint32_t n, uint32_t k, uint32_t tile_m, uint32_t tile_n,
                                                uint32_t tile_k) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_te_start", w, h);
-  return h->te_start(w->impl, engine, ctx, job_id, cmd_id, m, n, k, tile_m, tile_n, tile_k);
+  return USCOPE_FORWARD(te_start, engine, ctx, job_id, cmd_id, m, n, k, tile_m, tile_n, tile_k);
 }
 
 USCOPE_API uscope_status_t uscope_npu_te_end(uscope_writer_t *w, const uscope_npu_t *h, uint16_t engine,
                                              uint16_t ctx, uint32_t job_id, uint32_t cmd_id,
                                              uint64_t mac_count, uint32_t latency_cycles) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_te_end", w, h);
-  return h->te_end(w->impl, engine, ctx, job_id, cmd_id, mac_count, latency_cycles);
+  return USCOPE_FORWARD(te_end, engine, ctx, job_id, cmd_id, mac_count, latency_cycles);
 }
 
 USCOPE_API uscope_status_t uscope_npu_ve_start(uscope_writer_t *w, const uscope_npu_t *h, uint16_t engine,
                                                uint16_t ctx, uint32_t job_id, uint32_t cmd_id,
                                                const char *op_type, uint32_t len, uint32_t batch) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_ve_start", w, h);
-  return h->ve_start(w->impl, engine, ctx, job_id, cmd_id, op_type, len, batch);
+  return USCOPE_FORWARD(ve_start, engine, ctx, job_id, cmd_id, op_type, len, batch);
 }
 
 USCOPE_API uscope_status_t uscope_npu_ve_end(uscope_writer_t *w, const uscope_npu_t *h, uint16_t engine,
                                              uint16_t ctx, uint32_t job_id, uint32_t cmd_id,
                                              uint32_t latency_cycles) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_ve_end", w, h);
-  return h->ve_end(w->impl, engine, ctx, job_id, cmd_id, latency_cycles);
+  return USCOPE_FORWARD(ve_end, engine, ctx, job_id, cmd_id, latency_cycles);
 }
 
 USCOPE_API uscope_status_t uscope_npu_sram_access(uscope_writer_t *w, const uscope_npu_t *h, uint16_t ctx,
                                                   uint64_t addr, uint16_t bank_id, uint8_t access_type,
                                                   const char *by, uint8_t conflict, uint32_t cmd_id,
                                                   uint32_t job_id) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_sram_access", w, h);
-  return h->sram_access(w->impl, ctx, addr, bank_id, access_type, by, conflict, cmd_id, job_id);
+  return USCOPE_FORWARD(sram_access, ctx, addr, bank_id, access_type, by, conflict, cmd_id, job_id);
 }
 
 USCOPE_API uscope_status_t uscope_npu_sram_conflict(uscope_writer_t *w, const uscope_npu_t *h, uint16_t ctx,
                                                     uint16_t bank_id, uint32_t num_requests, uint32_t allowed,
                                                     const char *stalled_clients, uint32_t cmd_id) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_sram_conflict", w, h);
-  return h->sram_conflict(w->impl, ctx, bank_id, num_requests, allowed, stalled_clients, cmd_id);
+  return USCOPE_FORWARD(sram_conflict, ctx, bank_id, num_requests, allowed, stalled_clients, cmd_id);
 }
 
 USCOPE_API uscope_status_t uscope_npu_dram_tx_start(uscope_writer_t *w, const uscope_npu_t *h, uint16_t ctx,
                                                     uint32_t tx_id, uint16_t channel, uint64_t size_bytes,
                                                     uint32_t cmd_id) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_dram_tx_start", w, h);
-  return h->dram_tx_start(w->impl, ctx, tx_id, channel, size_bytes, cmd_id);
+  return USCOPE_FORWARD(dram_tx_start, ctx, tx_id, channel, size_bytes, cmd_id);
 }
 
 USCOPE_API uscope_status_t uscope_npu_dram_tx_end(uscope_writer_t *w, const uscope_npu_t *h, uint16_t ctx,
                                                   uint32_t tx_id, uint16_t channel, uint64_t size_bytes) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_dram_tx_end", w, h);
-  return h->dram_tx_end(w->impl, ctx, tx_id, channel, size_bytes);
+  return USCOPE_FORWARD(dram_tx_end, ctx, tx_id, channel, size_bytes);
 }
 
 USCOPE_API uscope_status_t uscope_npu_noc_tx_start(uscope_writer_t *w, const uscope_npu_t *h, uint16_t ctx,
                                                    uint32_t tx_id, uint16_t link_id, uint64_t size_bytes,
                                                    uint32_t cmd_id) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_noc_tx_start", w, h);
-  return h->noc_tx_start(w->impl, ctx, tx_id, link_id, size_bytes, cmd_id);
+  return USCOPE_FORWARD(noc_tx_start, ctx, tx_id, link_id, size_bytes, cmd_id);
 }
 
 USCOPE_API uscope_status_t uscope_npu_noc_tx_end(uscope_writer_t *w, const uscope_npu_t *h, uint16_t ctx,
                                                  uint32_t tx_id, uint16_t link_id, uint64_t size_bytes) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_noc_tx_end", w, h);
-  return h->noc_tx_end(w->impl, ctx, tx_id, link_id, size_bytes);
+  return USCOPE_FORWARD(noc_tx_end, ctx, tx_id, link_id, size_bytes);
 }
 
 USCOPE_API uscope_status_t uscope_npu_irq_emit(uscope_writer_t *w, const uscope_npu_t *h, uint16_t ctx,
                                                uint32_t cmd_id, uint32_t token, uint32_t irq_line) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_irq_emit", w, h);
-  return h->irq_emit(w->impl, ctx, cmd_id, token, irq_line);
+  return USCOPE_FORWARD(irq_emit, ctx, cmd_id, token, irq_line);
 }
 
 USCOPE_API uscope_status_t uscope_npu_token_complete(uscope_writer_t *w, const uscope_npu_t *h, uint16_t ctx,
                                                      uint32_t token, uint32_t cmd_id, const char *status) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_token_complete", w, h);
-  return h->token_complete(w->impl, ctx, token, cmd_id, status);
+  return USCOPE_FORWARD(token_complete, ctx, token, cmd_id, status);
 }
 
 USCOPE_API uscope_status_t uscope_npu_counter_add(uscope_writer_t *w, const uscope_npu_t *h, uint16_t counter,
                                                   uint64_t delta) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_counter_add", w, h);
-  return h->counter_add(w->impl, counter, delta);
+  return USCOPE_FORWARD(counter_add, counter, delta);
 }
 
 USCOPE_API uscope_status_t uscope_npu_error(uscope_writer_t *w, const uscope_npu_t *h, uint16_t ctx,
                                             const char *component, const char *code, const char *msg,
                                             uint32_t cmd_id, uint32_t job_id) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_error", w, h);
-  return h->diagnostic(w->impl, "uscope_npu_error", USCOPE_NPU_EV_ERROR, ctx, component, code, msg, cmd_id,
-                       job_id);
+  return USCOPE_FORWARD(diagnostic, "uscope_npu_error", USCOPE_NPU_EV_ERROR, ctx, component, code, msg,
+                        cmd_id, job_id);
 }
 
 USCOPE_API uscope_status_t uscope_npu_warn(uscope_writer_t *w, const uscope_npu_t *h, uint16_t ctx,
                                            const char *component, const char *code, const char *msg,
                                            uint32_t cmd_id, uint32_t job_id) {
-  if (USCOPE_UNLIKELY(!w || !h)) return null_args("uscope_npu_warn", w, h);
-  return h->diagnostic(w->impl, "uscope_npu_warn", USCOPE_NPU_EV_WARN, ctx, component, code, msg, cmd_id,
-                       job_id);
+  return USCOPE_FORWARD(diagnostic, "uscope_npu_warn", USCOPE_NPU_EV_WARN, ctx, component, code, msg, cmd_id,
+                        job_id);
 }
 
 }  // extern "C"

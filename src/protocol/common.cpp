@@ -153,4 +153,45 @@ uscope_status_t intern(Writer &w, const char *fn, const char *what, const char *
   return guard([&] { return w.string_insert(str, out); });
 }
 
+// ── the handles' cold paths ──
+
+uscope_status_t CounterScope::bad_counter(uint16_t counter) const noexcept {
+  return reject(USCOPE_ERR_UNKNOWN_STORAGE, "%s_counter_add: counter %u of scope \"%s\", which has %zu",
+                prefix_, counter, scope_name.c_str(), counter_ids.size());
+}
+
+uscope_status_t CatalogScope::bad_id(const char *op, const char *what, uint64_t id) const noexcept {
+  return reject(USCOPE_ERR_UNKNOWN_SLOT, "%s_%s: %s %llu is not %s of scope \"%s\" (%s %u)", prefix_, op,
+                what, static_cast<unsigned long long>(id), words_.an_item, scope_name.c_str(), words_.limit,
+                max_ids);
+}
+uscope_status_t CatalogScope::bad_id_field0(const char *op, uint64_t id) const noexcept {
+  return reject(USCOPE_ERR_UNKNOWN_SLOT, "%s_%s: %s (field 0) %llu is not %s of scope \"%s\" (%s %u)",
+                prefix_, op, words_.id_field, static_cast<unsigned long long>(id), words_.an_item,
+                scope_name.c_str(), words_.limit, max_ids);
+}
+uscope_status_t CatalogScope::bad_enum(const char *op, const char *what, unsigned v,
+                                       unsigned count) const noexcept {
+  return reject(USCOPE_ERR_VALUE_RANGE, "%s_%s: %s %u is out of range (scope \"%s\" has %u)", prefix_, op,
+                what, v, scope_name.c_str(), count);
+}
+uscope_status_t CatalogScope::bad_catalog_field(const char *op, uint16_t field,
+                                                unsigned num_fields) const noexcept {
+  return reject(USCOPE_ERR_UNKNOWN_FIELD,
+                "%s_%s: field %u of the %s of scope \"%s\"; fields 1..%u may be set (0 is the %s id itself)",
+                prefix_, op, field, words_.items, scope_name.c_str(), num_fields - 1u, words_.item);
+}
+uscope_status_t CatalogScope::bad_buffer(const char *op, uint16_t buffer) const noexcept {
+  return reject(USCOPE_ERR_UNKNOWN_STORAGE, "%s_%s: buffer %u of scope \"%s\", which has %zu", prefix_, op,
+                buffer, scope_name.c_str(), buffers.size());
+}
+uscope_status_t CatalogScope::bad_slot(const char *op, uint16_t buffer, uint16_t slot) const noexcept {
+  return reject(USCOPE_ERR_UNKNOWN_SLOT, "%s_%s: slot %u of buffer %u of scope \"%s\", which has %u slots",
+                prefix_, op, slot, buffer, scope_name.c_str(), buffers[buffer].num_slots);
+}
+uscope_status_t CatalogScope::bad_field(const char *op, uint16_t buffer, uint16_t field) const noexcept {
+  return reject(USCOPE_ERR_UNKNOWN_FIELD, "%s_%s: field %u of buffer %u of scope \"%s\", which has %u fields",
+                prefix_, op, field, buffer, scope_name.c_str(), buffers[buffer].num_fields);
+}
+
 }  // namespace uscope::proto

@@ -48,20 +48,12 @@ std::unique_ptr<uscope_cpu> declare_cpu(Declaration &d, const uscope_cpu_config_
   NameSet names;
   names.add("entities", "the entity catalog");
   names.add("committed_insns", "the committed_insns counter");
-  const char *const buffer_reserved[] = {"entity_id"};
-  for (uint16_t i = 0; i < c.num_buffers; ++i) {
-    const uscope_cpu_buffer_def_t &b = c.buffers[i];
-    names.add(b.name, "cfg.buffers[]");
-    if (b.num_slots == 0) fail(USCOPE_ERR_INVALID_ARGUMENT, "cfg.buffers[%u] \"%s\" has 0 slots", i, b.name);
-    const std::string what = "cfg.buffers[" + std::to_string(i) + "].extra_fields";
-    check_extra_fields(b.extra_fields, b.num_extra_fields, what.c_str(), buffer_reserved, 1);
-    if (b.num_extra_fields == 0xFFFF)
-      fail(USCOPE_ERR_LIMIT, "cfg.buffers[%u] \"%s\": with entity_id, 65,536 fields", i, b.name);
-  }
+  auto h = std::make_unique<uscope_cpu>();
+  h->check_buffers(names, c.buffers, c.num_buffers);
   for (uint16_t i = 0; i < c.num_counters; ++i) names.add(c.counters[i], "cfg.counters[]");
 
-  auto h = std::make_unique<uscope_cpu>();
   h->scope_name = c.scope_name;
+  h->max_ids = c.max_entities;
   uscope_cpu_ids_t &ids = h->ids;
   ids.struct_size = sizeof ids;
   ids.max_entities = c.max_entities;
@@ -87,15 +79,7 @@ std::unique_ptr<uscope_cpu> declare_cpu(Declaration &d, const uscope_cpu_config_
   ids.entities = b.add_storage("entities", sc, c.max_entities, USCOPE_SF_SPARSE, f.data(),
                                static_cast<uint16_t>(f.size()), nullptr, 0);
   ids.num_entity_fields = static_cast<uint16_t>(f.size());
-  for (uint16_t i = 0; i < c.num_buffers; ++i) {
-    const uscope_cpu_buffer_def_t &bd = c.buffers[i];
-    f.assign(1, {"entity_id", USCOPE_FT_U32, 0, 0, 0});
-    f.insert(f.end(), bd.extra_fields, bd.extra_fields + bd.num_extra_fields);
-    const uint16_t sid = b.add_storage(bd.name, sc, bd.num_slots, USCOPE_SF_SPARSE | USCOPE_SF_BUFFER,
-                                       f.data(), static_cast<uint16_t>(f.size()), nullptr, 0);
-    h->buffer_ids.push_back(sid);
-    h->buffers.push_back({sid, bd.num_slots, static_cast<uint16_t>(f.size())});
-  }
+  h->add_buffers(b, sc, c.buffers, c.num_buffers);
   h->counter_ids.push_back(d.counter("committed_insns", sc));
   for (uint16_t i = 0; i < c.num_counters; ++i) h->counter_ids.push_back(d.counter(c.counters[i], sc));
 
@@ -128,48 +112,8 @@ std::unique_ptr<uscope_cpu> declare_cpu(Declaration &d, const uscope_cpu_config_
   if (c.elf_path) d.property("cpu.elf_path", c.elf_path);
   if (c.vendor) d.property("cpu.vendor", c.vendor);
 
-  ids.num_buffers = static_cast<uint16_t>(h->buffer_ids.size());
-  ids.num_counters = static_cast<uint16_t>(h->counter_ids.size());
-  ids.buffers = h->buffer_ids.data();
-  ids.counters = h->counter_ids.data();
+  h->publish(ids);
   return h;
 }
 
 }  // namespace uscope::proto
-
-// ── cold paths ──
-
-using uscope::proto::reject;
-
-uscope_status_t uscope_cpu::bad_entity(const char *fn, const char *what, uint64_t id) const noexcept {
-  return reject(USCOPE_ERR_UNKNOWN_SLOT, "%s: %s %llu is not an entity of scope \"%s\" (max_entities %u)", fn,
-                what, static_cast<unsigned long long>(id), scope_name.c_str(), ids.max_entities);
-}
-uscope_status_t uscope_cpu::bad_enum(const char *fn, const char *what, unsigned v,
-                                     unsigned count) const noexcept {
-  return reject(USCOPE_ERR_VALUE_RANGE, "%s: %s %u is out of range (scope \"%s\" has %u)", fn, what, v,
-                scope_name.c_str(), count);
-}
-uscope_status_t uscope_cpu::bad_counter(uint16_t counter) const noexcept {
-  return reject(USCOPE_ERR_UNKNOWN_STORAGE,
-                "uscope_cpu_counter_add: counter %u of scope \"%s\", which has %u", counter,
-                scope_name.c_str(), ids.num_counters);
-}
-uscope_status_t uscope_cpu::bad_buffer(const char *fn, uint16_t buffer) const noexcept {
-  return reject(USCOPE_ERR_UNKNOWN_STORAGE, "%s: buffer %u of scope \"%s\", which has %u", fn, buffer,
-                scope_name.c_str(), ids.num_buffers);
-}
-uscope_status_t uscope_cpu::bad_slot(const char *fn, uint16_t buffer, uint16_t slot) const noexcept {
-  return reject(USCOPE_ERR_UNKNOWN_SLOT, "%s: slot %u of buffer %u of scope \"%s\", which has %u slots", fn,
-                slot, buffer, scope_name.c_str(), buffers[buffer].num_slots);
-}
-uscope_status_t uscope_cpu::bad_field(const char *fn, uint16_t buffer, uint16_t field) const noexcept {
-  return reject(USCOPE_ERR_UNKNOWN_FIELD, "%s: field %u of buffer %u of scope \"%s\", which has %u fields",
-                fn, field, buffer, scope_name.c_str(), buffers[buffer].num_fields);
-}
-uscope_status_t uscope_cpu::bad_entity_field(uint16_t field) const noexcept {
-  return reject(USCOPE_ERR_UNKNOWN_FIELD,
-                "uscope_cpu_entity_set: field %u of the entities of scope \"%s\"; fields 1..%u may be set "
-                "(0 is the entity id itself)",
-                field, scope_name.c_str(), ids.num_entity_fields - 1u);
-}

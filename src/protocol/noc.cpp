@@ -49,21 +49,13 @@ std::unique_ptr<uscope_noc> declare_noc(Declaration &d, const uscope_noc_config_
   NameSet names;
   names.add("transactions", "the transaction catalog");
   for (const char *n : kStdCounters) names.add(n, "a standard counter");
-  const char *const buffer_reserved[] = {"txn_id"};
-  for (uint16_t i = 0; i < c.num_buffers; ++i) {
-    const uscope_noc_buffer_def_t &b = c.buffers[i];
-    names.add(b.name, "cfg.buffers[]");
-    if (b.num_slots == 0) fail(USCOPE_ERR_INVALID_ARGUMENT, "cfg.buffers[%u] \"%s\" has 0 slots", i, b.name);
-    const std::string what = "cfg.buffers[" + std::to_string(i) + "].extra_fields";
-    check_extra_fields(b.extra_fields, b.num_extra_fields, what.c_str(), buffer_reserved, 1);
-    if (b.num_extra_fields == 0xFFFF)
-      fail(USCOPE_ERR_LIMIT, "cfg.buffers[%u] \"%s\": with txn_id, 65,536 fields", i, b.name);
-  }
+  auto h = std::make_unique<uscope_noc>();
+  h->check_buffers(names, c.buffers, c.num_buffers);
   for (uint16_t i = 0; i < c.num_counters; ++i) names.add(c.counters[i], "cfg.counters[]");
   d.require_unused_scope_name(c.scope_name);
 
-  auto h = std::make_unique<uscope_noc>();
   h->scope_name = c.scope_name;
+  h->max_ids = c.max_txns;
   h->num_ports = c.num_ports;
   uscope_noc_ids_t &ids = h->ids;
   ids.struct_size = sizeof ids;
@@ -91,15 +83,7 @@ std::unique_ptr<uscope_noc> declare_noc(Declaration &d, const uscope_noc_config_
   ids.transactions = b.add_storage("transactions", sc, c.max_txns, USCOPE_SF_SPARSE, f.data(),
                                    static_cast<uint16_t>(f.size()), nullptr, 0);
   ids.num_txn_fields = static_cast<uint16_t>(f.size());
-  for (uint16_t i = 0; i < c.num_buffers; ++i) {
-    const uscope_noc_buffer_def_t &bd = c.buffers[i];
-    f.assign(1, {"txn_id", USCOPE_FT_U32, 0, 0, 0});
-    f.insert(f.end(), bd.extra_fields, bd.extra_fields + bd.num_extra_fields);
-    const uint16_t sid = b.add_storage(bd.name, sc, bd.num_slots, USCOPE_SF_SPARSE | USCOPE_SF_BUFFER,
-                                       f.data(), static_cast<uint16_t>(f.size()), nullptr, 0);
-    h->buffer_ids.push_back(sid);
-    h->buffers.push_back({sid, bd.num_slots, static_cast<uint16_t>(f.size())});
-  }
+  h->add_buffers(b, sc, c.buffers, c.num_buffers);
   for (const char *n : kStdCounters) h->counter_ids.push_back(d.counter(n, sc));
   for (uint16_t i = 0; i < c.num_counters; ++i) h->counter_ids.push_back(d.counter(c.counters[i], sc));
 
@@ -167,10 +151,7 @@ std::unique_ptr<uscope_noc> declare_noc(Declaration &d, const uscope_noc_config_
     if (v) d.property(k + key, std::to_string(v));
   if (c.routing) d.property(k + "noc.routing", c.routing);
 
-  ids.num_buffers = static_cast<uint16_t>(h->buffer_ids.size());
-  ids.num_counters = static_cast<uint16_t>(h->counter_ids.size());
-  ids.buffers = h->buffer_ids.data();
-  ids.counters = h->counter_ids.data();
+  h->publish(ids);
   return h;
 }
 
@@ -178,39 +159,7 @@ std::unique_ptr<uscope_noc> declare_noc(Declaration &d, const uscope_noc_config_
 
 using uscope::proto::reject;
 
-uscope_status_t uscope_noc::bad_txn(const char *fn, const char *what, uint64_t txn) const noexcept {
-  return reject(USCOPE_ERR_UNKNOWN_SLOT, "%s: %s %llu is not a transaction of scope \"%s\" (max_txns %u)", fn,
-                what, static_cast<unsigned long long>(txn), scope_name.c_str(), ids.max_txns);
-}
-uscope_status_t uscope_noc::bad_enum(const char *fn, const char *what, unsigned v,
-                                     unsigned count) const noexcept {
-  return reject(USCOPE_ERR_VALUE_RANGE, "%s: %s %u is out of range (scope \"%s\" has %u)", fn, what, v,
-                scope_name.c_str(), count);
-}
-uscope_status_t uscope_noc::bad_port(const char *fn, const char *what, unsigned port) const noexcept {
-  return reject(USCOPE_ERR_VALUE_RANGE, "%s: %s %u is not a port of scope \"%s\" (num_ports %u)", fn, what,
-                port, scope_name.c_str(), num_ports);
-}
-uscope_status_t uscope_noc::bad_counter(uint16_t counter) const noexcept {
-  return reject(USCOPE_ERR_UNKNOWN_STORAGE,
-                "uscope_noc_counter_add: counter %u of scope \"%s\", which has %u", counter,
-                scope_name.c_str(), ids.num_counters);
-}
-uscope_status_t uscope_noc::bad_buffer(const char *fn, uint16_t buffer) const noexcept {
-  return reject(USCOPE_ERR_UNKNOWN_STORAGE, "%s: buffer %u of scope \"%s\", which has %u", fn, buffer,
-                scope_name.c_str(), ids.num_buffers);
-}
-uscope_status_t uscope_noc::bad_slot(const char *fn, uint16_t buffer, uint16_t slot) const noexcept {
-  return reject(USCOPE_ERR_UNKNOWN_SLOT, "%s: slot %u of buffer %u of scope \"%s\", which has %u slots", fn,
-                slot, buffer, scope_name.c_str(), buffers[buffer].num_slots);
-}
-uscope_status_t uscope_noc::bad_field(const char *fn, uint16_t buffer, uint16_t field) const noexcept {
-  return reject(USCOPE_ERR_UNKNOWN_FIELD, "%s: field %u of buffer %u of scope \"%s\", which has %u fields",
-                fn, field, buffer, scope_name.c_str(), buffers[buffer].num_fields);
-}
-uscope_status_t uscope_noc::bad_txn_field(uint16_t field) const noexcept {
-  return reject(USCOPE_ERR_UNKNOWN_FIELD,
-                "uscope_noc_txn_set: field %u of the transactions of scope \"%s\"; fields 1..%u may be set "
-                "(0 is the transaction id itself)",
-                field, scope_name.c_str(), ids.num_txn_fields - 1u);
+uscope_status_t uscope_noc::bad_port(const char *op, const char *what, unsigned port) const noexcept {
+  return reject(USCOPE_ERR_VALUE_RANGE, "%s_%s: %s %u is not a port of scope \"%s\" (num_ports %u)", prefix_,
+                op, what, port, scope_name.c_str(), num_ports);
 }

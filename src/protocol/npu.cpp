@@ -328,8 +328,3 @@ uscope_status_t uscope_npu::bad_conflict(unsigned v) const noexcept {
                 "(scope \"%s\")",
                 v, scope_name.c_str());
 }
-uscope_status_t uscope_npu::bad_counter(uint16_t counter) const noexcept {
-  return reject(USCOPE_ERR_UNKNOWN_STORAGE,
-                "uscope_npu_counter_add: counter %u of scope \"%s\", which has %u", counter,
-                scope_name.c_str(), ids.num_counters);
-}

@@ -10,7 +10,7 @@
 
 #include "protocol/common.hpp"
 
-struct uscope_npu {
+struct uscope_npu : uscope::proto::CounterScope {
   // Field indices of the storages (docs/npu-protocol.md §3).
   enum CmdQueueField : uint16_t {
     kCqCmdId,
@@ -58,16 +58,11 @@ struct uscope_npu {
 
   static constexpr uint16_t kNoStorage = 0xFFFF;
 
-  std::string scope_name;
   uscope_npu_ids_t ids{};
-  std::vector<uint16_t> counter_ids;
 
-  uscope_npu() = default;
-  uscope_npu(const uscope_npu &) = delete;
-  uscope_npu &operator=(const uscope_npu &) = delete;
+  uscope_npu() : CounterScope("uscope_npu") {}
 
   using Writer = uscope::Writer;
-  using Payload = uscope::proto::Payload;
 
   // ── contexts ──
   uscope_status_t context(Writer &w, uint16_t ctx, uint16_t core_id, uint16_t npu_id, uint32_t tenant_id,
@@ -78,20 +73,12 @@ struct uscope_npu {
     uint32_t ph;
     USCOPE_TRY(str(w, fn, "phase", phase, &ph));
     const uint16_t s = ids.contexts;
-    USCOPE_TRY(w.slot_set(s, ctx, kCxCoreId, core_id));
-    USCOPE_TRY(w.slot_set(s, ctx, kCxNpuId, npu_id));
-    USCOPE_TRY(w.slot_set(s, ctx, kCxTenantId, tenant_id));
-    USCOPE_TRY(w.slot_set(s, ctx, kCxLayerId, layer_id));
-    USCOPE_TRY(w.slot_set(s, ctx, kCxBlockId, block_id));
-    USCOPE_TRY(w.slot_set(s, ctx, kCxHeadId, head_id));
-    USCOPE_TRY(w.slot_set(s, ctx, kCxTokenIdx, token_idx));
-    USCOPE_TRY(w.slot_set(s, ctx, kCxSeqLen, seq_len));
-    USCOPE_TRY(w.slot_set(s, ctx, kCxPhase, ph));
+    USCOPE_TRY(uscope::proto::set_fields(w, s, ctx, kCxCoreId, core_id, npu_id, tenant_id, layer_id, block_id,
+                                         head_id, token_idx, seq_len, ph));
     // A slot made valid starts as zeros, and 0 is a real id: the fields this
     // call does not take are set absent explicitly.
-    USCOPE_TRY(w.slot_set(s, ctx, kCxThreadId, USCOPE_NPU_ABSENT32));
-    USCOPE_TRY(w.slot_set(s, ctx, kCxModelName, USCOPE_NPU_STR_ABSENT));
-    return w.slot_set(s, ctx, kCxPrecision, USCOPE_NPU_STR_ABSENT);
+    return uscope::proto::set_fields(w, s, ctx, kCxThreadId, USCOPE_NPU_ABSENT32, USCOPE_NPU_STR_ABSENT,
+                                     USCOPE_NPU_STR_ABSENT);
   }
   uscope_status_t context_ext(Writer &w, uint16_t ctx, uint32_t thread_id, const char *model_name,
                               const char *precision) const noexcept {
@@ -100,9 +87,7 @@ struct uscope_npu {
     uint32_t mn, pr;
     USCOPE_TRY(str(w, fn, "model_name", model_name, &mn));
     USCOPE_TRY(str(w, fn, "precision", precision, &pr));
-    USCOPE_TRY(w.slot_set(ids.contexts, ctx, kCxThreadId, thread_id));
-    USCOPE_TRY(w.slot_set(ids.contexts, ctx, kCxModelName, mn));
-    return w.slot_set(ids.contexts, ctx, kCxPrecision, pr);
+    return uscope::proto::set_fields(w, ids.contexts, ctx, kCxThreadId, thread_id, mn, pr);
   }
   uscope_status_t context_clear(Writer &w, uint16_t ctx) const noexcept {
     if (USCOPE_UNLIKELY(ctx >= ids.num_contexts)) return bad_context("uscope_npu_context_clear", ctx);
@@ -124,28 +109,10 @@ struct uscope_npu {
     const uint16_t s = ids.cmd_queue;
     // cmd_id first: the trace summary counts field-0 sets of the first sparse
     // non-buffer storage as instructions (COMPAT 16), here one per command.
-    USCOPE_TRY(w.slot_set(s, slot, kCqCmdId, cmd_id));
-    USCOPE_TRY(w.slot_set(s, slot, kCqState, USCOPE_NPU_CMD_QUEUED));
-    USCOPE_TRY(w.slot_set(s, slot, kCqCmdType, ty));
-    USCOPE_TRY(w.slot_set(s, slot, kCqSource, source));
-    USCOPE_TRY(w.slot_set(s, slot, kCqToken, token));
-    USCOPE_TRY(w.slot_set(s, slot, kCqDescAddr, desc_addr));
-    USCOPE_TRY(w.slot_set(s, slot, kCqLayerId, layer_id));
-    USCOPE_TRY(w.slot_set(s, slot, kCqBlockId, block_id));
-    USCOPE_TRY(w.slot_set(s, slot, kCqPhase, ph));
-    USCOPE_TRY(w.slot_set(s, slot, kCqCtx, ctx));
-    Payload p;
-    p.u32(cmd_id)
-        .u32(ty)
-        .u8(source)
-        .u32(token)
-        .u64(desc_addr)
-        .u32(layer_id)
-        .u32(block_id)
-        .u32(ph)
-        .u16(slot)
-        .u16(ctx);
-    return emit(w, USCOPE_NPU_EV_CMD_ENQUEUE, p);
+    USCOPE_TRY(uscope::proto::set_fields(w, s, slot, kCqCmdId, cmd_id, USCOPE_NPU_CMD_QUEUED, ty, source,
+                                         token, desc_addr, layer_id, block_id, ph, ctx));
+    return emit(w, USCOPE_NPU_EV_CMD_ENQUEUE, cmd_id, ty, source, token, desc_addr, layer_id, block_id, ph,
+                slot, ctx);
   }
   uscope_status_t cmd_start(Writer &w, uint16_t slot, uint16_t ctx, uint32_t cmd_id) const noexcept {
     static constexpr const char *fn = "uscope_npu_cmd_start";
@@ -153,9 +120,7 @@ struct uscope_npu {
       return bad_unit(fn, "slot", slot, "cmd_queue", ids.queue_depth);
     if (USCOPE_UNLIKELY(!ctx_ok(ctx))) return bad_context(fn, ctx);
     USCOPE_TRY(w.slot_set(ids.cmd_queue, slot, kCqState, USCOPE_NPU_CMD_RUNNING));
-    Payload p;
-    p.u32(cmd_id).u16(slot).u16(ctx);
-    return emit(w, USCOPE_NPU_EV_CMD_START, p);
+    return emit(w, USCOPE_NPU_EV_CMD_START, cmd_id, slot, ctx);
   }
   uscope_status_t cmd_end(Writer &w, uint16_t slot, uint16_t ctx, uint32_t cmd_id,
                           const char *status) const noexcept {
@@ -165,9 +130,7 @@ struct uscope_npu {
     if (USCOPE_UNLIKELY(!ctx_ok(ctx))) return bad_context(fn, ctx);
     uint32_t st;
     USCOPE_TRY(str(w, fn, "status", status, &st));
-    Payload p;
-    p.u32(cmd_id).u32(st).u16(slot).u16(ctx);
-    USCOPE_TRY(emit(w, USCOPE_NPU_EV_CMD_END, p));
+    USCOPE_TRY(emit(w, USCOPE_NPU_EV_CMD_END, cmd_id, st, slot, ctx));
     USCOPE_TRY(w.slot_clear(ids.cmd_queue, slot));
     return add(w, USCOPE_NPU_COUNTER_CMDS_DONE, 1);
   }
@@ -179,9 +142,7 @@ struct uscope_npu {
     if (USCOPE_UNLIKELY(!ctx_ok(ctx))) return bad_context(fn, ctx);
     uint32_t ty;
     USCOPE_TRY(str(w, fn, "job_type", job_type, &ty));
-    Payload p;
-    p.u32(job_id).u32(cmd_id).u32(ty).u32(tile_id).u32(vec_chunk_id).u16(ctx);
-    return emit(w, USCOPE_NPU_EV_JOB_ISSUE, p);
+    return emit(w, USCOPE_NPU_EV_JOB_ISSUE, job_id, cmd_id, ty, tile_id, vec_chunk_id, ctx);
   }
   uscope_status_t job_done(Writer &w, uint16_t ctx, uint32_t job_id, uint32_t cmd_id, const char *job_type,
                            uint32_t latency) const noexcept {
@@ -189,9 +150,7 @@ struct uscope_npu {
     if (USCOPE_UNLIKELY(!ctx_ok(ctx))) return bad_context(fn, ctx);
     uint32_t ty;
     USCOPE_TRY(str(w, fn, "job_type", job_type, &ty));
-    Payload p;
-    p.u32(job_id).u32(cmd_id).u32(ty).u32(latency).u16(ctx);
-    USCOPE_TRY(emit(w, USCOPE_NPU_EV_JOB_DONE, p));
+    USCOPE_TRY(emit(w, USCOPE_NPU_EV_JOB_DONE, job_id, cmd_id, ty, latency, ctx));
     return add(w, USCOPE_NPU_COUNTER_JOBS_DONE, 1);
   }
 
@@ -206,25 +165,10 @@ struct uscope_npu {
     uint32_t dir;
     USCOPE_TRY(str(w, fn, "direction", direction, &dir));
     const uint16_t s = ids.dma;
-    USCOPE_TRY(w.slot_set(s, channel, kDmaTxId, tx_id));
-    USCOPE_TRY(w.slot_set(s, channel, kDmaCmdId, cmd_id));
-    USCOPE_TRY(w.slot_set(s, channel, kDmaJobId, job_id));
-    USCOPE_TRY(w.slot_set(s, channel, kDmaDirection, dir));
-    USCOPE_TRY(w.slot_set(s, channel, kDmaSrcAddr, src_addr));
-    USCOPE_TRY(w.slot_set(s, channel, kDmaDstAddr, dst_addr));
-    USCOPE_TRY(w.slot_set(s, channel, kDmaSizeBytes, size_bytes));
-    USCOPE_TRY(w.slot_set(s, channel, kDmaCtx, ctx));
-    Payload p;
-    p.u32(tx_id)
-        .u16(channel)
-        .u32(dir)
-        .u64(src_addr)
-        .u64(dst_addr)
-        .u64(size_bytes)
-        .u32(cmd_id)
-        .u32(job_id)
-        .u16(ctx);
-    return emit(w, USCOPE_NPU_EV_DMA_START, p);
+    USCOPE_TRY(uscope::proto::set_fields(w, s, channel, kDmaTxId, tx_id, cmd_id, job_id, dir, src_addr,
+                                         dst_addr, size_bytes, ctx));
+    return emit(w, USCOPE_NPU_EV_DMA_START, tx_id, channel, dir, src_addr, dst_addr, size_bytes, cmd_id,
+                job_id, ctx);
   }
   uscope_status_t dma_end(Writer &w, uint16_t ctx, uint32_t tx_id, uint16_t channel, uint32_t cmd_id,
                           uint32_t job_id, uint64_t size_bytes) const noexcept {
@@ -232,9 +176,7 @@ struct uscope_npu {
     if (USCOPE_UNLIKELY(channel >= ids.num_dma_channels))
       return bad_unit(fn, "channel", channel, "dma", ids.num_dma_channels);
     if (USCOPE_UNLIKELY(!ctx_ok(ctx))) return bad_context(fn, ctx);
-    Payload p;
-    p.u32(tx_id).u16(channel).u32(cmd_id).u32(job_id).u16(ctx);
-    USCOPE_TRY(emit(w, USCOPE_NPU_EV_DMA_END, p));
+    USCOPE_TRY(emit(w, USCOPE_NPU_EV_DMA_END, tx_id, channel, cmd_id, job_id, ctx));
     USCOPE_TRY(w.slot_clear(ids.dma, channel));
     return add_value(w, USCOPE_NPU_COUNTER_DMA_BYTES, size_bytes);
   }
@@ -247,24 +189,15 @@ struct uscope_npu {
     if (USCOPE_UNLIKELY(engine >= ids.num_te)) return bad_unit(fn, "engine", engine, "te", ids.num_te);
     if (USCOPE_UNLIKELY(!ctx_ok(ctx))) return bad_context(fn, ctx);
     const uint16_t s = ids.te;
-    USCOPE_TRY(w.slot_set(s, engine, kTeJobId, job_id));
-    USCOPE_TRY(w.slot_set(s, engine, kTeCmdId, cmd_id));
-    USCOPE_TRY(w.slot_set(s, engine, kTeM, m));
-    USCOPE_TRY(w.slot_set(s, engine, kTeN, n));
-    USCOPE_TRY(w.slot_set(s, engine, kTeK, k));
-    USCOPE_TRY(w.slot_set(s, engine, kTeCtx, ctx));
-    Payload p;
-    p.u32(job_id).u32(cmd_id).u32(m).u32(n).u32(k).u32(tile_m).u32(tile_n).u32(tile_k).u16(engine).u16(ctx);
-    return emit(w, USCOPE_NPU_EV_TE_START, p);
+    USCOPE_TRY(uscope::proto::set_fields(w, s, engine, kTeJobId, job_id, cmd_id, m, n, k, ctx));
+    return emit(w, USCOPE_NPU_EV_TE_START, job_id, cmd_id, m, n, k, tile_m, tile_n, tile_k, engine, ctx);
   }
   uscope_status_t te_end(Writer &w, uint16_t engine, uint16_t ctx, uint32_t job_id, uint32_t cmd_id,
                          uint64_t mac_count, uint32_t latency) const noexcept {
     static constexpr const char *fn = "uscope_npu_te_end";
     if (USCOPE_UNLIKELY(engine >= ids.num_te)) return bad_unit(fn, "engine", engine, "te", ids.num_te);
     if (USCOPE_UNLIKELY(!ctx_ok(ctx))) return bad_context(fn, ctx);
-    Payload p;
-    p.u32(job_id).u32(cmd_id).u64(mac_count).u32(latency).u16(engine).u16(ctx);
-    USCOPE_TRY(emit(w, USCOPE_NPU_EV_TE_END, p));
+    USCOPE_TRY(emit(w, USCOPE_NPU_EV_TE_END, job_id, cmd_id, mac_count, latency, engine, ctx));
     USCOPE_TRY(w.slot_clear(ids.te, engine));
     return add_value(w, USCOPE_NPU_COUNTER_MACS, mac_count);
   }
@@ -276,24 +209,15 @@ struct uscope_npu {
     uint32_t op;
     USCOPE_TRY(str(w, fn, "op_type", op_type, &op));
     const uint16_t s = ids.ve;
-    USCOPE_TRY(w.slot_set(s, engine, kVeJobId, job_id));
-    USCOPE_TRY(w.slot_set(s, engine, kVeCmdId, cmd_id));
-    USCOPE_TRY(w.slot_set(s, engine, kVeOpType, op));
-    USCOPE_TRY(w.slot_set(s, engine, kVeLen, len));
-    USCOPE_TRY(w.slot_set(s, engine, kVeBatch, batch));
-    USCOPE_TRY(w.slot_set(s, engine, kVeCtx, ctx));
-    Payload p;
-    p.u32(job_id).u32(cmd_id).u32(op).u32(len).u32(batch).u16(engine).u16(ctx);
-    return emit(w, USCOPE_NPU_EV_VE_START, p);
+    USCOPE_TRY(uscope::proto::set_fields(w, s, engine, kVeJobId, job_id, cmd_id, op, len, batch, ctx));
+    return emit(w, USCOPE_NPU_EV_VE_START, job_id, cmd_id, op, len, batch, engine, ctx);
   }
   uscope_status_t ve_end(Writer &w, uint16_t engine, uint16_t ctx, uint32_t job_id, uint32_t cmd_id,
                          uint32_t latency) const noexcept {
     static constexpr const char *fn = "uscope_npu_ve_end";
     if (USCOPE_UNLIKELY(engine >= ids.num_ve)) return bad_unit(fn, "engine", engine, "ve", ids.num_ve);
     if (USCOPE_UNLIKELY(!ctx_ok(ctx))) return bad_context(fn, ctx);
-    Payload p;
-    p.u32(job_id).u32(cmd_id).u32(latency).u16(engine).u16(ctx);
-    USCOPE_TRY(emit(w, USCOPE_NPU_EV_VE_END, p));
+    USCOPE_TRY(emit(w, USCOPE_NPU_EV_VE_END, job_id, cmd_id, latency, engine, ctx));
     return w.slot_clear(ids.ve, engine);
   }
 
@@ -310,9 +234,8 @@ struct uscope_npu {
     if (USCOPE_UNLIKELY(conflict > 1 && conflict < USCOPE_NPU_NULL8)) return bad_conflict(conflict);
     uint32_t b;
     USCOPE_TRY(str(w, fn, "by", by, &b));
-    Payload p;
-    p.u64(addr).u16(bank_id).u8(access_type).u32(b).u8(conflict).u32(cmd_id).u32(job_id).u16(ctx);
-    USCOPE_TRY(emit(w, USCOPE_NPU_EV_SRAM_ACCESS, p));
+    USCOPE_TRY(
+        emit(w, USCOPE_NPU_EV_SRAM_ACCESS, addr, bank_id, access_type, b, conflict, cmd_id, job_id, ctx));
     USCOPE_TRY(add(w, USCOPE_NPU_COUNTER_SRAM_ACCESSES, 1));
     if (ids.sram_banks != kNoStorage && bank_id < ids.num_sram_banks)
       return w.slot_add(ids.sram_banks, bank_id, kBankAccesses, 1);
@@ -327,9 +250,7 @@ struct uscope_npu {
       return bad_unit(fn, "bank_id", bank_id, "sram_banks", ids.num_sram_banks);
     uint32_t sc;
     USCOPE_TRY(str(w, fn, "stalled_clients", stalled_clients, &sc));
-    Payload p;
-    p.u16(bank_id).u32(num_requests).u32(allowed).u32(sc).u32(cmd_id).u16(ctx);
-    USCOPE_TRY(emit(w, USCOPE_NPU_EV_SRAM_CONFLICT, p));
+    USCOPE_TRY(emit(w, USCOPE_NPU_EV_SRAM_CONFLICT, bank_id, num_requests, allowed, sc, cmd_id, ctx));
     USCOPE_TRY(add(w, USCOPE_NPU_COUNTER_SRAM_CONFLICTS, 1));
     if (ids.sram_banks != kNoStorage && bank_id < ids.num_sram_banks)
       return w.slot_add(ids.sram_banks, bank_id, kBankConflicts, 1);
@@ -364,9 +285,7 @@ struct uscope_npu {
   uscope_status_t irq_emit(Writer &w, uint16_t ctx, uint32_t cmd_id, uint32_t token,
                            uint32_t irq_line) const noexcept {
     if (USCOPE_UNLIKELY(!ctx_ok(ctx))) return bad_context("uscope_npu_irq_emit", ctx);
-    Payload p;
-    p.u32(cmd_id).u32(token).u32(irq_line).u16(ctx);
-    return emit(w, USCOPE_NPU_EV_IRQ_EMIT, p);
+    return emit(w, USCOPE_NPU_EV_IRQ_EMIT, cmd_id, token, irq_line, ctx);
   }
   uscope_status_t token_complete(Writer &w, uint16_t ctx, uint32_t token, uint32_t cmd_id,
                                  const char *status) const noexcept {
@@ -374,9 +293,7 @@ struct uscope_npu {
     if (USCOPE_UNLIKELY(!ctx_ok(ctx))) return bad_context(fn, ctx);
     uint32_t st;
     USCOPE_TRY(str(w, fn, "status", status, &st));
-    Payload p;
-    p.u32(token).u32(cmd_id).u32(st).u16(ctx);
-    USCOPE_TRY(emit(w, USCOPE_NPU_EV_TOKEN_COMPLETE, p));
+    USCOPE_TRY(emit(w, USCOPE_NPU_EV_TOKEN_COMPLETE, token, cmd_id, st, ctx));
     return add(w, USCOPE_NPU_COUNTER_TOKENS_DONE, 1);
   }
   uscope_status_t diagnostic(Writer &w, const char *fn, int ev, uint16_t ctx, const char *component,
@@ -387,13 +304,7 @@ struct uscope_npu {
     USCOPE_TRY(str(w, fn, "component", component, &co));
     USCOPE_TRY(str(w, fn, "code", code, &cd));
     USCOPE_TRY(str(w, fn, "msg", msg, &ms));
-    Payload p;
-    p.u32(co).u32(cd).u32(ms).u32(cmd_id).u32(job_id).u16(ctx);
-    return emit(w, ev, p);
-  }
-  uscope_status_t counter_add(Writer &w, uint16_t counter, uint64_t delta) const noexcept {
-    if (USCOPE_UNLIKELY(counter >= ids.num_counters)) return bad_counter(counter);
-    return w.slot_add(counter_ids[counter], 0, 0, delta);
+    return emit(w, ev, co, cd, ms, cmd_id, job_id, ctx);
   }
 
   static constexpr uint16_t kNumSources = 2;
@@ -410,8 +321,11 @@ struct uscope_npu {
                              uint32_t *out) noexcept {
     return uscope::proto::intern(w, fn, what, s, true, out);
   }
-  uscope_status_t emit(Writer &w, int ev, const Payload &p) const noexcept {
-    return w.event(ids.events[ev], p.data(), p.size());
+  // The event of this USCOPE_NPU_EV_* index, its payload the values in the
+  // field order of npu.cpp's event table.
+  template <class... T>
+  uscope_status_t emit(Writer &w, int ev, T... v) const noexcept {
+    return uscope::proto::emit(w, ids.events[ev], v...);
   }
   uscope_status_t add(Writer &w, uint16_t counter, uint64_t delta) const noexcept {
     return w.slot_add(counter_ids[counter], 0, 0, delta);
@@ -426,23 +340,16 @@ struct uscope_npu {
     if (USCOPE_UNLIKELY(!ctx_ok(ctx))) return bad_context(fn, ctx);
     if (USCOPE_UNLIKELY(!opt_unit(ch, sid, count))) return bad_unit(fn, what, ch, storage, count);
     if (sid != kNoStorage && ch < count) {
-      USCOPE_TRY(w.slot_set(sid, ch, kChTxId, tx_id));
-      USCOPE_TRY(w.slot_set(sid, ch, kChCmdId, cmd_id));
-      USCOPE_TRY(w.slot_set(sid, ch, kChSizeBytes, size));
-      USCOPE_TRY(w.slot_set(sid, ch, kChCtx, ctx));
+      USCOPE_TRY(uscope::proto::set_fields(w, sid, ch, kChTxId, tx_id, cmd_id, size, ctx));
     }
-    Payload p;
-    p.u32(tx_id).u16(ch).u64(size).u32(cmd_id).u16(ctx);
-    return emit(w, ev, p);
+    return emit(w, ev, tx_id, ch, size, cmd_id, ctx);
   }
   uscope_status_t channel_end(Writer &w, const char *fn, const char *what, int ev, uint16_t sid,
                               uint16_t count, const char *storage, uint16_t counter, uint16_t ctx,
                               uint32_t tx_id, uint16_t ch, uint64_t size) const noexcept {
     if (USCOPE_UNLIKELY(!ctx_ok(ctx))) return bad_context(fn, ctx);
     if (USCOPE_UNLIKELY(!opt_unit(ch, sid, count))) return bad_unit(fn, what, ch, storage, count);
-    Payload p;
-    p.u32(tx_id).u16(ch).u16(ctx);
-    USCOPE_TRY(emit(w, ev, p));
+    USCOPE_TRY(emit(w, ev, tx_id, ch, ctx));
     if (sid != kNoStorage && ch < count) USCOPE_TRY(w.slot_clear(sid, ch));
     return add_value(w, counter, size);
   }
@@ -453,7 +360,6 @@ struct uscope_npu {
   uscope_status_t bad_enum(const char *fn, const char *what, unsigned v, unsigned count) const noexcept
       __attribute__((cold, noinline));
   uscope_status_t bad_conflict(unsigned v) const noexcept __attribute__((cold, noinline));
-  uscope_status_t bad_counter(uint16_t counter) const noexcept __attribute__((cold, noinline));
 };
 
 namespace uscope::proto {

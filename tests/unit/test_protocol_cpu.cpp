@@ -51,12 +51,10 @@ struct Core {
   }
 };
 
-uscope_cpu_ids_t ids_of(const uscope_cpu_t *cpu) {
-  uscope_cpu_ids_t ids{};
-  ids.struct_size = sizeof ids;
-  EXPECT_EQ(uscope_cpu_ids(cpu, &ids), USCOPE_OK);
-  return ids;
-}
+// The Core declared and a writer open on a fresh file.
+struct CpuTrace : OpenTrace<Core, uscope_cpu_t> {
+  CpuTrace() : OpenTrace("uscope_cpu", uscope_cpu_declare) {}
+};
 
 TEST(ProtocolCpu, DeclaresTheSchemaOfTheSpecChapter) {
   TempDir dir("uscope_cpu");
@@ -198,16 +196,11 @@ TEST(ProtocolCpu, OptionalPropertiesAreOmittedAndIdsCopyToTheirSize) {
 }
 
 TEST(ProtocolCpu, ARealisticSequenceReadsBackExactly) {
-  TempDir dir("uscope_cpu");
-  const std::string path = dir.file("t.uscope");
-  uscope_schema_t *s = base_schema();
-  Core core;
-  uscope_cpu_t *cpu = nullptr;
-  ASSERT_EQ(uscope_cpu_declare(s, &core.cfg, &cpu), USCOPE_OK) << uscope_last_error();
+  CpuTrace o;
+  ASSERT_NO_FATAL_FAILURE(o.open());
+  uscope_writer_t *w = o.w;
+  uscope_cpu_t *cpu = o.h;
   const uscope_cpu_ids_t ids = ids_of(cpu);
-  uscope_writer_t *w = nullptr;
-  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
-  uscope_schema_free(s);
 
   constexpr uint16_t ROB = 0, BP_MISSES = 1;
   auto cycle = [&](uint64_t c) { ASSERT_EQ(uscope_begin_cycle(w, c * 1000), USCOPE_OK); };
@@ -247,7 +240,7 @@ TEST(ProtocolCpu, ARealisticSequenceReadsBackExactly) {
   end();
   ASSERT_EQ(uscope_writer_close(w), USCOPE_OK);
 
-  Trace t(path);
+  Trace t(o.path);
   ASSERT_TRUE(t.ok());
   const auto ev = t.events();
   struct Want {
@@ -313,23 +306,13 @@ TEST(ProtocolCpu, ARealisticSequenceReadsBackExactly) {
 }
 
 TEST(ProtocolCpu, ArgumentErrorsAreSpecificWriteNothingAndAreNotSticky) {
-  TempDir dir("uscope_cpu");
-  const std::string path = dir.file("t.uscope");
-  uscope_schema_t *s = base_schema();
-  Core core;
-  uscope_cpu_t *cpu = nullptr;
-  ASSERT_EQ(uscope_cpu_declare(s, &core.cfg, &cpu), USCOPE_OK) << uscope_last_error();
+  CpuTrace o;
+  ASSERT_NO_FATAL_FAILURE(o.open());
+  uscope_writer_t *w = o.w;
+  uscope_cpu_t *cpu = o.h;
   const uscope_cpu_ids_t ids = ids_of(cpu);
-  uscope_writer_t *w = nullptr;
-  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK);
-  uscope_schema_free(s);
   ASSERT_EQ(uscope_begin_cycle(w, 0), USCOPE_OK);
 
-  // Each call is made before its check reads uscope_last_error().
-  auto refused = [](uscope_status_t got, uscope_status_t want, const char *msg) {
-    EXPECT_EQ(got, want) << msg;
-    EXPECT_TRUE(contains(uscope_last_error(), msg)) << uscope_last_error();
-  };
   refused(uscope_cpu_fetch(w, cpu, kMaxEntities, 0, 0), USCOPE_ERR_UNKNOWN_SLOT,
           "uscope_cpu_fetch: entity_id 16 is not an entity of scope \"core0\" (max_entities 16)");
   refused(uscope_cpu_stage_transition(w, cpu, 0, 8), USCOPE_ERR_VALUE_RANGE,
@@ -368,7 +351,7 @@ TEST(ProtocolCpu, ArgumentErrorsAreSpecificWriteNothingAndAreNotSticky) {
   EXPECT_EQ(st.ops, 3u);
   EXPECT_EQ(st.events, 1u);
   ASSERT_EQ(uscope_writer_close(w), USCOPE_OK);
-  Trace t(path);
+  Trace t(o.path);
   const auto ev = t.events();
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_EQ(ev[0].type_id, ids.stage_transition);
@@ -377,15 +360,10 @@ TEST(ProtocolCpu, ArgumentErrorsAreSpecificWriteNothingAndAreNotSticky) {
 }
 
 TEST(ProtocolCpu, WriterErrorsPropagateAndStaySticky) {
-  TempDir dir("uscope_cpu");
-  const std::string path = dir.file("t.uscope");
-  uscope_schema_t *s = base_schema();
-  Core core;
-  uscope_cpu_t *cpu = nullptr;
-  ASSERT_EQ(uscope_cpu_declare(s, &core.cfg, &cpu), USCOPE_OK) << uscope_last_error();
-  uscope_writer_t *w = nullptr;
-  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK);
-  uscope_schema_free(s);
+  CpuTrace o;
+  ASSERT_NO_FATAL_FAILURE(o.open());
+  uscope_writer_t *w = o.w;
+  uscope_cpu_t *cpu = o.h;
   ASSERT_EQ(uscope_begin_cycle(w, 0), USCOPE_OK);
   ASSERT_EQ(uscope_cpu_fetch(w, cpu, 0, 0x1000, 0x13), USCOPE_OK);
   ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
@@ -399,7 +377,7 @@ TEST(ProtocolCpu, WriterErrorsPropagateAndStaySticky) {
   // An argument error is still reported as such, before the writer is asked.
   EXPECT_EQ(uscope_cpu_fetch(w, cpu, 99, 0, 0), USCOPE_ERR_UNKNOWN_SLOT);
   EXPECT_EQ(uscope_writer_close(w), USCOPE_ERR_BAD_STATE);
-  Trace t(path);  // finalized with the cycle before the error
+  Trace t(o.path);  // finalized with the cycle before the error
   EXPECT_EQ(t.events().size(), 1u);
   EXPECT_EQ(occupancy(t.state_at(0), ids_of(cpu).entities), 1u);
   uscope_cpu_free(cpu);
@@ -408,13 +386,7 @@ TEST(ProtocolCpu, WriterErrorsPropagateAndStaySticky) {
 TEST(ProtocolCpu, BadConfigsAreRefusedAndLeaveTheSchemaUnchanged) {
   uscope_schema_t *s = base_schema();
   uscope_cpu_t *cpu = reinterpret_cast<uscope_cpu_t *>(0x1);
-  auto refused = [&](const uscope_cpu_config_t &c, uscope_status_t want, const char *msg) {
-    SCOPED_TRACE(msg);
-    EXPECT_EQ(uscope_cpu_declare(s, &c, &cpu), want);
-    EXPECT_TRUE(contains(uscope_last_error(), msg)) << uscope_last_error();
-    EXPECT_TRUE(contains(uscope_last_error(), "uscope_cpu_declare: ")) << uscope_last_error();
-    EXPECT_EQ(cpu, reinterpret_cast<uscope_cpu_t *>(0x1));  // *out untouched
-  };
+  const DeclareRefusals<Core, uscope_cpu_t> refused(uscope_cpu_declare, "uscope_cpu_declare", s);
   {
     Core k;
     EXPECT_EQ(uscope_cpu_declare(nullptr, &k.cfg, &cpu), USCOPE_ERR_INVALID_ARGUMENT);
@@ -422,36 +394,14 @@ TEST(ProtocolCpu, BadConfigsAreRefusedAndLeaveTheSchemaUnchanged) {
     EXPECT_TRUE(contains(uscope_last_error(), "cfg is NULL"));
     EXPECT_EQ(uscope_cpu_declare(s, &k.cfg, nullptr), USCOPE_ERR_INVALID_ARGUMENT);
   }
-  {
-    Core k;
-    k.cfg.struct_size = 0;
-    refused(k.cfg, USCOPE_ERR_INVALID_ARGUMENT, "struct_size is 0");
-  }
-  {
-    Core k;
-    k.cfg.struct_size = sizeof k.cfg + 8;
-    refused(k.cfg, USCOPE_ERR_INVALID_ARGUMENT, "set it to sizeof");
-  }
-  {
-    Core k;
-    k.cfg.scope_name = nullptr;
-    refused(k.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.scope_name is NULL");
-  }
-  {
-    Core k;
-    k.cfg.isa = nullptr;
-    refused(k.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.isa is NULL");
-  }
-  {
-    Core k;
-    k.cfg.num_stages = 0;
-    refused(k.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.stages: no names");
-  }
-  {
-    Core k;
-    k.cfg.stages = nullptr;
-    refused(k.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.stages is NULL");
-  }
+  refused.after([](Core &k) { k.cfg.struct_size = 0; }, USCOPE_ERR_INVALID_ARGUMENT, "struct_size is 0");
+  refused.after([](Core &k) { k.cfg.struct_size = sizeof k.cfg + 8; }, USCOPE_ERR_INVALID_ARGUMENT,
+                "set it to sizeof");
+  refused.after([](Core &k) { k.cfg.scope_name = nullptr; }, USCOPE_ERR_INVALID_ARGUMENT,
+                "cfg.scope_name is NULL");
+  refused.after([](Core &k) { k.cfg.isa = nullptr; }, USCOPE_ERR_INVALID_ARGUMENT, "cfg.isa is NULL");
+  refused.after([](Core &k) { k.cfg.num_stages = 0; }, USCOPE_ERR_INVALID_ARGUMENT, "cfg.stages: no names");
+  refused.after([](Core &k) { k.cfg.stages = nullptr; }, USCOPE_ERR_INVALID_ARGUMENT, "cfg.stages is NULL");
   {
     std::vector<std::string> names;
     for (int i = 0; i < 256; ++i) names.push_back("s" + std::to_string(i));
@@ -470,78 +420,45 @@ TEST(ProtocolCpu, BadConfigsAreRefusedAndLeaveTheSchemaUnchanged) {
     uscope_cpu_free(c255);
     uscope_schema_free(s255);
   }
-  {
-    const char *const st[] = {"fetch", "decode,rename"};
+  // A second stage that has the list separator in it, repeats the first or is empty.
+  const struct {
+    const char *second, *msg;
+  } bad_stages[] = {
+      {"decode,rename", "cfg.stages[1] \"decode,rename\" contains a comma"},
+      {"fetch", "cfg.stages[1] \"fetch\" repeats cfg.stages[0]"},
+      {"", "cfg.stages[1] is empty"},
+  };
+  for (const auto &b : bad_stages) {
+    const char *const st[] = {"fetch", b.second};
     Core k;
     k.cfg.stages = st;
     k.cfg.num_stages = 2;
-    refused(k.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.stages[1] \"decode,rename\" contains a comma");
+    refused(k.cfg, USCOPE_ERR_INVALID_ARGUMENT, b.msg);
   }
-  {
-    const char *const st[] = {"fetch", "fetch"};
-    Core k;
-    k.cfg.stages = st;
-    k.cfg.num_stages = 2;
-    refused(k.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.stages[1] \"fetch\" repeats cfg.stages[0]");
-  }
-  {
-    const char *const st[] = {"fetch", ""};
-    Core k;
-    k.cfg.stages = st;
-    k.cfg.num_stages = 2;
-    refused(k.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.stages[1] is empty");
-  }
-  {
-    Core k;
-    k.cfg.max_entities = 0;
-    refused(k.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.max_entities is 0");
-  }
-  {
-    Core k;
-    k.buffers[1].num_slots = 0;
-    refused(k.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.buffers[1] \"iq\" has 0 slots");
-  }
-  {
-    Core k;
-    k.buffers[1].name = "entities";
-    refused(k.cfg, USCOPE_ERR_INVALID_ARGUMENT, "\"entities\": the scope has a storage of that name");
-  }
-  {
-    Core k;
-    k.counters[0] = "rob";
-    refused(k.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.counters[] \"rob\"");
-  }
-  {
-    Core k;
-    k.rob_extra[0].name = "entity_id";
-    refused(k.cfg, USCOPE_ERR_INVALID_ARGUMENT,
-            "cfg.buffers[0].extra_fields[0] is named \"entity_id\", a field the protocol defines itself");
-  }
-  {
-    Core k;
-    k.entity_extra[0].name = "pc";
-    refused(k.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.entity_extra_fields[0] is named \"pc\"");
-  }
-  {
-    Core k;
-    k.rob_extra[0].type = 0x42;
-    refused(k.cfg, USCOPE_ERR_SCHEMA, "unknown type 0x42");
-  }
-  {
-    Core k;
-    k.cfg.stall_reasons = nullptr;
-    k.cfg.num_stall_reasons = 3;
-    refused(k.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.stall_reasons is NULL but");
-  }
+  refused.after([](Core &k) { k.cfg.max_entities = 0; }, USCOPE_ERR_INVALID_ARGUMENT,
+                "cfg.max_entities is 0");
+  refused.after([](Core &k) { k.buffers[1].num_slots = 0; }, USCOPE_ERR_INVALID_ARGUMENT,
+                "cfg.buffers[1] \"iq\" has 0 slots");
+  refused.after([](Core &k) { k.buffers[1].name = "entities"; }, USCOPE_ERR_INVALID_ARGUMENT,
+                "\"entities\": the scope has a storage of that name");
+  refused.after([](Core &k) { k.counters[0] = "rob"; }, USCOPE_ERR_INVALID_ARGUMENT,
+                "cfg.counters[] \"rob\"");
+  refused.after([](Core &k) { k.rob_extra[0].name = "entity_id"; }, USCOPE_ERR_INVALID_ARGUMENT,
+                "cfg.buffers[0].extra_fields[0] is named \"entity_id\", a field the protocol defines itself");
+  refused.after([](Core &k) { k.entity_extra[0].name = "pc"; }, USCOPE_ERR_INVALID_ARGUMENT,
+                "cfg.entity_extra_fields[0] is named \"pc\"");
+  refused.after([](Core &k) { k.rob_extra[0].type = 0x42; }, USCOPE_ERR_SCHEMA, "unknown type 0x42");
+  refused.after(
+      [](Core &k) {
+        k.cfg.stall_reasons = nullptr;
+        k.cfg.num_stall_reasons = 3;
+      },
+      USCOPE_ERR_INVALID_ARGUMENT, "cfg.stall_reasons is NULL but");
   {
     Core k("core0", 7);
     refused(k.cfg, USCOPE_ERR_SCHEMA, "parent scope 7 does not exist");
   }
-  {
-    Core k;
-    k.cfg.clock_id = 3;
-    refused(k.cfg, USCOPE_ERR_SCHEMA, "clock 3 does not exist");
-  }
+  refused.after([](Core &k) { k.cfg.clock_id = 3; }, USCOPE_ERR_SCHEMA, "clock 3 does not exist");
 
   // Nothing of the refused declarations stayed: the next one gets scope 1 and
   // the schema holds exactly one core.

@@ -55,27 +55,20 @@ struct Xbar {
   }
 };
 
-uscope_noc_ids_t ids_of(const uscope_noc_t *noc) {
-  uscope_noc_ids_t ids{};
-  ids.struct_size = sizeof ids;
-  EXPECT_EQ(uscope_noc_ids(noc, &ids), USCOPE_OK);
-  return ids;
-}
+// The Xbar declared and a writer open on a fresh file.
+struct NocTrace : OpenTrace<Xbar, uscope_noc_t> {
+  NocTrace() : OpenTrace("uscope_noc", uscope_noc_declare) {}
+};
 
 TEST(ProtocolNoc, DeclaresTheSchemaOfTheSpecChapter) {
-  TempDir dir("uscope_noc");
-  const std::string path = dir.file("t.uscope");
-  uscope_schema_t *s = base_schema(1000);
-  Xbar x;
-  uscope_noc_t *noc = nullptr;
-  ASSERT_EQ(uscope_noc_declare(s, &x.cfg, &noc), USCOPE_OK) << uscope_last_error();
+  NocTrace o;
+  ASSERT_NO_FATAL_FAILURE(o.open());
+  uscope_writer_t *w = o.w;
+  uscope_noc_t *noc = o.h;
   const uscope_noc_ids_t ids = ids_of(noc);
-  uscope_writer_t *w = nullptr;
-  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
-  uscope_schema_free(s);
   ASSERT_EQ(uscope_writer_close(w), USCOPE_OK);
 
-  Trace t(path);
+  Trace t(o.path);
   ASSERT_TRUE(t.ok());
   EXPECT_STREQ(t.scope(ids.scope_id).name, "noc0");
   EXPECT_STREQ(t.scope(ids.scope_id).protocol, "noc");
@@ -158,16 +151,11 @@ TEST(ProtocolNoc, DeclaresTheSchemaOfTheSpecChapter) {
 }
 
 TEST(ProtocolNoc, ReadAndWriteTransactionsReadBackExactly) {
-  TempDir dir("uscope_noc");
-  const std::string path = dir.file("t.uscope");
-  uscope_schema_t *s = base_schema(1000);
-  Xbar x;
-  uscope_noc_t *noc = nullptr;
-  ASSERT_EQ(uscope_noc_declare(s, &x.cfg, &noc), USCOPE_OK) << uscope_last_error();
+  NocTrace o;
+  ASSERT_NO_FATAL_FAILURE(o.open());
+  uscope_writer_t *w = o.w;
+  uscope_noc_t *noc = o.h;
   const uscope_noc_ids_t ids = ids_of(noc);
-  uscope_writer_t *w = nullptr;
-  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
-  uscope_schema_free(s);
   auto cycle = [&](uint64_t c) { ASSERT_EQ(uscope_begin_cycle(w, c * 1000), USCOPE_OK); };
   auto end = [&] { ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK) << uscope_writer_error(w); };
 
@@ -210,7 +198,7 @@ TEST(ProtocolNoc, ReadAndWriteTransactionsReadBackExactly) {
   end();
   ASSERT_EQ(uscope_writer_close(w), USCOPE_OK);
 
-  Trace t(path);
+  Trace t(o.path);
   ASSERT_TRUE(t.ok());
   const auto ev = t.events();
   struct Want {
@@ -336,20 +324,11 @@ TEST(ProtocolNoc, FabricsUnderOneParentShareTxnHandoff) {
 }
 
 TEST(ProtocolNoc, ArgumentErrorsAreSpecificAndWriteNothing) {
-  TempDir dir("uscope_noc");
-  const std::string path = dir.file("t.uscope");
-  uscope_schema_t *s = base_schema();
-  Xbar x;
-  uscope_noc_t *noc = nullptr;
-  ASSERT_EQ(uscope_noc_declare(s, &x.cfg, &noc), USCOPE_OK) << uscope_last_error();
-  uscope_writer_t *w = nullptr;
-  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK);
-  uscope_schema_free(s);
+  NocTrace o;
+  ASSERT_NO_FATAL_FAILURE(o.open());
+  uscope_writer_t *w = o.w;
+  uscope_noc_t *noc = o.h;
   ASSERT_EQ(uscope_begin_cycle(w, 0), USCOPE_OK);
-  auto refused = [](uscope_status_t got, uscope_status_t want, const char *msg) {
-    EXPECT_EQ(got, want) << msg;
-    EXPECT_TRUE(contains(uscope_last_error(), msg)) << uscope_last_error();
-  };
   refused(uscope_noc_issue(w, noc, kMaxTxns, kRead, 0, 1, 3, 0, 1), USCOPE_ERR_UNKNOWN_SLOT,
           "uscope_noc_issue: txn_id 64 is not a transaction of scope \"noc0\" (max_txns 64)");
   refused(uscope_noc_issue(w, noc, 0, 4, 0, 1, 3, 0, 1), USCOPE_ERR_VALUE_RANGE, "opcode 4 is out of range");
@@ -381,7 +360,7 @@ TEST(ProtocolNoc, ArgumentErrorsAreSpecificAndWriteNothing) {
   // Outside a cycle: the writer's own sticky BAD_STATE.
   EXPECT_EQ(uscope_noc_complete(w, noc, 0), USCOPE_ERR_BAD_STATE);
   EXPECT_EQ(uscope_writer_close(w), USCOPE_ERR_BAD_STATE);
-  Trace t(path);
+  Trace t(o.path);
   EXPECT_TRUE(t.events().empty());
   uscope_noc_free(noc);
 }
@@ -389,65 +368,29 @@ TEST(ProtocolNoc, ArgumentErrorsAreSpecificAndWriteNothing) {
 TEST(ProtocolNoc, BadConfigsAreRefusedAndLeaveTheSchemaUnchanged) {
   uscope_schema_t *s = base_schema();
   uscope_noc_t *noc = nullptr;
-  auto refused = [&](const uscope_noc_config_t &c, uscope_status_t want, const char *msg) {
-    SCOPED_TRACE(msg);
-    EXPECT_EQ(uscope_noc_declare(s, &c, &noc), want);
-    EXPECT_TRUE(contains(uscope_last_error(), "uscope_noc_declare: ")) << uscope_last_error();
-    EXPECT_TRUE(contains(uscope_last_error(), msg)) << uscope_last_error();
-    EXPECT_EQ(noc, nullptr);
-  };
-  {
-    Xbar x;
-    x.cfg.bus_protocol = nullptr;
-    refused(x.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.bus_protocol is NULL");
-  }
-  {
-    Xbar x;
-    x.cfg.topology = nullptr;
-    refused(x.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.topology is NULL");
-  }
-  {
-    Xbar x;
-    x.cfg.num_stages = 0;
-    refused(x.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.stages: no names");
-  }
-  {
-    Xbar x;
-    x.cfg.max_txns = 0;
-    refused(x.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.max_txns is 0");
-  }
-  {
-    Xbar x;
-    x.buffers[0].num_slots = 0;
-    refused(x.cfg, USCOPE_ERR_INVALID_ARGUMENT, "\"ort\" has 0 slots");
-  }
-  {
-    Xbar x;
-    x.cfg.opcodes = nullptr;
-    refused(x.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.opcodes is NULL but");
-  }
-  {
-    const char *const ops[] = {"read", "read"};
-    Xbar x;
-    x.cfg.opcodes = ops;
-    x.cfg.num_opcodes = 2;
-    refused(x.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.opcodes[1] \"read\" repeats");
-  }
-  {
-    Xbar x;
-    x.qos[0].name = "addr";
-    refused(x.cfg, USCOPE_ERR_INVALID_ARGUMENT, "is named \"addr\"");
-  }
-  {
-    Xbar x;
-    x.counters[0] = "retries";
-    refused(x.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.counters[] \"retries\"");
-  }
-  {
-    Xbar x;
-    x.cfg.scope_name = "/";
-    refused(x.cfg, USCOPE_ERR_SCHEMA, "scope name \"/\" is used by scope 0");
-  }
+  const DeclareRefusals<Xbar, uscope_noc_t> refused(uscope_noc_declare, "uscope_noc_declare", s);
+  refused.after([](Xbar &x) { x.cfg.bus_protocol = nullptr; }, USCOPE_ERR_INVALID_ARGUMENT,
+                "cfg.bus_protocol is NULL");
+  refused.after([](Xbar &x) { x.cfg.topology = nullptr; }, USCOPE_ERR_INVALID_ARGUMENT,
+                "cfg.topology is NULL");
+  refused.after([](Xbar &x) { x.cfg.num_stages = 0; }, USCOPE_ERR_INVALID_ARGUMENT, "cfg.stages: no names");
+  refused.after([](Xbar &x) { x.cfg.max_txns = 0; }, USCOPE_ERR_INVALID_ARGUMENT, "cfg.max_txns is 0");
+  refused.after([](Xbar &x) { x.buffers[0].num_slots = 0; }, USCOPE_ERR_INVALID_ARGUMENT,
+                "\"ort\" has 0 slots");
+  refused.after([](Xbar &x) { x.cfg.opcodes = nullptr; }, USCOPE_ERR_INVALID_ARGUMENT,
+                "cfg.opcodes is NULL but");
+  refused.after(
+      [](Xbar &x) {
+        static const char *const ops[] = {"read", "read"};
+        x.cfg.opcodes = ops;
+        x.cfg.num_opcodes = 2;
+      },
+      USCOPE_ERR_INVALID_ARGUMENT, "cfg.opcodes[1] \"read\" repeats");
+  refused.after([](Xbar &x) { x.qos[0].name = "addr"; }, USCOPE_ERR_INVALID_ARGUMENT, "is named \"addr\"");
+  refused.after([](Xbar &x) { x.counters[0] = "retries"; }, USCOPE_ERR_INVALID_ARGUMENT,
+                "cfg.counters[] \"retries\"");
+  refused.after([](Xbar &x) { x.cfg.scope_name = "/"; }, USCOPE_ERR_SCHEMA,
+                "scope name \"/\" is used by scope 0");
   {
     Xbar x("noc0", 3);
     refused(x.cfg, USCOPE_ERR_SCHEMA, "parent scope 3 does not exist");

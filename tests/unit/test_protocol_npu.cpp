@@ -87,27 +87,28 @@ struct Npu {
   }
 };
 
-uscope_npu_ids_t ids_of(const uscope_npu_t *npu) {
-  uscope_npu_ids_t ids{};
-  ids.struct_size = sizeof ids;
-  EXPECT_EQ(uscope_npu_ids(npu, &ids), USCOPE_OK);
-  return ids;
-}
+// The Npu declared and a writer open on a fresh file.
+struct NpuTrace : OpenTrace<Npu, uscope_npu_t> {
+  NpuTrace() : OpenTrace("uscope_npu", uscope_npu_declare, kPeriod) {}
+};
 
 // The JSONL lines above through the per-cycle calls, as a converter would
 // make them: one cycle per t_cycle, the contexts in cycle 0. The handle is
 // freed at the end, so the counter ids (an array the handle owns) are copied.
-void write_spec_stream(const std::string &path, uscope_npu_ids_t *ids_out, std::vector<uint16_t> *counters) {
-  uscope_schema_t *s = base_schema(kPeriod);
-  Npu n;
-  uscope_npu_t *npu = nullptr;
-  ASSERT_EQ(uscope_npu_declare(s, &n.cfg, &npu), USCOPE_OK) << uscope_last_error();
-  *ids_out = ids_of(npu);
-  counters->assign(ids_out->counters, ids_out->counters + ids_out->num_counters);
-  ids_out->counters = nullptr;
-  uscope_writer_t *w = nullptr;
-  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
-  uscope_schema_free(s);
+struct SpecStream {
+  NpuTrace o;
+  uscope_npu_ids_t ids{};
+  std::vector<uint16_t> counter_ids;
+  void write();
+};
+
+void SpecStream::write() {
+  ASSERT_NO_FATAL_FAILURE(o.open());
+  uscope_writer_t *w = o.w;
+  uscope_npu_t *npu = o.h;
+  ids = ids_of(npu);
+  counter_ids.assign(ids.counters, ids.counters + ids.num_counters);
+  ids.counters = nullptr;
   uint64_t now = ~0ull;
   auto at = [&](uint64_t t_cycle) {
     if (t_cycle == now) return;
@@ -283,13 +284,10 @@ class ToJsonl {
 };
 
 TEST(ProtocolNpu, SpecExamplesRoundTripJsonlThroughUscopeLosslessly) {
-  TempDir dir("uscope_npu");
-  const std::string path = dir.file("t.uscope");
-  uscope_npu_ids_t ids{};
-  std::vector<uint16_t> counter_ids;
-  write_spec_stream(path, &ids, &counter_ids);
-  if (HasFatalFailure()) return;
-  Trace t(path);
+  SpecStream sp;
+  ASSERT_NO_FATAL_FAILURE(sp.write());
+  const uscope_npu_ids_t &ids = sp.ids;
+  Trace t(sp.o.path);
   ASSERT_TRUE(t.ok());
   const auto events = t.events();
   ASSERT_EQ(events.size(), kNumLines);
@@ -301,13 +299,11 @@ TEST(ProtocolNpu, SpecExamplesRoundTripJsonlThroughUscopeLosslessly) {
 }
 
 TEST(ProtocolNpu, StoragesAndCountersFollowTheEvents) {
-  TempDir dir("uscope_npu");
-  const std::string path = dir.file("t.uscope");
-  uscope_npu_ids_t ids{};
-  std::vector<uint16_t> counter_ids;
-  write_spec_stream(path, &ids, &counter_ids);
-  if (HasFatalFailure()) return;
-  Trace t(path);
+  SpecStream sp;
+  ASSERT_NO_FATAL_FAILURE(sp.write());
+  const uscope_npu_ids_t &ids = sp.ids;
+  const std::vector<uint16_t> &counter_ids = sp.counter_ids;
+  Trace t(sp.o.path);
   ASSERT_TRUE(t.ok());
   enum { MACS, DMA_BYTES, SRAM_ACC, SRAM_CONF, CMDS, JOBS, TOKENS, DRAM_BYTES, NOC_BYTES, STALLS };
   auto counters = [&](const uscope_state_t *st) {
@@ -380,19 +376,14 @@ TEST(ProtocolNpu, StoragesAndCountersFollowTheEvents) {
 }
 
 TEST(ProtocolNpu, DeclaresTheDocumentedSchema) {
-  TempDir dir("uscope_npu");
-  const std::string path = dir.file("t.uscope");
-  uscope_schema_t *s = base_schema(kPeriod);
-  Npu n;
-  uscope_npu_t *npu = nullptr;
-  ASSERT_EQ(uscope_npu_declare(s, &n.cfg, &npu), USCOPE_OK) << uscope_last_error();
+  NpuTrace o;
+  ASSERT_NO_FATAL_FAILURE(o.open());
+  uscope_writer_t *w = o.w;
+  uscope_npu_t *npu = o.h;
   const uscope_npu_ids_t ids = ids_of(npu);
-  uscope_writer_t *w = nullptr;
-  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
-  uscope_schema_free(s);
   ASSERT_EQ(uscope_writer_close(w), USCOPE_OK);
 
-  Trace t(path);
+  Trace t(o.path);
   ASSERT_TRUE(t.ok());
   EXPECT_STREQ(t.scope(ids.scope_id).name, "npu0");
   EXPECT_STREQ(t.scope(ids.scope_id).protocol, "npu");
@@ -568,20 +559,11 @@ TEST(ProtocolNpu, OptionalStoragesAreLeftOutAndTheirIdsAreNotChecked) {
 }
 
 TEST(ProtocolNpu, ArgumentErrorsAreSpecificAndWriteNothing) {
-  TempDir dir("uscope_npu");
-  const std::string path = dir.file("t.uscope");
-  uscope_schema_t *s = base_schema(kPeriod);
-  Npu n;
-  uscope_npu_t *npu = nullptr;
-  ASSERT_EQ(uscope_npu_declare(s, &n.cfg, &npu), USCOPE_OK) << uscope_last_error();
-  uscope_writer_t *w = nullptr;
-  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK);
-  uscope_schema_free(s);
+  NpuTrace o;
+  ASSERT_NO_FATAL_FAILURE(o.open());
+  uscope_writer_t *w = o.w;
+  uscope_npu_t *npu = o.h;
   ASSERT_EQ(uscope_begin_cycle(w, 0), USCOPE_OK);
-  auto refused = [](uscope_status_t got, uscope_status_t want, const char *msg) {
-    EXPECT_EQ(got, want) << msg;
-    EXPECT_TRUE(contains(uscope_last_error(), msg)) << uscope_last_error();
-  };
   constexpr uint32_t U = A32;
   refused(uscope_npu_context(w, npu, 8, 0, 0, 0, 0, 0, 0, 0, 0, "x"), USCOPE_ERR_UNKNOWN_SLOT,
           "uscope_npu_context: ctx 8 is not a context of scope \"npu0\" (num_contexts 8");
@@ -657,73 +639,22 @@ TEST(ProtocolNpu, ArgumentErrorsAreSpecificAndWriteNothing) {
 TEST(ProtocolNpu, BadConfigsAreRefusedAndLeaveTheSchemaUnchanged) {
   uscope_schema_t *s = base_schema(kPeriod);
   uscope_npu_t *npu = nullptr;
-  auto refused = [&](const uscope_npu_config_t &c, uscope_status_t want, const char *msg) {
-    SCOPED_TRACE(msg);
-    EXPECT_EQ(uscope_npu_declare(s, &c, &npu), want);
-    EXPECT_TRUE(contains(uscope_last_error(), "uscope_npu_declare: ")) << uscope_last_error();
-    EXPECT_TRUE(contains(uscope_last_error(), msg)) << uscope_last_error();
-    EXPECT_EQ(npu, nullptr);
-  };
-  {
-    Npu n;
-    n.cfg.scope_name = nullptr;
-    refused(n.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.scope_name is NULL");
-  }
-  {
-    Npu n;
-    n.cfg.queue_depth = 0;
-    refused(n.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.queue_depth is 0");
-  }
-  {
-    Npu n;
-    n.cfg.num_te = 0;
-    refused(n.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.num_te is 0");
-  }
-  {
-    Npu n;
-    n.cfg.num_ve = 0;
-    refused(n.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.num_ve is 0");
-  }
-  {
-    Npu n;
-    n.cfg.num_dma_channels = 0;
-    refused(n.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.num_dma_channels is 0");
-  }
-  {
-    Npu n;
-    n.cfg.num_contexts = 0xFFFF;
-    refused(n.cfg, USCOPE_ERR_LIMIT, "cfg.num_contexts is 65535");
-  }
-  {
-    Npu n;
-    n.cfg.te_cols = 0;
-    refused(n.cfg, USCOPE_ERR_INVALID_ARGUMENT, "give both or neither");
-  }
-  {
-    Npu n;
-    n.cfg.counters = nullptr;
-    refused(n.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.counters is NULL but");
-  }
-  {
-    Npu n;
-    n.extra[0] = "macs";
-    refused(n.cfg, USCOPE_ERR_INVALID_ARGUMENT, "cfg.counters[] \"macs\"");
-  }
-  {
-    Npu n;
-    n.cfg.struct_size = 2;
-    refused(n.cfg, USCOPE_ERR_INVALID_ARGUMENT, "struct_size is 2");
-  }
-  {
-    Npu n;
-    n.cfg.scope_name = "/";
-    refused(n.cfg, USCOPE_ERR_SCHEMA, "scope name \"/\" is used");
-  }
-  {
-    Npu n;
-    n.cfg.clock_id = 9;
-    refused(n.cfg, USCOPE_ERR_SCHEMA, "clock 9 does not exist");
-  }
+  const DeclareRefusals<Npu, uscope_npu_t> refused(uscope_npu_declare, "uscope_npu_declare", s);
+  refused.after([](Npu &n) { n.cfg.scope_name = nullptr; }, USCOPE_ERR_INVALID_ARGUMENT,
+                "cfg.scope_name is NULL");
+  refused.after([](Npu &n) { n.cfg.queue_depth = 0; }, USCOPE_ERR_INVALID_ARGUMENT, "cfg.queue_depth is 0");
+  refused.after([](Npu &n) { n.cfg.num_te = 0; }, USCOPE_ERR_INVALID_ARGUMENT, "cfg.num_te is 0");
+  refused.after([](Npu &n) { n.cfg.num_ve = 0; }, USCOPE_ERR_INVALID_ARGUMENT, "cfg.num_ve is 0");
+  refused.after([](Npu &n) { n.cfg.num_dma_channels = 0; }, USCOPE_ERR_INVALID_ARGUMENT,
+                "cfg.num_dma_channels is 0");
+  refused.after([](Npu &n) { n.cfg.num_contexts = 0xFFFF; }, USCOPE_ERR_LIMIT, "cfg.num_contexts is 65535");
+  refused.after([](Npu &n) { n.cfg.te_cols = 0; }, USCOPE_ERR_INVALID_ARGUMENT, "give both or neither");
+  refused.after([](Npu &n) { n.cfg.counters = nullptr; }, USCOPE_ERR_INVALID_ARGUMENT,
+                "cfg.counters is NULL but");
+  refused.after([](Npu &n) { n.extra[0] = "macs"; }, USCOPE_ERR_INVALID_ARGUMENT, "cfg.counters[] \"macs\"");
+  refused.after([](Npu &n) { n.cfg.struct_size = 2; }, USCOPE_ERR_INVALID_ARGUMENT, "struct_size is 2");
+  refused.after([](Npu &n) { n.cfg.scope_name = "/"; }, USCOPE_ERR_SCHEMA, "scope name \"/\" is used");
+  refused.after([](Npu &n) { n.cfg.clock_id = 9; }, USCOPE_ERR_SCHEMA, "clock 9 does not exist");
   {
     // A trace-wide property another declaration set differently.
     ASSERT_EQ(uscope_schema_add_dut_property(s, "npu.sim_id", "other_run"), USCOPE_OK);

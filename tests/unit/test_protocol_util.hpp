@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "support/test_util.hpp"
 #include "uscope/protocols.h"
 #include "uscope/uscope.h"
 
@@ -249,5 +250,95 @@ inline uscope_schema_t *base_schema(uint32_t period_ps = 1000) {
 inline bool contains(const char *haystack, const char *needle) {
   return haystack && std::strstr(haystack, needle) != nullptr;
 }
+
+// A per-cycle call refused: the status, and the message containing msg. Each
+// call is made before its check reads uscope_last_error().
+inline void refused(uscope_status_t got, uscope_status_t want, const char *msg) {
+  EXPECT_EQ(got, want) << msg;
+  EXPECT_TRUE(contains(uscope_last_error(), msg)) << uscope_last_error();
+}
+
+// Declarations refused for one defect each of a fixture's good config (the
+// test's Core, Xbar, Npu: a struct with a member cfg): the status, a message
+// that starts with the declare call's name and contains msg, and *out
+// untouched.
+template <class Fixture, class Handle>
+class DeclareRefusals {
+ public:
+  using Cfg = decltype(Fixture::cfg);
+  using Declare = uscope_status_t (*)(uscope_schema_t *, const Cfg *, Handle **);
+
+  DeclareRefusals(Declare declare, const char *fn, uscope_schema_t *s)
+      : declare_(declare), prefix_(std::string(fn) + ": "), s_(s) {}
+
+  void operator()(const Cfg &c, uscope_status_t want, const char *msg) const {
+    SCOPED_TRACE(msg);
+    Handle *const untouched = reinterpret_cast<Handle *>(0x1);
+    Handle *out = untouched;
+    EXPECT_EQ(declare_(s_, &c, &out), want);
+    EXPECT_TRUE(contains(uscope_last_error(), prefix_.c_str())) << uscope_last_error();
+    EXPECT_TRUE(contains(uscope_last_error(), msg)) << uscope_last_error();
+    EXPECT_EQ(out, untouched);
+  }
+  // The fixture's good config with edit applied to the fixture.
+  template <class Edit>
+  void after(Edit edit, uscope_status_t want, const char *msg) const {
+    Fixture f;
+    edit(f);
+    (*this)(f.cfg, want, msg);
+  }
+
+ private:
+  Declare declare_;
+  std::string prefix_;
+  uscope_schema_t *s_;
+};
+
+// A handle's ids (uscope_cpu_ids and the like), copied at their full size.
+template <class Handle, class Ids>
+Ids read_ids(uscope_status_t (*get)(const Handle *, Ids *), const Handle *h) {
+  Ids ids{};
+  ids.struct_size = sizeof ids;
+  EXPECT_EQ(get(h, &ids), USCOPE_OK);
+  return ids;
+}
+
+inline uscope_cpu_ids_t ids_of(const uscope_cpu_t *h) { return read_ids(uscope_cpu_ids, h); }
+inline uscope_noc_ids_t ids_of(const uscope_noc_t *h) { return read_ids(uscope_noc_ids, h); }
+inline uscope_npu_ids_t ids_of(const uscope_npu_t *h) { return read_ids(uscope_npu_ids, h); }
+
+// The start of most tests: base_schema(period_ps) with one protocol instance
+// declared from a Fixture's good config (the test's Core, Xbar, Npu), and a
+// writer open on a fresh file with that schema. Run open() under
+// ASSERT_NO_FATAL_FAILURE; the test closes w and frees h itself.
+template <class Fixture, class Handle>
+class OpenTrace {
+ public:
+  using Cfg = decltype(Fixture::cfg);
+  using Declare = uscope_status_t (*)(uscope_schema_t *, const Cfg *, Handle **);
+
+  OpenTrace(const char *tag, Declare declare, uint32_t period_ps = 1000)
+      : dir_(tag), path(dir_.file("t.uscope")), declare_(declare), period_ps_(period_ps) {}
+
+  void open() {
+    uscope_schema_t *s = base_schema(period_ps_);
+    ASSERT_EQ(declare_(s, &fx.cfg, &h), USCOPE_OK) << uscope_last_error();
+    ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
+    uscope_schema_free(s);
+  }
+
+ private:
+  TempDir dir_;  // before path, which names a file in it
+
+ public:
+  const std::string path;
+  Fixture fx;
+  Handle *h = nullptr;
+  uscope_writer_t *w = nullptr;
+
+ private:
+  Declare declare_;
+  uint32_t period_ps_;
+};
 
 }  // namespace uscope::test::proto
