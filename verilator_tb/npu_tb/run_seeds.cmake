@@ -1,5 +1,6 @@
-# ctest npu_tb_random: run the unit testbench over several seeds (cmake -DEXE=... -P this).
-foreach(seed 1 2 3 4 5 6)
+# ctest npu_tb_random: run the unit testbench over several seeds
+# (cmake -DEXE=... -DSEEDS="1;2;..." -P this).
+foreach(seed ${SEEDS})
   execute_process(COMMAND ${EXE} --seed ${seed} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                   ERROR_VARIABLE err)
   message("${out}${err}")
