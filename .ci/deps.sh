@@ -7,7 +7,7 @@
 # and its firmware.
 # verilator also builds the DPI bridge's tests (tests/dpi: signature drift, e2e).
 USCOPE_PACKAGES=(cmake ninja-build g++ pkg-config liblz4-dev libzstd-dev libgtest-dev
-                 libbenchmark-dev libsimdjson-dev libcli11-dev
+                 libbenchmark-dev libsimdjson-dev libcli11-dev zlib1g-dev
                  clang libclang-rt-14-dev
                  verilator gcc-riscv64-unknown-elf)
 

@@ -37,3 +37,20 @@ cp tests/fuzz/corpus/reader/* build/fuzz/corpus/
 build/fuzz/tests/fuzz/uscope_fuzz_reader -max_total_time="$USCOPE_FUZZ_SECONDS" -timeout=10 \
   -rss_limit_mb=2048 -malloc_limit_mb=512 -print_final_stats=1 -artifact_prefix=build/fuzz/artifacts/ \
   build/fuzz/corpus
+
+echo "== fuzz the pccx reader (clang, libFuzzer + ASan + UBSan, ${USCOPE_FUZZ_PCCX_SECONDS:=30} s) =="
+# Same build tree and rules; seeds from tests/fuzz/corpus/pccx and the real
+# pccx-lab file. Allocations are bounded by the input size (docs/pccx.md).
+cmake --build build/fuzz -j "$jobs" --target uscope_fuzz_pccx
+rm -rf build/fuzz/corpus_pccx
+mkdir -p build/fuzz/corpus_pccx
+cp tests/fuzz/corpus/pccx/* build/fuzz/corpus_pccx/
+build/fuzz/tests/fuzz/uscope_fuzz_pccx -max_total_time="$USCOPE_FUZZ_PCCX_SECONDS" -timeout=10 \
+  -rss_limit_mb=2048 -malloc_limit_mb=256 -print_final_stats=1 -artifact_prefix=build/fuzz/artifacts/ \
+  build/fuzz/corpus_pccx
+
+echo "== fuzz the NPU JSONL ingest (${USCOPE_FUZZ_SECONDS} s) =="
+cmake --build build/fuzz -j "$jobs" --target uscope_fuzz_jsonl
+rm -rf build/fuzz/corpus_jsonl && mkdir -p build/fuzz/corpus_jsonl && cp tests/fuzz/corpus/jsonl/* build/fuzz/corpus_jsonl/
+build/fuzz/tests/fuzz/uscope_fuzz_jsonl -max_total_time="$USCOPE_FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
+  -malloc_limit_mb=512 -print_final_stats=1 -artifact_prefix=build/fuzz/artifacts/ build/fuzz/corpus_jsonl

@@ -106,6 +106,22 @@ package uscope_pkg;
                                                    input byte unsigned payload[USCOPE_PAYLOAD_BYTES],
                                                    int unsigned len);
 
+  // pccx-lab .pccx traces (docs/pccx.md, docs/dpi.md "pccx"): a streaming
+  // writer beside the µScope one. api_name "" = none. Type ids below.
+  import "DPI-C" function chandle uscope_sv_pccx_open(string path, string options);
+  import "DPI-C" function int     uscope_sv_pccx_event(chandle w, int unsigned core_id,
+                                                       longint unsigned start_cycle,
+                                                       longint unsigned duration,
+                                                       int unsigned type_id, string api_name);
+  import "DPI-C" function int     uscope_sv_pccx_set_total_cycles(chandle w, longint unsigned cycles);
+  import "DPI-C" function int     uscope_sv_pccx_close(chandle w);
+  import "DPI-C" function string  uscope_sv_pccx_error();
+  /* verilator lint_off UNUSEDPARAM */
+  localparam int unsigned PCCX_UNKNOWN = 0, PCCX_MAC_COMPUTE = 1, PCCX_DMA_READ = 2,
+                          PCCX_DMA_WRITE = 3, PCCX_SYSTOLIC_STALL = 4, PCCX_BARRIER_SYNC = 5,
+                          PCCX_API_CALL = 6;
+  /* verilator lint_on UNUSEDPARAM */
+
   // Protocol declarations (include/uscope/protocols.h): each returns the
   // protocol handle the uscope_cpu_* / uscope_noc_* / uscope_npu_* calls take,
   // or null. Lists are CSV; "" and 0 mean omitted. Buffers: "rob:64(pc:u64),iq:16".

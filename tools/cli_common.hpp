@@ -138,5 +138,8 @@ inline uint64_t payload_field(const uint8_t *p, const uscope_field_info_t &f) {
 
 // Subcommands defined in their own files.
 void cmd_summary(const Trace &t, bool json);
+// cmd_pccx_info.cpp: `uscope info` on a pccx-lab .pccx file (detected by magic).
+bool is_pccx_file(const std::string &path);
+void cmd_pccx_info(const std::string &path, bool json);
 
 }  // namespace uscope_cli

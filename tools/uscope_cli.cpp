@@ -6,6 +6,8 @@
 //   uscope state  FILE (--time PS | --cycle N) [--json]
 //   uscope events FILE --from PS --to PS [--json]
 //   uscope summary FILE [--json]     (cpu / npu / noc scopes; cmd_summary.cpp)
+//   uscope convert IN -o OUT [--strict]   (NPU JSONL <-> .uscope / .pccx; cmd_convert.cpp)
+//   uscope npu-report FILE [--json]  (NPU metrics of .jsonl / .uscope / .pccx; cmd_npu_report.cpp)
 //
 // Output is deterministic. Errors go to stderr with exit code 1 (2 for usage).
 #include <CLI/CLI.hpp>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "cli_common.hpp"
+#include "cmd_convert.hpp"
 
 namespace uscope_cli {
 // A field value as JSON: signed types sign-extended, enums with their name.
@@ -387,12 +390,21 @@ int main(int argc, char **argv) {
   auto *summary = app.add_subcommand("summary", "per-scope figures of cpu, npu and noc protocol scopes");
   summary->add_option("file", file, "trace file")->required();
   summary->add_flag("--json", json, "JSON output");
+  auto convert = add_convert(app);         // cmd_convert.cpp
+  auto npu_report = add_npu_report(app);   // cmd_npu_report.cpp
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  // These open their own inputs (JSONL, .uscope or .pccx).
+  if (*convert->app) return convert->run();
+  if (*npu_report->app) return npu_report->run();
   try {
+    if (*info && is_pccx_file(file)) {  // .pccx, by magic (cmd_pccx_info.cpp)
+      cmd_pccx_info(file, json);
+      return 0;
+    }
     Trace t(file);
     if (*info) cmd_info(t, json);
     else if (*dump) cmd_dump(t);

@@ -8,6 +8,11 @@
 // Plusargs
 //   +trace=<path>      µScope trace file (default trace.uscope)
 //   +notrace           no writer: every handle stays null and the RTL makes no tracing call
+//   +pccx=<path>       pccx-lab .pccx trace written beside the µScope one (default: the +trace
+//                      path with .uscope replaced by .pccx; docs/pccx.md): MAC_COMPUTE per TE
+//                      tile (core_id 0), DMA_READ / DMA_WRITE per DMA transfer (core_id 1), in
+//                      npu_clk cycles
+//   +nopccx            no .pccx file
 //   +fst=<path>        FST waveform (only in the uscope_tb_fst build, which has --trace-fst)
 //   +fw=<base>         firmware images <base>.imem.hex / <base>.dram.hex (default: the build's)
 //   +elf=<path>        ELF recorded as cpu.elf_path (default: the build's firmware ELF)
@@ -45,6 +50,7 @@
 #include <uscope/protocols.h>
 #include <uscope/uscope.h>
 #include <uscope/uscope_dpi.h>
+#include <pccx/pccx.h>
 #endif
 
 #ifndef USCOPE_TB_FW_ELF
@@ -120,6 +126,7 @@ struct Tracer {
   uscope_cpu_t *cpu = nullptr;
   uscope_noc_t *noc = nullptr;
   uscope_npu_t *npu = nullptr;
+  pccx_writer_t *pccx = nullptr;  // the .pccx beside the trace (README "Tracing handles": "pccx")
 
   ~Tracer() { release(); }
   void release() {
@@ -228,6 +235,32 @@ struct Tracer {
     return true;
   }
 
+  // The pccx-lab trace of the NPU: engines as cores (0 = TE, 1 = DMA), npu_clk cycles.
+  bool open_pccx(const std::string &path) {
+    pccx_writer_options_t po = PCCX_WRITER_OPTIONS_INIT;
+    po.mac_rows = 4;  // npu_top's TE_ROWS x TE_COLS
+    po.mac_cols = 4;
+    po.cores = 2;
+    po.clock_mhz = 800;  // npu_clk, 1250 ps
+    po.isa_version = "verilator_tb-npu";
+    if (!check(pccx_writer_open(&pccx, path.c_str(), &po), "pccx_writer_open")) return false;
+    uscope_dpi_register("pccx", pccx);
+    return true;
+  }
+
+  bool close_pccx(pccx_writer_stats_t *stats) {
+    if (!pccx) return true;
+    uscope_dpi_register("pccx", nullptr);
+    const uscope_status_t st = pccx_writer_finish(pccx);
+    stats->struct_size = sizeof *stats;
+    pccx_writer_stats(pccx, stats);
+    if (st != USCOPE_OK)
+      std::fprintf(stderr, "sim_main: pccx: %s: %s\n", uscope_status_str(st), pccx_writer_error(pccx));
+    pccx_writer_close(pccx);
+    pccx = nullptr;
+    return st == USCOPE_OK;
+  }
+
   // Finishes the file; returns false on a sticky writer error (which names the first misuse).
   bool close(uscope_writer_stats_t *stats) {
     uscope_dpi_register("writer", nullptr);
@@ -260,6 +293,11 @@ int main(int argc, char **argv) {
   const bool notrace = plusflag(*ctx, "notrace");
   const bool quiet = plusflag(*ctx, "quiet");
   const std::string trace_path = plusarg(*ctx, "trace", "trace.uscope");
+  const bool nopccx = plusflag(*ctx, "nopccx");
+  std::string pccx_default = trace_path;
+  if (pccx_default.size() > 7 && pccx_default.compare(pccx_default.size() - 7, 7, ".uscope") == 0)
+    pccx_default.resize(pccx_default.size() - 7);
+  const std::string pccx_path = plusarg(*ctx, "pccx", pccx_default + ".pccx");
   const std::string report_path = plusarg(*ctx, "report", "");
   const std::string fst_path = plusarg(*ctx, "fst", "");
   const std::string elf_path = plusarg(*ctx, "elf", USCOPE_TB_FW_ELF);
@@ -274,6 +312,7 @@ int main(int argc, char **argv) {
   Tracer tracer;
   if (!notrace) {
     if (!tracer.open(trace_path, elf_path, fw_base)) return 3;
+    if (!nopccx && !tracer.open_pccx(pccx_path)) return 3;
     tracing = true;
   }
 #else
@@ -376,6 +415,12 @@ int main(int argc, char **argv) {
   if (tracing) {
     uscope_writer_stats_t st{};
     trace_ok = tracer.close(&st);
+    pccx_writer_stats_t pst{};
+    const bool pccx_on = tracer.pccx != nullptr;
+    if (!tracer.close_pccx(&pst)) trace_ok = false;
+    if (pccx_on && !quiet)
+      std::printf("pccx           %s: %" PRIu64 " events, %" PRIu64 " bytes, %" PRIu64 " dropped\n",
+                  pccx_path.c_str(), pst.events_written, pst.file_bytes, pst.dropped_events);
     if (const uint64_t errors = tb_dpi_trace_errors()) {
       std::fprintf(stderr, "sim_main: %" PRIu64 " tracing calls failed\n", errors);
       trace_ok = false;

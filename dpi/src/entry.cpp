@@ -15,6 +15,7 @@
 #pragma GCC visibility pop
 
 #include "bridge.hpp"
+#include "pccx_bridge.hpp"
 
 namespace b = uscope_dpi;
 
@@ -108,5 +109,16 @@ void *uscope_sv_npu_declare(void *schema, const char *scope_name, int parent, in
                                  te_cols, counters, dut_name, vendor, sim_id, trace_version, sim_version,
                                  sim_config_json});
 }
+
+void *uscope_sv_pccx_open(const char *path, const char *options) { return uscope_dpi::pccx_open(path, options); }
+int uscope_sv_pccx_event(void *writer, unsigned int core_id, unsigned long long start_cycle,
+                         unsigned long long duration, unsigned int type_id, const char *api_name) {
+  return uscope_dpi::pccx_event(writer, core_id, start_cycle, duration, type_id, api_name);
+}
+int uscope_sv_pccx_set_total_cycles(void *writer, unsigned long long cycles) {
+  return uscope_dpi::pccx_set_total_cycles(writer, cycles);
+}
+int uscope_sv_pccx_close(void *writer) { return uscope_dpi::pccx_close(writer); }
+const char *uscope_sv_pccx_error() { return uscope_dpi::pccx_error(); }
 
 }  // extern "C"

@@ -106,6 +106,9 @@ typedef int32_t uscope_status_t;
 #define USCOPE_ERR_UNSUPPORTED_VERSION (-21) /* file-format major version unknown */
 #define USCOPE_ERR_UNKNOWN_COMPRESSION (-22) /* F_COMP_METHOD names no known method */
 #define USCOPE_ERR_NOT_FOUND           (-23) /* no storage/field/event/key of that name */
+#define USCOPE_ERR_CHECKSUM            (-24) /* payload checksum mismatch (strict mode) */
+#define USCOPE_ERR_BAD_HEADER          (-25) /* JSON header invalid, field missing or mistyped */
+#define USCOPE_ERR_BAD_UTF8            (-26) /* a string is not valid UTF-8 */
 
 /** Not an error: an iterator has no more items. */
 #define USCOPE_DONE 1

@@ -83,6 +83,9 @@ USCOPE_API const char *uscope_status_str(uscope_status_t s) {
     case USCOPE_ERR_UNSUPPORTED_VERSION: return "unsupported file-format version";
     case USCOPE_ERR_UNKNOWN_COMPRESSION: return "unknown compression method";
     case USCOPE_ERR_NOT_FOUND: return "not found";
+    case USCOPE_ERR_CHECKSUM: return "checksum mismatch";
+    case USCOPE_ERR_BAD_HEADER: return "invalid file header";
+    case USCOPE_ERR_BAD_UTF8: return "invalid UTF-8 string";
     case USCOPE_DONE: return "done (no more items)";
     default: return "unknown status";
   }

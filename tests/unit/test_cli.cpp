@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "support/cli_run.hpp"
 #include "support/test_util.hpp"
 #include "uscope/protocols.h"
 #include "uscope/uscope.h"
@@ -14,24 +15,10 @@ namespace {
 
 using uscope::test::kCorpusDir;
 
-struct CliRun {
-  int exit_code;
-  std::string out;
-};
+using uscope::test::CliRun;
 
-// CliRun the CLI with args; stdout captured, stderr merged when asked.
 CliRun cli(const std::string &args, bool merge_stderr = false) {
-  const std::string cmd = std::string(USCOPE_CLI) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE *p = popen(cmd.c_str(), "r");
-  EXPECT_NE(p, nullptr);
-  CliRun r{-1, {}};
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int st = pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return uscope::test::run_cli(args, merge_stderr);
 }
 
 simdjson::dom::element parse(simdjson::dom::parser &p, const std::string &s) {
@@ -170,11 +157,21 @@ TEST(Cli, SummaryOfProtocolScopes) {
   for (uint64_t c = 0; c < 10; ++c) {
     const uint64_t t = c * kCore;
     ASSERT_EQ(uscope_begin_cycle(w, t), USCOPE_OK);
-    if (c < 4) ASSERT_EQ(uscope_cpu_fetch(w, cpu, static_cast<uint32_t>(c), 0x100 + 4 * c, 0x13), USCOPE_OK);
-    if (c >= 5 && c < 8) ASSERT_EQ(uscope_cpu_retire(w, cpu, static_cast<uint32_t>(c - 5)), USCOPE_OK);
-    if (c == 8) ASSERT_EQ(uscope_cpu_flush(w, cpu, 3, USCOPE_CPU_FLUSH_MISPREDICT), USCOPE_OK);
-    if (c == 1 || c == 2) ASSERT_EQ(uscope_noc_issue(w, bus, static_cast<uint32_t>(c), 0, 0x40, 1, 2, 0, 1), USCOPE_OK);
-    if (c == 3 || c == 4) ASSERT_EQ(uscope_noc_complete(w, bus, static_cast<uint32_t>(c - 2)), USCOPE_OK);
+    if (c < 4) {
+      ASSERT_EQ(uscope_cpu_fetch(w, cpu, static_cast<uint32_t>(c), 0x100 + 4 * c, 0x13), USCOPE_OK);
+    }
+    if (c >= 5 && c < 8) {
+      ASSERT_EQ(uscope_cpu_retire(w, cpu, static_cast<uint32_t>(c - 5)), USCOPE_OK);
+    }
+    if (c == 8) {
+      ASSERT_EQ(uscope_cpu_flush(w, cpu, 3, USCOPE_CPU_FLUSH_MISPREDICT), USCOPE_OK);
+    }
+    if (c == 1 || c == 2) {
+      ASSERT_EQ(uscope_noc_issue(w, bus, static_cast<uint32_t>(c), 0, 0x40, 1, 2, 0, 1), USCOPE_OK);
+    }
+    if (c == 3 || c == 4) {
+      ASSERT_EQ(uscope_noc_complete(w, bus, static_cast<uint32_t>(c - 2)), USCOPE_OK);
+    }
     if (t == 0) {
       ASSERT_EQ(uscope_npu_context(w, npu, 0, 0, 0, 0, 1, 1, 0, 0, 8, "QKV_PROJ"), USCOPE_OK);
       ASSERT_EQ(uscope_npu_cmd_enqueue(w, npu, 0, 0, 7, "MATMUL", 0, 1, 0x1000, 1, 1, "QKV_PROJ"), USCOPE_OK);
@@ -182,8 +179,12 @@ TEST(Cli, SummaryOfProtocolScopes) {
       ASSERT_EQ(uscope_npu_cmd_start(w, npu, 0, 0, 7), USCOPE_OK);
       ASSERT_EQ(uscope_npu_te_start(w, npu, 0, 0, 70, 7, 2, 2, 2, 2, 2, 2), USCOPE_OK);
     }
-    if (t == 2000) ASSERT_EQ(uscope_npu_cmd_start(w, npu, 1, 0, 8), USCOPE_OK);
-    if (t == 5000) ASSERT_EQ(uscope_npu_te_end(w, npu, 0, 0, 70, 7, 8, 5), USCOPE_OK);
+    if (t == 2000) {
+      ASSERT_EQ(uscope_npu_cmd_start(w, npu, 1, 0, 8), USCOPE_OK);
+    }
+    if (t == 5000) {
+      ASSERT_EQ(uscope_npu_te_end(w, npu, 0, 0, 70, 7, 8, 5), USCOPE_OK);
+    }
     if (t == 8000) {
       ASSERT_EQ(uscope_npu_cmd_end(w, npu, 0, 0, 7, "OK"), USCOPE_OK);   // 8000 ps: 4 npu cycles
       ASSERT_EQ(uscope_npu_cmd_end(w, npu, 1, 0, 8, "OK"), USCOPE_OK);   // 6000 ps: 3 npu cycles

@@ -27,6 +27,7 @@
 #include "support/trace_file.hpp"
 #include "uscope/protocols.h"
 #include "uscope/uscope.h"
+#include "pccx/pccx.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define USCOPE_TEST_ASAN 1
@@ -575,3 +576,41 @@ TEST(WriterAlloc, OpenReportsNoMemoryWhenTheQueueCannotBeAllocated) {
 #endif
 
 }  // namespace
+
+// The pccx streaming writer (include/pccx/pccx.h): pccx_writer_event, with and
+// without an api_name, allocates and frees nothing on the calling thread in
+// steady state, including when it waits for a full queue.
+TEST(WriterAlloc, PccxWriterEventMakesNoAllocation) {
+  TempDir dir;
+  for (uint32_t enc : {uint32_t{PCCX_ENCODING_BINCODE}, uint32_t{PCCX_ENCODING_FLATBUF}}) {
+    const std::string path = dir.file(enc ? "t_flat.pccx" : "t_bin.pccx");
+    pccx_writer_options_t o = PCCX_WRITER_OPTIONS_INIT;
+    o.encoding = enc;
+    o.queue_bytes = 256 * 1024;  // small: the measured loop also waits for the encoder
+    pccx_writer_t *w = nullptr;
+    ASSERT_EQ(pccx_writer_open(&w, path.c_str(), &o), USCOPE_OK) << uscope_last_error();
+    uscope_status_t bad = 0;
+    uint64_t i = 0;
+    for (; i < kWarmup; ++i)
+      bad |= pccx_writer_event(w, uint32_t(i % 32), i * 4, 3, uint32_t(1 + i % 5), nullptr);
+    const Counts before = counts();
+    for (uint64_t end = i + 4 * kMeasured; i < end; ++i) {
+      const char *api = (i % 1000 == 0) ? "uca_a_long_api_name_well_past_any_small_string_buffer" : nullptr;
+      bad |= pccx_writer_event(w, uint32_t(i % 32), i * 4, 3, api ? 6u : uint32_t(1 + i % 5), api);
+    }
+    const Counts after = counts();
+    EXPECT_EQ(bad, 0) << pccx_writer_error(w);
+    EXPECT_EQ(after.allocs - before.allocs, 0u) << "allocations in pccx_writer_event";
+    EXPECT_EQ(after.frees - before.frees, 0u) << "frees in pccx_writer_event";
+    pccx_writer_stats_t st{};
+    st.struct_size = sizeof st;
+    ASSERT_EQ(pccx_writer_stats(w, &st), USCOPE_OK);
+    EXPECT_EQ(st.events, kWarmup + 4 * kMeasured);
+    EXPECT_EQ(st.dropped_events, 0u);
+    ASSERT_EQ(pccx_writer_close(w), USCOPE_OK) << uscope_last_error();
+    pccx_reader_t *r = nullptr;
+    ASSERT_EQ(pccx_reader_open(&r, path.c_str(), PCCX_OPEN_STRICT_CHECKSUM), USCOPE_OK) << uscope_last_error();
+    EXPECT_EQ(pccx_reader_event_count(r), kWarmup + 4 * kMeasured);
+    pccx_reader_close(r);
+  }
+}

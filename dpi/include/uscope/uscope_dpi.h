@@ -283,6 +283,34 @@ void *uscope_sv_npu_declare(void *schema, const char *scope_name, int parent, in
                             const char *sim_id, const char *trace_version, const char *sim_version,
                             const char *sim_config_json);
 
+/* ── pccx-lab .pccx traces (include/pccx/pccx.h, docs/pccx.md) ─────────── */
+
+/**
+ * Open a streaming pccx writer (libuscope's pccx_writer_t *), or NULL with
+ * uscope_sv_pccx_error() set. options: "" or key=value items separated by
+ * commas/spaces: encoding=bincode|flatbuf|raw, lab_version=..., isa_version=...,
+ * mac_rows=N, mac_cols=N, peak_tops=X, cores=N, clock_mhz=N, queue_bytes=N,
+ * backpressure=block|drop.
+ */
+void *uscope_sv_pccx_open(const char *path, const char *options);
+
+/**
+ * pccx_writer_event(); api_name "" means none (NULL). type_id 0..6
+ * (MAC_COMPUTE 1, DMA_READ 2, DMA_WRITE 3, SYSTOLIC_STALL 4, BARRIER_SYNC 5,
+ * API_CALL 6). Hot path: no allocation, no lock, no system call.
+ */
+int uscope_sv_pccx_event(void *writer, unsigned int core_id, unsigned long long start_cycle,
+                         unsigned long long duration, unsigned int type_id, const char *api_name);
+
+/** pccx_writer_set_total_cycles(). */
+int uscope_sv_pccx_set_total_cycles(void *writer, unsigned long long cycles);
+
+/** pccx_writer_close(): finalize (JSON header, checksum) and free. NULL: 0. */
+int uscope_sv_pccx_close(void *writer);
+
+/** The message of the last failing uscope_sv_pccx_* call on this thread, or "". */
+const char *uscope_sv_pccx_error(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

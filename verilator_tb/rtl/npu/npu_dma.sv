@@ -185,7 +185,8 @@ module npu_dma
 `ifdef USCOPE_TRACE
   // ── tracing (rtl/npu/README.md "Tracing"): the data channel as dma[0], one job per transfer.
   // Descriptor fetches are traced by the command processor (DESC_FETCH jobs).
-  chandle tr_w, tr_npu;
+  // Also one pccx DMA_READ / DMA_WRITE event per transfer (core_id 1 = the DMA) into the .pccx.
+  chandle tr_w, tr_npu, tr_pccx;
   logic tr_armed;
   logic tr_fetched = 1'b0;
   logic [31:0] tr_cycle, tr_t0, tr_cmd, tr_tx;
@@ -194,6 +195,7 @@ module npu_dma
     if (tr_armed && !tr_fetched) begin
       tr_w       <= uscope_pkg::uscope_handle("writer");
       tr_npu     <= uscope_pkg::uscope_handle("npu0");
+      tr_pccx    <= uscope_pkg::uscope_handle("pccx");
       tr_fetched <= 1'b1;
       tr_tx      <= '0;
     end
@@ -217,6 +219,10 @@ module npu_dma
             16'd0, tr_cmd, job_id(tr_cmd, 32'd1), 64'(x_len) * 64'd4));
         tb_trace_pkg::check(uscope_pkg::uscope_npu_job_done(tr_w, tr_npu, trace_ctx(tr_cmd),
             job_id(tr_cmd, 32'd1), tr_cmd, x_out ? "DMA_WRITE" : "DMA_READ", tr_cycle - tr_t0));
+        if (tr_pccx != null)
+          tb_trace_pkg::check(uscope_pkg::uscope_sv_pccx_event(tr_pccx, 32'd1, {32'd0, tr_t0},
+              {32'd0, tr_cycle - tr_t0},
+              x_out ? uscope_pkg::PCCX_DMA_WRITE : uscope_pkg::PCCX_DMA_READ, ""));
         if (x_err || (ch1_rsp_pop && drsp.err))
           tb_trace_pkg::check(uscope_pkg::uscope_npu_error(tr_w, tr_npu, trace_ctx(tr_cmd), "DMA",
               err_code(ERR_DMA_BUS), err_msg(ERR_DMA_BUS), tr_cmd, job_id(tr_cmd, 32'd1)));

@@ -294,7 +294,8 @@ module npu_te
 
 `ifdef USCOPE_TRACE
   // ── tracing (rtl/npu/README.md "Tracing"): one TE_GEMM job per tile ──
-  chandle tr_w, tr_npu;
+  // Also one pccx MAC_COMPUTE event per tile (core_id 0 = the TE) when sim_main opened a .pccx.
+  chandle tr_w, tr_npu, tr_pccx;
   logic tr_armed;
   logic tr_fetched = 1'b0;
   logic [31:0] tr_cycle, tr_t0, tr_cmd;
@@ -303,6 +304,7 @@ module npu_te
     if (tr_armed && !tr_fetched) begin
       tr_w       <= uscope_pkg::uscope_handle("writer");
       tr_npu     <= uscope_pkg::uscope_handle("npu0");
+      tr_pccx    <= uscope_pkg::uscope_handle("pccx");
       tr_fetched <= 1'b1;
     end
     tr_cycle <= tr_cycle + 32'd1;
@@ -322,6 +324,9 @@ module npu_te
             tr_cycle - tr_t0));
         tb_trace_pkg::check(uscope_pkg::uscope_npu_job_done(tr_w, tr_npu, trace_ctx(tr_cmd),
             job_id(tr_cmd, tile_idx + 32'd1), tr_cmd, "TE_GEMM", tr_cycle - tr_t0));
+        if (tr_pccx != null)
+          tb_trace_pkg::check(uscope_pkg::uscope_sv_pccx_event(tr_pccx, 32'd0, {32'd0, tr_t0},
+              {32'd0, tr_cycle - tr_t0}, uscope_pkg::PCCX_MAC_COMPUTE, ""));
       end
     end
   end

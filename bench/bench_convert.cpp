@@ -1,0 +1,232 @@
+// NPU JSONL conversion throughput (Google Benchmark).
+//
+// Generates a realistic NPU JSONL stream — every event type, dominated by
+// SRAM_ACCESS, TE and DMA events, with LLM metadata (layer, head, phase,
+// token, model) — of USCOPE_BENCH_JSONL_MB megabytes (default 1024) into a
+// temporary file, then measures, each in a forked child so that its peak
+// RSS is its own (wait4 rusage):
+//   BM_Baseline_OnDemandParse  simdjson On-Demand over every line, touching
+//                              every field, no conversion (the ceiling);
+//   BM_JsonlToPccx             uscope_jsonl_to_pccx;
+//   BM_JsonlToUscope           uscope_jsonl_to_uscope;
+//   BM_NpuReport               uscope_convert_npu_report.
+// Counters: MB_per_s (input bytes / wall time), peak_rss_MB. The files go
+// to $TMPDIR (default /tmp) and are removed at the end.
+#include <benchmark/benchmark.h>
+#include <simdjson.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+
+#include <uscope/convert.h>
+
+namespace {
+
+std::string g_dir, g_jsonl;
+uint64_t g_bytes = 0;
+
+void generate(const std::string &path, uint64_t target) {
+  FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f) std::abort();
+  std::mt19937_64 rng(42);
+  const char *phases[] = {"QKV_PROJ", "ATTENTION_SCORE", "ATTENTION_APPLY", "MLP", "LN1"};
+  std::string buf;
+  buf.reserve(1 << 22);
+  char b[640];
+  uint64_t t = 0, written = 0;
+  uint32_t cmd = 0, job = 0, tx = 0;
+  auto put = [&](int n) {
+    buf.append(b, static_cast<size_t>(n));
+    if (buf.size() > (1 << 22) - 1024) {
+      std::fwrite(buf.data(), 1, buf.size(), f);
+      written += buf.size();
+      buf.clear();
+    }
+  };
+  put(std::snprintf(b, sizeof b, R"({"event_type":"TRACE_META","version":"1.0","sim_config":{"te_tflops":64,"sram_size":8388608}})" "\n"));
+  while (written + buf.size() < target) {
+    const char *ph = phases[cmd % 5];
+    const unsigned layer = cmd / 5 % 32, head = cmd % 16, tok = cmd / 160;
+    put(std::snprintf(b, sizeof b, R"({"event_type":"CMD_ENQUEUE","t_cycle":%llu,"sim_id":"run_2025_11_25_01","cmd_id":%u,"cmd_type":"MATMUL","source":"ISA","token":%u,"desc_addr":140737488355328,"layer_id":%u,"block_id":%u,"phase":"%s","model_name":"llama2_7b"})" "\n",
+                      (unsigned long long)t, cmd, tok, layer, layer, ph));
+    put(std::snprintf(b, sizeof b, R"({"event_type":"CMD_START","t_cycle":%llu,"sim_id":"run_2025_11_25_01","cmd_id":%u})" "\n", (unsigned long long)++t, cmd));
+    for (int j = 0; j < 4; ++j, ++job, ++tx) {
+      put(std::snprintf(b, sizeof b, R"({"event_type":"JOB_ISSUE","t_cycle":%llu,"sim_id":"run_2025_11_25_01","job_id":%u,"cmd_id":%u,"job_type":"TE_GEMM","tile_id":%d,"vec_chunk_id":null,"phase":"%s","layer_id":%u,"head_id":%u,"token_idx":%u,"seq_len":%u,"model_name":"llama2_7b","precision":"BF16"})" "\n",
+                        (unsigned long long)t, job, cmd, j, ph, layer, head, tok, tok + 1));
+      put(std::snprintf(b, sizeof b, R"({"event_type":"DMA_START","t_cycle":%llu,"sim_id":"run_2025_11_25_01","tx_id":%u,"channel":%d,"direction":"DRAM_TO_SRAM","src_addr":%llu,"dst_addr":%u,"size_bytes":65536,"cmd_id":%u,"job_id":%u,"phase":"%s","layer_id":%u,"head_id":%u,"token_idx":%u,"seq_len":%u,"model_name":"llama2_7b","precision":"BF16"})" "\n",
+                        (unsigned long long)t, tx, j, (unsigned long long)(140737488355328ull + (rng() & 0xFFFFF000)), 4096u * j, cmd, job, ph, layer, head, tok, tok + 1));
+      put(std::snprintf(b, sizeof b, R"({"event_type":"DRAM_TX_START","t_cycle":%llu,"sim_id":"run_2025_11_25_01","tx_id":%u,"channel":%d,"size_bytes":65536,"cmd_id":%u})" "\n", (unsigned long long)t + 1, tx, j, cmd));
+      put(std::snprintf(b, sizeof b, R"({"event_type":"NOC_TX_START","t_cycle":%llu,"sim_id":"run_2025_11_25_01","tx_id":%u,"link_id":%d,"size_bytes":65536,"cmd_id":%u})" "\n", (unsigned long long)t + 1, tx, j, cmd));
+      t += 20;
+      put(std::snprintf(b, sizeof b, R"({"event_type":"NOC_TX_END","t_cycle":%llu,"sim_id":"run_2025_11_25_01","tx_id":%u,"link_id":%d})" "\n", (unsigned long long)t, tx, j));
+      put(std::snprintf(b, sizeof b, R"({"event_type":"DRAM_TX_END","t_cycle":%llu,"sim_id":"run_2025_11_25_01","tx_id":%u,"channel":%d})" "\n", (unsigned long long)t, tx, j));
+      put(std::snprintf(b, sizeof b, R"({"event_type":"DMA_END","t_cycle":%llu,"sim_id":"run_2025_11_25_01","tx_id":%u,"channel":%d,"cmd_id":%u,"job_id":%u})" "\n", (unsigned long long)++t, tx, j, cmd, job));
+      put(std::snprintf(b, sizeof b, R"({"event_type":"TE_START","t_cycle":%llu,"sim_id":"run_2025_11_25_01","job_id":%u,"cmd_id":%u,"m":128,"n":128,"k":256,"tile_m":64,"tile_n":64,"tile_k":64,"phase":"%s","layer_id":%u,"head_id":%u,"token_idx":%u,"seq_len":%u,"model_name":"llama2_7b","precision":"BF16"})" "\n",
+                        (unsigned long long)t, job, cmd, ph, layer, head, tok, tok + 1));
+      // SRAM traffic dominates: one access per cycle of the GEMM.
+      for (int a = 0; a < 24; ++a) {
+        ++t;
+        const unsigned bank = static_cast<unsigned>(rng() % 16);
+        const bool conflict = rng() % 16 == 0;
+        put(std::snprintf(b, sizeof b, R"({"event_type":"SRAM_ACCESS","t_cycle":%llu,"sim_id":"run_2025_11_25_01","addr":%u,"bank_id":%u,"access_type":"%s","by":"%s","conflict":%s,"cmd_id":%u,"job_id":%u})" "\n",
+                          (unsigned long long)t, (unsigned)(rng() & 0x7FFFC0), bank, a % 3 ? "READ" : "WRITE", a % 4 ? "TE" : "DMA", conflict ? "true" : "false", cmd, job));
+        if (conflict)
+          put(std::snprintf(b, sizeof b, R"({"event_type":"SRAM_CONFLICT","t_cycle":%llu,"sim_id":"run_2025_11_25_01","bank_id":%u,"num_requests":2,"allowed":1,"stalled_clients":["VE","DMA"],"cmd_id":%u})" "\n", (unsigned long long)t, bank, cmd));
+      }
+      put(std::snprintf(b, sizeof b, R"({"event_type":"TE_END","t_cycle":%llu,"sim_id":"run_2025_11_25_01","job_id":%u,"cmd_id":%u,"mac_count":4194304,"latency_cycles":24,"phase":"%s","layer_id":%u,"head_id":%u,"token_idx":%u,"seq_len":%u,"model_name":"llama2_7b","precision":"BF16"})" "\n",
+                        (unsigned long long)++t, job, cmd, ph, layer, head, tok, tok + 1));
+      put(std::snprintf(b, sizeof b, R"({"event_type":"JOB_DONE","t_cycle":%llu,"sim_id":"run_2025_11_25_01","job_id":%u,"cmd_id":%u,"job_type":"TE_GEMM","latency_cycles":46})" "\n", (unsigned long long)t, job, cmd));
+    }
+    ++job;
+    put(std::snprintf(b, sizeof b, R"({"event_type":"VE_START","t_cycle":%llu,"sim_id":"run_2025_11_25_01","job_id":%u,"cmd_id":%u,"op_type":"SOFTMAX","len":4096,"batch":1,"phase":"%s","layer_id":%u})" "\n", (unsigned long long)t, job, cmd, ph, layer));
+    t += 8;
+    put(std::snprintf(b, sizeof b, R"({"event_type":"VE_END","t_cycle":%llu,"sim_id":"run_2025_11_25_01","job_id":%u,"cmd_id":%u,"latency_cycles":8})" "\n", (unsigned long long)t, job, cmd));
+    if (cmd % 64 == 63)
+      put(std::snprintf(b, sizeof b, R"({"event_type":"WARN","t_cycle":%llu,"sim_id":"run_2025_11_25_01","component":"TE","code":"LOW_UTIL","msg":"TE utilization below 50%% in last 1000 cycles","layer_id":%u})" "\n", (unsigned long long)t, layer));
+    put(std::snprintf(b, sizeof b, R"({"event_type":"CMD_END","t_cycle":%llu,"sim_id":"run_2025_11_25_01","cmd_id":%u,"status":"OK"})" "\n", (unsigned long long)++t, cmd));
+    put(std::snprintf(b, sizeof b, R"({"event_type":"IRQ_EMIT","t_cycle":%llu,"sim_id":"run_2025_11_25_01","cmd_id":%u,"token":%u,"irq_line":3})" "\n", (unsigned long long)t, cmd, tok));
+    put(std::snprintf(b, sizeof b, R"({"event_type":"TOKEN_COMPLETE","t_cycle":%llu,"sim_id":"run_2025_11_25_01","token":%u,"cmd_id":%u,"status":"OK"})" "\n", (unsigned long long)t, tok, cmd));
+    if (cmd % 997 == 996)
+      put(std::snprintf(b, sizeof b, R"({"event_type":"ERROR","t_cycle":%llu,"sim_id":"run_2025_11_25_01","component":"DMA","code":"ADDR_ALIGN","msg":"unaligned DMA source address","cmd_id":%u,"job_id":%u})" "\n", (unsigned long long)t, cmd, job));
+    ++cmd;
+    ++job;
+  }
+  std::fwrite(buf.data(), 1, buf.size(), f);
+  written += buf.size();
+  std::fclose(f);
+  g_bytes = written;
+}
+
+// The baseline: On-Demand over every line, every field read as its JSON
+// type, no conversion.
+int baseline(const char *path) {
+  simdjson::padded_string_view dummy;
+  (void)dummy;
+  FILE *f = std::fopen(path, "rb");
+  if (!f) return 1;
+  simdjson::ondemand::parser p;
+  std::string line;
+  line.reserve(1 << 16);
+  char *l = nullptr;
+  size_t cap = 0;
+  ssize_t n;
+  uint64_t sum = 0;
+  std::string padded;
+  while ((n = getline(&l, &cap, f)) > 0) {
+    padded.assign(l, static_cast<size_t>(n));
+    padded.append(simdjson::SIMDJSON_PADDING, ' ');
+    simdjson::ondemand::document doc;
+    if (p.iterate(padded.data(), static_cast<size_t>(n), padded.size()).get(doc)) return 2;
+    simdjson::ondemand::object o;
+    if (doc.get_object().get(o)) return 2;
+    for (auto fr : o) {
+      simdjson::ondemand::field fd;
+      if (std::move(fr).get(fd)) return 2;
+      simdjson::ondemand::value v = fd.value();
+      simdjson::ondemand::json_type jt;
+      if (v.type().get(jt)) return 2;
+      if (jt == simdjson::ondemand::json_type::number) {
+        uint64_t x;
+        if (!v.get_uint64().get(x)) sum += x;
+      } else if (jt == simdjson::ondemand::json_type::string) {
+        std::string_view s;
+        if (!v.get_string().get(s)) sum += s.size();
+      }
+    }
+  }
+  std::free(l);
+  std::fclose(f);
+  return sum ? 0 : 3;
+}
+
+// Runs fn in a child; returns wall seconds and its peak RSS (MB).
+template <class F>
+bool in_child(F fn, double *secs, double *rss_mb) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) _exit(fn());
+  int st = 0;
+  struct rusage ru {};
+  if (wait4(pid, &st, 0, &ru) != pid) return false;
+  *secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  *rss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+template <class F>
+void run(benchmark::State &state, F fn) {
+  double rss = 0;
+  for (auto _ : state) {
+    double secs = 0;
+    if (!in_child(fn, &secs, &rss)) {
+      state.SkipWithError("the conversion failed");
+      return;
+    }
+    state.SetIterationTime(secs);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(g_bytes) * state.iterations());
+  state.counters["input_MB"] = static_cast<double>(g_bytes) / 1e6;
+  state.counters["peak_rss_MB"] = rss;
+}
+
+void BM_Baseline_OnDemandParse(benchmark::State &state) {
+  run(state, [] { return baseline(g_jsonl.c_str()); });
+}
+void BM_JsonlToPccx(benchmark::State &state) {
+  run(state, [] {
+    uscope_convert_stats_t st{};
+    st.struct_size = sizeof st;
+    const uscope_status_t s = uscope_jsonl_to_pccx(g_jsonl.c_str(), (g_dir + "/out.pccx").c_str(), nullptr, &st);
+    return s == USCOPE_OK && st.skipped == 0 ? 0 : 1;
+  });
+}
+void BM_JsonlToUscope(benchmark::State &state) {
+  run(state, [] {
+    uscope_convert_stats_t st{};
+    st.struct_size = sizeof st;
+    const uscope_status_t s = uscope_jsonl_to_uscope(g_jsonl.c_str(), (g_dir + "/out.uscope").c_str(), nullptr, &st);
+    if (s != USCOPE_OK || st.skipped) std::fprintf(stderr, "jsonl->uscope: %d %s\n", s, uscope_last_error());
+    return s == USCOPE_OK && st.skipped == 0 ? 0 : 1;
+  });
+}
+void BM_NpuReport(benchmark::State &state) {
+  run(state, [] {
+    char *text = nullptr;
+    const uscope_status_t s = uscope_convert_npu_report(g_jsonl.c_str(), 0, nullptr, 1, &text, nullptr);
+    uscope_convert_free(text);
+    return s == USCOPE_OK ? 0 : 1;
+  });
+}
+BENCHMARK(BM_Baseline_OnDemandParse)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_JsonlToPccx)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_JsonlToUscope)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_NpuReport)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  const char *mb = std::getenv("USCOPE_BENCH_JSONL_MB");
+  const uint64_t target = (mb ? std::strtoull(mb, nullptr, 10) : 1024) << 20;
+  const char *tmp = std::getenv("TMPDIR");
+  char templ[512];
+  std::snprintf(templ, sizeof templ, "%s/uscope_bench_convert.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(templ)) return 1;
+  g_dir = templ;
+  g_jsonl = g_dir + "/npu.jsonl";
+  generate(g_jsonl, target);
+  std::fprintf(stderr, "generated %s: %.1f MB\n", g_jsonl.c_str(), static_cast<double>(g_bytes) / 1e6);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  std::remove(g_jsonl.c_str());
+  std::remove((g_dir + "/out.pccx").c_str());
+  std::remove((g_dir + "/out.uscope").c_str());
+  rmdir(g_dir.c_str());
+  return 0;
+}

@@ -1,0 +1,119 @@
+/*
+ * libuscope converters — NPU JSON-Lines traces (npu-trace-jsonl.md) to and
+ * from µScope (the npu protocol, docs/npu-protocol.md) and pccx-lab .pccx,
+ * and the npu report (the metrics of npu-trace-jsonl.md §7).
+ *
+ * Same error model as <uscope/uscope.h>: every call returns USCOPE_OK or a
+ * negative USCOPE_ERR_*, leaves a message in uscope_last_error(), never
+ * aborts on input and never lets an exception out. docs/convert.md has the
+ * mappings, the canonical JSONL form and the limits.
+ *
+ * JSONL input is streamed (plain, or gzip detected by its magic 1f 8b) with
+ * memory bounded independently of the file size. A malformed line (bad JSON,
+ * missing event_type / t_cycle, a key of the wrong type or not a field of
+ * its event type, an unknown event type, a line over max_line_bytes, a value
+ * the target cannot represent, out of order beyond the reorder window) is an
+ * issue: reported through on_issue with its 1-based line number and reason,
+ * counted in stats.skipped, and skipped; with strict set the first one stops
+ * the conversion with USCOPE_ERR_CORRUPT (USCOPE_ERR_LIMIT for a line too
+ * long). Either way the output file is finished and valid, holding the
+ * events before the stop. A truncated gzip input gives USCOPE_ERR_TRUNCATED
+ * after everything before the cut was converted.
+ */
+#ifndef USCOPE_CONVERT_H
+#define USCOPE_CONVERT_H
+
+#include "uscope.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Called for each malformed line: line is 1-based, reason a NUL-terminated message. */
+typedef void (*uscope_convert_issue_fn)(void *user, uint64_t line, const char *reason);
+
+/** Options. Size-prefixed: set struct_size (uscope_convert_options_init does). 0 = default. */
+typedef struct uscope_convert_options_s {
+  uint32_t struct_size;
+  uint32_t strict;             /* 1: stop at the first malformed line */
+  uint64_t period_ps;          /* npu clock period: time_ps = t_cycle x period_ps; default 1000 */
+  uint64_t max_line_bytes;     /* longer lines are issues; default 64 MiB */
+  uint32_t reorder_window;     /* lines held to sort out-of-order t_cycle; default 65536 */
+  uint32_t progress;           /* 1: progress bar on stderr when stderr is a terminal */
+  /* .uscope output: unit counts of the npu scope (JSONL does not declare them). */
+  uint16_t queue_depth;        /* commands in flight; default 1024 */
+  uint16_t num_contexts;       /* distinct meta/LLM contexts live at once; default 256 */
+  uint16_t num_te, num_ve;     /* engines busy at once; default 64 each */
+  uint16_t num_dma_channels;   /* DMA channel ids < this; default 64 */
+  uint16_t num_dram_channels;  /* default 64 */
+  uint16_t num_noc_links;      /* default 64 */
+  uint16_t num_sram_banks;     /* default 1024 */
+  uscope_convert_issue_fn on_issue; /* may be NULL */
+  void *user;
+} uscope_convert_options_t;
+
+USCOPE_API void uscope_convert_options_init(uscope_convert_options_t *opts);
+
+typedef struct uscope_convert_stats_s {
+  uint32_t struct_size;
+  uint32_t reserved;
+  uint64_t lines;              /* JSONL lines read (input JSONL) */
+  uint64_t events_in;          /* events read */
+  uint64_t events_out;         /* events (lines, pccx events) written */
+  uint64_t skipped;            /* malformed lines reported and skipped */
+  uint64_t meta_lines;         /* TRACE_META lines */
+  uint64_t blank_lines;
+  uint64_t bytes_in;           /* input bytes (decompressed) */
+  uint64_t first_issue_line;   /* 0 when none */
+} uscope_convert_stats_t;
+
+/** Input / output formats. */
+#define USCOPE_CONVERT_AUTO   0 /* by file name: .jsonl / .jsonl.gz / .uscope / .pccx */
+#define USCOPE_CONVERT_JSONL  1 /* output: .gz in the name writes gzip */
+#define USCOPE_CONVERT_USCOPE 2
+#define USCOPE_CONVERT_PCCX   3
+
+/** The format of a file name (USCOPE_CONVERT_JSONL/USCOPE/PCCX), or AUTO when unknown. */
+USCOPE_API uint32_t uscope_convert_format_of(const char *path);
+
+/**
+ * Convert in to out. Supported: jsonl -> uscope, jsonl -> pccx, jsonl -> jsonl
+ * (the canonical form), uscope -> jsonl, pccx -> jsonl. Formats AUTO go by
+ * the names. stats may be NULL (set stats->struct_size otherwise).
+ */
+USCOPE_API uscope_status_t uscope_convert(const char *in, uint32_t in_format, const char *out,
+                                          uint32_t out_format, const uscope_convert_options_t *opts,
+                                          uscope_convert_stats_t *stats);
+
+/** The single-direction entry points (same as uscope_convert with the formats). */
+USCOPE_API uscope_status_t uscope_jsonl_to_uscope(const char *in, const char *out,
+                                                  const uscope_convert_options_t *opts,
+                                                  uscope_convert_stats_t *stats);
+USCOPE_API uscope_status_t uscope_jsonl_to_pccx(const char *in, const char *out,
+                                                const uscope_convert_options_t *opts,
+                                                uscope_convert_stats_t *stats);
+USCOPE_API uscope_status_t uscope_convert_uscope_to_jsonl(const char *in, const char *out,
+                                                          const uscope_convert_options_t *opts,
+                                                          uscope_convert_stats_t *stats);
+USCOPE_API uscope_status_t uscope_convert_pccx_to_jsonl(const char *in, const char *out,
+                                                        const uscope_convert_options_t *opts,
+                                                        uscope_convert_stats_t *stats);
+
+/**
+ * The npu report of a .jsonl(.gz), .uscope (its first npu scope) or .pccx
+ * file: *out receives a NUL-terminated text (json != 0: one JSON object and
+ * a newline) to release with uscope_convert_free(). Metrics a format cannot
+ * support are reported as unavailable (docs/convert.md).
+ */
+USCOPE_API uscope_status_t uscope_convert_npu_report(const char *in, uint32_t in_format,
+                                                     const uscope_convert_options_t *opts, int json,
+                                                     char **out, uscope_convert_stats_t *stats);
+
+/** Free memory returned by this header's calls (NULL is a no-op). */
+USCOPE_API void uscope_convert_free(void *p);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* USCOPE_CONVERT_H */

@@ -1,0 +1,439 @@
+// Streaming NPU JSONL ingest (see jsonl_ingest.hpp, docs/convert.md).
+#include "convert/jsonl_ingest.hpp"
+
+#include <fcntl.h>
+#include <simdjson.h>  // SIMDJSON_PADDING only
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include <uscope/uscope.h>
+
+namespace uscope::convert {
+
+bool Issues::report(uint64_t line, const std::string &reason) {
+  if (count++ == 0) {
+    first_line = line;
+    first_reason = reason;
+  }
+  if (on_issue) on_issue(line, reason);
+  return strict;
+}
+
+// ── LineReader ──
+
+namespace {
+constexpr size_t kWindow = 1u << 20;     // initial window; grows only for longer lines
+constexpr size_t kRawChunk = 256u << 10;  // compressed input chunk
+constexpr size_t kPad = simdjson::SIMDJSON_PADDING;
+}  // namespace
+
+LineReader::LineReader(uint64_t max_line_bytes) : max_line_(max_line_bytes ? max_line_bytes : 1) {}
+
+LineReader::~LineReader() {
+  if (zinit_) inflateEnd(&zs_);
+  if (fd_ >= 0) ::close(fd_);
+  std::free(buf_);
+}
+
+void LineReader::grow(size_t need) {
+  size_t cap = cap_ ? cap_ : kWindow;
+  while (cap < need) cap *= 2;
+  char *nb = static_cast<char *>(std::realloc(buf_, cap + kPad));
+  if (!nb) throw std::bad_alloc();
+  buf_ = nb;
+  cap_ = cap;
+  std::memset(buf_ + cap_, 0, kPad);
+}
+
+Status LineReader::open_file(const char *path) {
+  fd_ = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) {
+    status_ = USCOPE_ERR_IO;
+    message_ = std::string(path) + ": " + std::strerror(errno);
+    return status_;
+  }
+  struct stat st {};
+  if (fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) raw_size_ = static_cast<uint64_t>(st.st_size);
+#ifdef POSIX_FADV_SEQUENTIAL
+  posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+  return open_memory(nullptr, 0);
+}
+
+Status LineReader::open_memory(const void *data, size_t size) {
+  if (fd_ < 0) {
+    mem_ = static_cast<const char *>(data);
+    mem_size_ = size;
+    raw_size_ = size;
+  }
+  grow(std::min<size_t>(kWindow, max_line_ + 1));
+  // Detect gzip by its magic; the bytes read stay in head_ and are fed first.
+  char magic[2];
+  long n = 0;
+  while (n < 2) {
+    const long r = read_raw(magic + n, 2 - static_cast<size_t>(n));
+    if (r < 0) return status_;
+    if (r == 0) break;
+    n += r;
+  }
+  head_.assign(magic, static_cast<size_t>(n));
+  gz_ = n == 2 && static_cast<unsigned char>(magic[0]) == 0x1f && static_cast<unsigned char>(magic[1]) == 0x8b;
+  if (gz_) {
+    if (inflateInit2(&zs_, 15 + 16) != Z_OK) {
+      status_ = USCOPE_ERR_NO_MEMORY;
+      message_ = "gzip: inflateInit2 failed";
+      return status_;
+    }
+    zinit_ = true;
+    raw_.resize(kRawChunk);
+  }
+  return 0;
+}
+
+long LineReader::read_raw(char *dst, size_t n) {
+  if (head_pos_ < head_.size()) {
+    const size_t k = std::min(n, head_.size() - head_pos_);
+    std::memcpy(dst, head_.data() + head_pos_, k);
+    head_pos_ += k;
+    return static_cast<long>(k);
+  }
+  if (fd_ >= 0) {
+    for (;;) {
+      const ssize_t r = ::read(fd_, dst, n);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) {
+        status_ = USCOPE_ERR_IO;
+        message_ = std::string("read: ") + std::strerror(errno);
+        return -1;
+      }
+      raw_consumed_ += static_cast<uint64_t>(r);
+      return static_cast<long>(r);
+    }
+  }
+  const size_t k = std::min(n, mem_size_ - mem_pos_);
+  if (k) std::memcpy(dst, mem_ + mem_pos_, k);
+  mem_pos_ += k;
+  raw_consumed_ += k;
+  return static_cast<long>(k);
+}
+
+long LineReader::produce(char *dst, size_t n) {
+  if (!gz_) return read_raw(dst, n);
+  zs_.next_out = reinterpret_cast<Bytef *>(dst);
+  zs_.avail_out = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
+  while (zs_.avail_out == static_cast<uInt>(std::min<size_t>(n, 1u << 30))) {
+    if (zs_.avail_in == 0 && !raw_eof_) {
+      const long r = read_raw(raw_.data(), raw_.size());
+      if (r < 0) return -1;
+      if (r == 0) raw_eof_ = true;
+      zs_.next_in = reinterpret_cast<Bytef *>(raw_.data());
+      zs_.avail_in = static_cast<uInt>(r);
+    }
+    if (zend_) {
+      // Between members: more input starts another gzip member.
+      if (zs_.avail_in == 0 && raw_eof_) return 0;
+      if (zs_.avail_in == 0) continue;
+      inflateReset(&zs_);
+      zend_ = false;
+    }
+    if (zs_.avail_in == 0 && raw_eof_) {
+      status_ = USCOPE_ERR_TRUNCATED;
+      message_ = "gzip stream truncated (input ends inside a compressed member)";
+      return -1;
+    }
+    const int rc = inflate(&zs_, Z_NO_FLUSH);
+    if (rc == Z_STREAM_END) {
+      zend_ = true;
+    } else if (rc == Z_BUF_ERROR) {
+      continue;  // needs input
+    } else if (rc != Z_OK) {
+      status_ = rc == Z_MEM_ERROR ? USCOPE_ERR_NO_MEMORY : USCOPE_ERR_CORRUPT;
+      message_ = std::string("gzip: corrupt data (") + (zs_.msg ? zs_.msg : "inflate error") + ")";
+      return -1;
+    }
+  }
+  return static_cast<long>(std::min<size_t>(n, 1u << 30) - zs_.avail_out);
+}
+
+bool LineReader::fill() {
+  if (eof_) return false;
+  if (begin_ > 0) {  // slide the unread part to the front
+    std::memmove(buf_, buf_ + begin_, end_ - begin_);
+    end_ -= begin_;
+    scan_ -= begin_;
+    begin_ = 0;
+  }
+  if (end_ == cap_) grow(cap_ * 2);
+  const long r = produce(buf_ + end_, cap_ - end_);
+  if (r < 0) {
+    eof_ = true;
+    return false;
+  }
+  if (r == 0) {
+    eof_ = true;
+    return false;
+  }
+  end_ += static_cast<size_t>(r);
+  bytes_out_ += static_cast<uint64_t>(r);
+  return true;
+}
+
+LineReader::Result LineReader::next(std::string_view *line) {
+  for (;;) {
+    const char *nl = scan_ < end_ ? static_cast<const char *>(std::memchr(buf_ + scan_, '\n', end_ - scan_)) : nullptr;
+    if (nl) {
+      const size_t at = static_cast<size_t>(nl - buf_);
+      size_t len = at - begin_;
+      const size_t start = begin_;
+      begin_ = scan_ = at + 1;
+      ++lineno_;
+      if (len > max_line_) return kTooLong;
+      if (len && buf_[start + len - 1] == '\r') --len;
+      *line = std::string_view(buf_ + start, len);
+      return kLine;
+    }
+    scan_ = end_;
+    if (end_ - begin_ > max_line_) {
+      // Longer than allowed: drop what we have and skip to the next newline
+      // without keeping it, so memory stays bounded.
+      for (;;) {
+        begin_ = scan_ = end_ = 0;
+        if (!fill()) {
+          ++lineno_;
+          return status_ ? kError : kTooLong;
+        }
+        const char *p = static_cast<const char *>(std::memchr(buf_, '\n', end_));
+        if (p) {
+          begin_ = scan_ = static_cast<size_t>(p - buf_) + 1;
+          ++lineno_;
+          return kTooLong;
+        }
+      }
+    }
+    if (end_ - begin_ == cap_ && cap_ <= max_line_) {
+      // The whole window is one unfinished line: grow (bounded by max_line).
+      grow(cap_ * 2);
+    }
+    if (!fill()) {
+      if (status_) return kError;
+      if (begin_ < end_) {  // a last line without '\n'
+        size_t len = end_ - begin_;
+        const size_t start = begin_;
+        begin_ = scan_ = end_;
+        ++lineno_;
+        if (len && buf_[start + len - 1] == '\r') --len;
+        *line = std::string_view(buf_ + start, len);
+        return kLine;
+      }
+      return kEnd;
+    }
+  }
+}
+
+// ── LineParser: simdjson On-Demand compiled twice (line_parser_*.cpp) ──
+
+LineParser::LineParser() : p_(make_line_parser()) {}
+LineParser::~LineParser() = default;
+LineParser::Result LineParser::parse(std::string_view line, size_t readable, StringPool &pool, Ev *ev,
+                                     TraceMeta *meta, std::string *reason) {
+  return p_->parse(line, readable, pool, ev, meta, reason);
+}
+
+// ── Ingest ──
+
+namespace {
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+Ingest::Ingest(const IngestOptions &opts, Issues &issues, StringPool &pool, TraceMeta &meta)
+    : opts_(opts), issues_(issues), pool_(pool), meta_(meta), reader_(opts.max_line_bytes) {
+  if (opts_.reorder_window == 0) opts_.reorder_window = 1;
+  if (opts_.period_ps == 0) opts_.period_ps = 1000;
+  tty_ = opts_.progress && isatty(2);
+}
+Ingest::~Ingest() = default;
+
+bool Ingest::check_lossless(const Ev &e, std::string *reason) {
+  if (!seen_event_) {
+    seen_event_ = true;
+    meta_.has_sim_id = e.has_sim_id;
+    if (e.has_sim_id) {
+      meta_.sim_id = std::string(pool_.str(e.sim_id));
+      sim_id_ = e.sim_id;
+    }
+    meta_.has_t_ns = e.has_t_ns;
+  } else {
+    if (e.has_sim_id != meta_.has_sim_id || (e.has_sim_id && e.sim_id != sim_id_)) {
+      *reason = meta_.has_sim_id ? "sim_id differs from the trace's \"" + meta_.sim_id +
+                                       "\" (µScope keeps one sim_id per trace, DUT property npu.sim_id)"
+                                 : std::string("sim_id on a line of a trace whose first event has none "
+                                               "(µScope keeps one sim_id per trace)");
+      return false;
+    }
+    if (e.has_t_ns != meta_.has_t_ns) {
+      *reason = std::string("t_ns ") + (e.has_t_ns ? "present" : "absent") +
+                " unlike the first event (t_ns is derived from t_cycle for the whole trace)";
+      return false;
+    }
+  }
+  if (e.has_t_ns) {
+    const double want = static_cast<double>(e.t_cycle) * static_cast<double>(opts_.period_ps) / 1000.0;
+    if (std::fabs(e.t_ns - want) > 1e-9 * std::max(1.0, std::fabs(want))) {
+      char b[160];
+      std::snprintf(b, sizeof b, "t_ns %.17g disagrees with t_cycle x period_ps / 1000 = %.17g (set the period)",
+                    e.t_ns, want);
+      *reason = b;
+      return false;
+    }
+  }
+  return true;
+}
+
+void Ingest::progress(bool final) {
+  if (!tty_) return;
+  const double t = now_s();
+  if (!final && t - last_progress_ < 0.2) return;
+  last_progress_ = t;
+  const uint64_t total = reader_.raw_size(), done = reader_.raw_consumed();
+  const double mb = static_cast<double>(reader_.bytes_out()) / 1e6;
+  const double rate = mb / std::max(1e-6, t - start_time_);
+  if (total) {
+    const double f = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
+    const int w = 30, n = static_cast<int>(f * w);
+    std::fprintf(stderr, "\r%s [%.*s%*s] %3.0f%%  %.0f MB  %.0f MB/s  %llu lines%s", opts_.progress_label, n,
+                 "##############################", w - n, "", f * 100, mb, rate,
+                 static_cast<unsigned long long>(stats_.lines), final ? "\n" : "");
+  } else {
+    std::fprintf(stderr, "\r%s %.0f MB  %.0f MB/s  %llu lines%s", opts_.progress_label, mb, rate,
+                 static_cast<unsigned long long>(stats_.lines), final ? "\n" : "");
+  }
+}
+
+Status Ingest::emit_front(const Sink &sink, std::string *error) {
+  const uint32_t idx = ring_.front();
+  ring_.pop_front();
+  const Ev &e = evs_[idx];
+  emitted_any_ = true;
+  last_emitted_ = e.t_cycle;
+  std::string reason;
+  const Status s = sink(e, &reason);
+  free_.push_back(idx);
+  if (s < 0) return s;
+  if (s > 0 && issues_.report(e.line, reason)) {
+    *error = "line " + std::to_string(e.line) + ": " + reason;
+    return USCOPE_ERR_CORRUPT;
+  }
+  return 0;
+}
+
+Status Ingest::run(const Sink &sink, std::string *error) {
+  const size_t window = opts_.reorder_window;
+  evs_.resize(window + 1);
+  free_.clear();
+  for (size_t i = evs_.size(); i-- > 0;) free_.push_back(static_cast<uint32_t>(i));
+  start_time_ = last_progress_ = now_s();
+  std::string reason;
+  std::string_view line;
+  for (;;) {
+    const LineReader::Result r = reader_.next(&line);
+    if (r == LineReader::kEnd) break;
+    if (r == LineReader::kError) {
+      progress(true);
+      // Flush what is buffered so that the output holds everything before
+      // the failure, then report it.
+      while (!ring_.empty()) {
+        const Status s = emit_front(sink, error);
+        if (s < 0) return s;
+      }
+      *error = "line " + std::to_string(reader_.line_number() + 1) + ": " + reader_.message();
+      return reader_.status();
+    }
+    ++stats_.lines;
+    if ((stats_.lines & 0x3FFF) == 0) progress(false);
+    const uint64_t ln = reader_.line_number();
+    if (r == LineReader::kTooLong) {
+      const std::string why = "line longer than the maximum of " + std::to_string(opts_.max_line_bytes) +
+                              " bytes (--max-line-bytes)";
+      if (issues_.report(ln, why)) {
+        *error = "line " + std::to_string(ln) + ": " + why;
+        return USCOPE_ERR_LIMIT;
+      }
+      continue;
+    }
+    const uint32_t idx = free_.back();
+    Ev &e = evs_[idx];
+    TraceMeta m;
+    const size_t readable = line.size() + simdjson::SIMDJSON_PADDING;  // the window keeps padding
+    const LineParser::Result pr = parser_.parse(line, readable, pool_, &e, &m, &reason);
+    if (pr == LineParser::kBlank) {
+      ++stats_.blank_lines;
+      continue;
+    }
+    if (pr == LineParser::kMeta) {
+      ++stats_.meta_lines;
+      if (meta_.has_meta_line) reason = "a second TRACE_META line (one per trace)";
+      else if (emitted_any_) reason = "TRACE_META after events were written (put it within the first reorder-window lines)";
+      else {
+        const bool sid = meta_.has_sim_id, tns = meta_.has_t_ns;
+        const std::string s = meta_.sim_id;
+        meta_ = std::move(m);
+        meta_.has_sim_id = sid;
+        meta_.has_t_ns = tns;
+        meta_.sim_id = s;
+        continue;
+      }
+      if (issues_.report(ln, reason)) {
+        *error = "line " + std::to_string(ln) + ": " + reason;
+        return USCOPE_ERR_CORRUPT;
+      }
+      continue;
+    }
+    if (pr == LineParser::kEvent && !(opts_.lossless_checks && !check_lossless(e, &reason))) {
+      e.line = ln;
+      ++stats_.events;
+      // Insert in (t_cycle, line) order; most input is in order: O(1).
+      if (emitted_any_ && e.t_cycle < last_emitted_) {
+        reason = "t_cycle " + std::to_string(e.t_cycle) + " is before " + std::to_string(last_emitted_) +
+                 ", already written: out of order by more than the reorder window of " + std::to_string(window) +
+                 " lines (--reorder-window)";
+        --stats_.events;
+      } else {
+        free_.pop_back();
+        if (ring_.empty() || evs_[ring_.back()].t_cycle <= e.t_cycle) {
+          ring_.push_back(idx);
+        } else {
+          auto it = std::upper_bound(ring_.begin(), ring_.end(), e.t_cycle,
+                                     [&](uint64_t t, uint32_t j) { return t < evs_[j].t_cycle; });
+          ring_.insert(it, idx);
+        }
+        if (ring_.size() > window) {
+          const Status s = emit_front(sink, error);
+          if (s < 0) return s;
+        }
+        continue;
+      }
+    }
+    if (issues_.report(ln, reason)) {
+      *error = "line " + std::to_string(ln) + ": " + reason;
+      return USCOPE_ERR_CORRUPT;
+    }
+  }
+  while (!ring_.empty()) {
+    const Status s = emit_front(sink, error);
+    if (s < 0) return s;
+  }
+  stats_.bytes_in = reader_.bytes_out();
+  progress(true);
+  return 0;
+}
+
+}  // namespace uscope::convert

@@ -1,0 +1,159 @@
+// Streaming ingest of NPU JSON-Lines (plain or gzip) into time-ordered Ev
+// records: a fixed-size window of input (grown only for a line longer than
+// it, up to max_line_bytes), simdjson On-Demand per line, and a bounded
+// reorder window. Memory is O(window + max_line_bytes + reorder_window ×
+// sizeof(Ev) + distinct strings), independent of the file size.
+#pragma once
+
+#include <zlib.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "convert/npu_event.hpp"
+
+namespace uscope::convert {
+
+// Raised for a bad line: the ingest reports it (and skips the line, or stops
+// with --strict). `reason` is the message without the line number.
+struct Issues {
+  bool strict = false;
+  std::function<void(uint64_t line, const std::string &reason)> on_issue;  // may be empty
+  uint64_t count = 0;
+  uint64_t first_line = 0;
+  std::string first_reason;
+  // Records an issue; returns true when conversion must stop (strict).
+  bool report(uint64_t line, const std::string &reason);
+};
+
+struct IngestOptions {
+  uint64_t max_line_bytes = 64ull << 20;
+  uint32_t reorder_window = 65536;  // lines held to sort out-of-order input
+  uint64_t period_ps = 1000;
+  bool lossless_checks = false;     // sim_id / t_ns must be representable (jsonl -> uscope)
+  bool progress = false;            // progress bar on stderr (only if it is a terminal)
+  const char *progress_label = "convert";
+};
+
+struct IngestStats {
+  uint64_t lines = 0, events = 0, meta_lines = 0, blank_lines = 0;
+  uint64_t bytes_in = 0;  // decompressed bytes
+};
+
+// Reads lines from a file descriptor or a memory buffer, plain or gzip
+// (detected by the magic 1f 8b; concatenated members are read in turn).
+class LineReader {
+ public:
+  enum Result { kLine, kTooLong, kEnd, kError };
+  explicit LineReader(uint64_t max_line_bytes);
+  ~LineReader();
+  LineReader(const LineReader &) = delete;
+  LineReader &operator=(const LineReader &) = delete;
+
+  Status open_file(const char *path);
+  Status open_memory(const void *data, size_t size);
+  // kLine: *line is valid until the next call, with readable padding after
+  // it (simdjson's SIMDJSON_PADDING); kTooLong: the line was discarded;
+  // kError: status()/message().
+  Result next(std::string_view *line);
+  uint64_t line_number() const { return lineno_; }
+  Status status() const { return status_; }
+  const std::string &message() const { return message_; }
+  uint64_t raw_consumed() const { return raw_consumed_; }   // compressed bytes read
+  uint64_t raw_size() const { return raw_size_; }           // file size (0: unknown)
+  uint64_t bytes_out() const { return bytes_out_; }
+  bool gzip() const { return gz_; }
+
+ private:
+  long read_raw(char *dst, size_t n);  // bytes, 0 at EOF, -1 on error
+  long produce(char *dst, size_t n);   // decompressed bytes, 0 at EOF, -1 on error
+  bool fill();                         // false at EOF or error
+  void grow(size_t need);
+
+  uint64_t max_line_;
+  int fd_ = -1;
+  const char *mem_ = nullptr;
+  size_t mem_size_ = 0, mem_pos_ = 0;
+  bool gz_ = false, zinit_ = false, zend_ = false, raw_eof_ = false, eof_ = false;
+  z_stream zs_{};
+  std::vector<char> raw_;
+  char *buf_ = nullptr;
+  size_t cap_ = 0, begin_ = 0, end_ = 0, scan_ = 0;
+  uint64_t lineno_ = 0, raw_consumed_ = 0, raw_size_ = 0, bytes_out_ = 0;
+  Status status_ = 0;
+  std::string message_;
+  // The first bytes, read to detect gzip before the stream is set up.
+  std::string head_;
+  size_t head_pos_ = 0;
+};
+
+class LineParserImpl;
+
+// Parses one line into an Ev (or the trace metadata). Not thread-safe.
+class LineParser {
+ public:
+  enum Result { kEvent, kMeta, kBlank, kBad };
+  LineParser();
+  ~LineParser();
+  // `line` must have SIMDJSON_PADDING readable bytes after it.
+  Result parse(std::string_view line, size_t readable, StringPool &pool, Ev *ev, TraceMeta *meta,
+               std::string *reason);
+
+ private:
+  std::unique_ptr<LineParserImpl> p_;
+};
+
+class LineParserImpl {
+ public:
+  virtual ~LineParserImpl() = default;
+  virtual LineParser::Result parse(std::string_view line, size_t readable, StringPool &pool, Ev *ev,
+                                   TraceMeta *meta, std::string *reason) = 0;
+};
+// The fastest compilation of the parser this CPU runs (line_parser_*.cpp).
+std::unique_ptr<LineParserImpl> make_line_parser();
+
+// The whole ingest: lines -> Ev -> reorder window -> sink, in non-decreasing
+// t_cycle (stable: lines of one cycle keep their order).
+class Ingest {
+ public:
+  // Returns 0 (OK), 1 (a problem with this event: *reason is set; it is
+  // reported as an issue of its line), or a negative fatal status.
+  using Sink = std::function<Status(const Ev &, std::string *reason)>;
+  Ingest(const IngestOptions &opts, Issues &issues, StringPool &pool, TraceMeta &meta);
+  ~Ingest();
+  Status open_file(const char *path) { return reader_.open_file(path); }
+  Status open_memory(const void *data, size_t size) { return reader_.open_memory(data, size); }
+  // Runs to the end. A fatal status (strict issue: USCOPE_ERR_CORRUPT or
+  // LIMIT; a truncated gzip: TRUNCATED; IO) stops it; the message is in
+  // *error. Events already given to the sink stay given.
+  Status run(const Sink &sink, std::string *error);
+  const IngestStats &stats() const { return stats_; }
+
+ private:
+  Status emit_front(const Sink &sink, std::string *error);
+  bool check_lossless(const Ev &e, std::string *reason);
+  void progress(bool final);
+
+  IngestOptions opts_;
+  Issues &issues_;
+  StringPool &pool_;
+  TraceMeta &meta_;
+  LineReader reader_;
+  LineParser parser_;
+  IngestStats stats_;
+  std::vector<Ev> evs_;
+  std::vector<uint32_t> free_;
+  std::deque<uint32_t> ring_;  // indices into evs_, sorted by (t_cycle, line)
+  bool emitted_any_ = false, seen_event_ = false;
+  uint64_t last_emitted_ = 0;
+  uint32_t sim_id_ = 0;
+  bool tty_ = false;
+  double last_progress_ = 0, start_time_ = 0;
+};
+
+}  // namespace uscope::convert

@@ -1,0 +1,136 @@
+// The pivot of every NPU converter: one JSONL event (npu-trace-jsonl.md §4)
+// as a fixed-layout record, the key and event-type tables of the npu
+// protocol (docs/npu-protocol.md §4, §6), the string pool, and the canonical
+// JSONL formatter. JSONL text, .uscope events and .pccx events all become
+// Ev records first, so the converters and the npu report share one meaning
+// of each field.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace uscope::convert {
+
+using Status = int32_t;  // uscope_status_t
+
+// Value kinds. Every key has exactly one kind whatever its event type, so a
+// line can be decoded before its event_type is known (keys come in any order).
+enum class Kind : uint8_t { U16, U32, U64, Str, SourceEnum, AccessEnum, Bool, StrArray };
+
+// Keys 0..11 are the fields of the contexts storage, in its field order
+// (npu-protocol.md §3.2), so a key index is also a contexts field index.
+enum Key : uint8_t {
+  K_core_id, K_npu_id, K_tenant_id, K_layer_id, K_block_id, K_head_id, K_token_idx, K_seq_len,
+  K_phase, K_thread_id, K_model_name, K_precision,
+  K_cmd_id, K_cmd_type, K_source, K_token, K_desc_addr, K_status, K_job_id, K_job_type, K_tile_id,
+  K_vec_chunk_id, K_latency_cycles, K_tx_id, K_channel, K_direction, K_src_addr, K_dst_addr,
+  K_size_bytes, K_m, K_n, K_k, K_tile_m, K_tile_n, K_tile_k, K_mac_count, K_op_type, K_len, K_batch,
+  K_addr, K_bank_id, K_access_type, K_by, K_conflict, K_num_requests, K_allowed, K_stalled_clients,
+  K_link_id, K_irq_line, K_component, K_code, K_msg,
+  kNumKeys
+};
+constexpr int kNumMetaKeys = 12;
+constexpr uint64_t kMetaMask = (uint64_t{1} << kNumMetaKeys) - 1;
+
+struct KeyInfo {
+  const char *name;
+  Kind kind;
+};
+extern const KeyInfo kKeys[kNumKeys];
+
+// Event types, numbered as USCOPE_NPU_EV_*; TRACE_META is not an event.
+enum EvType : uint8_t {
+  E_CMD_ENQUEUE, E_CMD_START, E_CMD_END, E_JOB_ISSUE, E_JOB_DONE, E_DMA_START, E_DMA_END, E_TE_START,
+  E_TE_END, E_VE_START, E_VE_END, E_SRAM_ACCESS, E_SRAM_CONFLICT, E_DRAM_TX_START, E_DRAM_TX_END,
+  E_NOC_TX_START, E_NOC_TX_END, E_IRQ_EMIT, E_TOKEN_COMPLETE, E_ERROR, E_WARN,
+  kNumEvTypes,
+  E_TRACE_META = kNumEvTypes,
+};
+
+struct EvTypeInfo {
+  const char *name;        // JSONL event_type
+  const char *lower;       // µScope event name
+  uint8_t num_fields;
+  Key fields[8];           // own fields in protocol (= JSONL spec) order
+  uint64_t own_mask;       // bit per own key
+};
+extern const EvTypeInfo kEvTypes[kNumEvTypes];
+
+// Value encoding in Ev::v: numbers as themselves, enums and booleans as 0/1,
+// strings (and string arrays joined with ',') as ids of a StringSource.
+// kNull is JSON null; an absent key has its bit clear in Ev::mask.
+constexpr uint64_t kNull = ~uint64_t{0} - 1;
+
+struct Ev {
+  uint64_t t_cycle;
+  uint64_t line;     // 1-based input line (0: not from a JSONL line)
+  uint64_t mask;     // bit k: key k present (value or null)
+  double t_ns;
+  uint8_t type;      // EvType
+  uint8_t has_t_ns;
+  uint8_t has_sim_id;
+  uint32_t sim_id;   // string id
+  uint64_t v[kNumKeys];  // only entries with their mask bit are initialized
+
+  bool has(Key k) const { return (mask >> k) & 1; }
+  bool value(Key k, uint64_t *out) const {  // present and not null
+    if (!has(k) || v[k] == kNull) return false;
+    *out = v[k];
+    return true;
+  }
+  void set(Key k, uint64_t x) {
+    mask |= uint64_t{1} << k;
+    v[k] = x;
+  }
+};
+
+// Resolves the string ids of Ev values.
+struct StringSource {
+  virtual ~StringSource() = default;
+  virtual std::string_view str(uint64_t id) const = 0;
+};
+
+// Interns strings for Ev records built from text. Ids are stable; the
+// strings stay alive (and NUL-terminated) as long as the pool.
+class StringPool final : public StringSource {
+ public:
+  uint32_t intern(std::string_view s);
+  std::string_view str(uint64_t id) const override { return strs_[id]; }
+  const char *c_str(uint64_t id) const { return strs_[id].c_str(); }
+  size_t size() const { return strs_.size(); }
+
+ private:
+  std::deque<std::string> strs_;
+  std::unordered_map<std::string_view, uint32_t> ids_;
+};
+
+// Meta DUT-level facts of a trace (TRACE_META, sim_id, t_ns presence).
+struct TraceMeta {
+  bool has_meta_line = false;
+  std::string version, sim_version, sim_config;
+  bool has_version = false, has_sim_version = false, has_sim_config = false;
+  bool has_sim_id = false;
+  std::string sim_id;
+  bool has_t_ns = false;
+};
+
+// Look-ups.
+int key_by_name(std::string_view name);        // -1 when unknown
+int ev_type_by_name(std::string_view name);    // -1 when unknown (TRACE_META: E_TRACE_META)
+int ev_type_by_lower(std::string_view name);   // µScope name; -1 when unknown
+
+// The canonical JSONL form (docs/convert.md "Canonical JSONL"): event_type,
+// t_cycle, t_ns, sim_id, the event's own fields in protocol order, then the
+// context keys (core_id .. precision, contexts field order) it does not
+// have as own fields. Appends one line with its '\n'.
+void format_jsonl(const Ev &e, const StringSource &strs, const TraceMeta &meta, uint64_t period_ps,
+                  std::string &out);
+void format_trace_meta(const TraceMeta &meta, std::string &out);
+void append_json_string(std::string &out, std::string_view s);
+
+}  // namespace uscope::convert

@@ -1,0 +1,149 @@
+#include "convert/pccx_side.hpp"
+
+#include <cstring>
+
+namespace uscope::convert {
+
+namespace {
+// pccx type of each pair kind: commands and jobs are API calls, TE work is
+// MAC compute, DMA is a read or a write by direction; pccx has no type for
+// VE, DRAM or NoC work (UNKNOWN, told apart by api_name).
+uint32_t pair_type(uint8_t kind, std::string_view direction) {
+  switch (kind) {
+    case P_CMD: case P_JOB: return PCCX_EVENT_API_CALL;
+    case P_TE: return PCCX_EVENT_MAC_COMPUTE;
+    case P_DMA: {
+      // Into the NPU (DRAM_TO_SRAM, HOST_TO_...) is a read; to DRAM or the
+      // host is a write.
+      const size_t to = direction.find("TO_");
+      const std::string_view dst = to == std::string_view::npos ? std::string_view() : direction.substr(to + 3);
+      return dst == "DRAM" || dst == "HOST" ? PCCX_EVENT_DMA_WRITE : PCCX_EVENT_DMA_READ;
+    }
+    default: return PCCX_EVENT_UNKNOWN;
+  }
+}
+uint32_t instant_type(uint8_t ev) {
+  switch (ev) {
+    case E_SRAM_CONFLICT: return PCCX_EVENT_SYSTOLIC_STALL;
+    case E_IRQ_EMIT: case E_TOKEN_COMPLETE: return PCCX_EVENT_BARRIER_SYNC;
+    case E_CMD_ENQUEUE: return PCCX_EVENT_API_CALL;
+    default: return PCCX_EVENT_UNKNOWN;
+  }
+}
+}  // namespace
+
+PccxOut::~PccxOut() {
+  if (w_) pccx_writer_close(w_);
+}
+
+Status PccxOut::open(const char *path, uint64_t period_ps, std::string *error) {
+  pccx_writer_options_t o;
+  pccx_writer_options_init(&o);
+  // clock_mhz is an integer: 1e6 / period_ps, rounded (exact for 1000 ps).
+  o.clock_mhz = static_cast<uint32_t>(period_ps ? (1000000 + period_ps / 2) / period_ps : 1000);
+  if (o.clock_mhz == 0) o.clock_mhz = 1;
+  o.queue_bytes = 16u << 20;
+  const Status s = pccx_writer_open(&w_, path, &o);
+  if (s) *error = std::string(path) + ": " + uscope_last_error();
+  return s;
+}
+
+void PccxOut::interval(const Interval &iv) {
+  if (status_) return;
+  name_.assign(kPairNames[iv.kind]);
+  std::string_view label;
+  if (iv.label != kNoLabel && (iv.kind == P_CMD || iv.kind == P_JOB || iv.kind == P_DMA)) {
+    label = strs_.str(iv.label);
+    name_ += ':';
+    name_ += label;
+  }
+  const Status s = pccx_writer_event(w_, iv.core, iv.start, iv.end - iv.start, pair_type(iv.kind, label), name_.c_str());
+  if (s) {
+    status_ = s;
+    error_ = uscope_last_error();
+  } else {
+    ++events_;
+  }
+}
+
+void PccxOut::instant(uint8_t ev_type, uint64_t t, uint32_t core) {
+  if (status_) return;
+  const Status s = pccx_writer_event(w_, core, t, 0, instant_type(ev_type), kEvTypes[ev_type].name);
+  if (s) {
+    status_ = s;
+    error_ = uscope_last_error();
+  } else {
+    ++events_;
+  }
+}
+
+Status PccxOut::close(std::string *error) {
+  Status s = pccx_writer_close(w_);
+  w_ = nullptr;
+  if (status_) {
+    *error = "writing the .pccx file: " + error_;
+    return status_;
+  }
+  if (s) *error = std::string("writing the .pccx file: ") + uscope_last_error();
+  return s;
+}
+
+Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *period_ps, uint64_t *events,
+                 uint64_t *unmapped, std::string *error) {
+  pccx_reader_t *r = nullptr;
+  Status s = pccx_reader_open(&r, path, 0);
+  if (s) {
+    *error = std::string(path) + ": " + uscope_last_error();
+    return s;
+  }
+  pccx_header_t h{};
+  h.struct_size = sizeof h;
+  pccx_reader_header(r, &h);
+  *period_ps = h.clock_mhz ? (1000000 + h.clock_mhz / 2) / h.clock_mhz : 1000;
+  const uint64_t n = pccx_reader_event_count(r);
+  *events = n;
+  *unmapped = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    pccx_event_t ev{};
+    if ((s = pccx_reader_event(r, i, &ev))) {
+      *error = std::string(path) + ": " + uscope_last_error();
+      break;
+    }
+    std::string_view name = ev.api_name ? std::string_view(ev.api_name) : std::string_view();
+    std::string_view label;
+    const size_t colon = name.find(':');
+    if (colon != std::string_view::npos) {
+      label = name.substr(colon + 1);
+      name = name.substr(0, colon);
+    }
+    int kind = -1;
+    for (int k = 0; k < kNumPairKinds; ++k)
+      if (name == kPairNames[k]) kind = k;
+    if (kind < 0 && name.empty()) {
+      // A file from another producer: its own types.
+      switch (ev.type_id) {
+        case PCCX_EVENT_MAC_COMPUTE: kind = P_TE; break;
+        case PCCX_EVENT_DMA_READ: kind = P_DMA; label = "DRAM_TO_SRAM"; break;
+        case PCCX_EVENT_DMA_WRITE: kind = P_DMA; label = "SRAM_TO_DRAM"; break;
+        case PCCX_EVENT_API_CALL: kind = P_CMD; break;
+        default: break;
+      }
+    }
+    if (kind >= 0) {
+      Interval iv{static_cast<uint8_t>(kind), ev.start_cycle, ev.start_cycle + ev.duration, ev.core_id, kNoUnit,
+                  kNoLayer, kNoSize, label.empty() ? kNoLabel : pool.intern(label)};
+      sink.interval(iv);
+      continue;
+    }
+    const int t = ev_type_by_name(name);
+    if (t >= 0 && t < kNumEvTypes) {
+      sink.instant(static_cast<uint8_t>(t), ev.start_cycle, ev.core_id);
+    } else {
+      ++*unmapped;
+    }
+  }
+  pccx_reader_close(r);
+  return s;
+}
+
+}  // namespace uscope::convert

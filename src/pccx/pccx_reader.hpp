@@ -1,0 +1,59 @@
+// .pccx reader: maps (or copies) the whole file, validates the container, the
+// JSON header and the payload at open, and decodes events into a compact
+// array. Every declared length is checked against the bytes present before
+// anything is allocated, so memory is bounded by the file size.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pccx/pccx.h"
+#include "reader/mapped_file.hpp"
+
+namespace uscope::pccx {
+
+class Reader {
+ public:
+  void open_file(const std::string &path, uint32_t flags);
+  void open_memory(const void *data, size_t n, uint32_t flags);
+
+  const pccx_header_t &header() const { return hdr_; }
+  const char *json() const { return reinterpret_cast<const char *>(data_ + kJsonOff); }
+  size_t json_size() const { return static_cast<size_t>(hdr_.header_bytes); }
+  const uint8_t *payload() const { return payload_; }
+  uint64_t event_count() const { return events_.size(); }
+  void event(uint64_t i, pccx_event_t *out) const;
+
+  std::string last_error;
+
+ private:
+  static constexpr size_t kJsonOff = 16;
+  struct Ev {
+    uint32_t core_id;
+    uint32_t type_id;
+    uint64_t start;
+    uint64_t duration;
+    uint64_t type_name;  // offset into pool_, or kNone: the table name of type_id
+    uint64_t api_name;   // offset into pool_, or kNone
+  };
+  static constexpr uint64_t kNone = ~uint64_t{0};
+
+  void parse(uint32_t flags);
+  void parse_json();
+  void decode_bincode();
+  void decode_flatbuf();
+  uint64_t intern(const char *s, size_t n);
+
+  MappedFile map_;
+  std::vector<uint8_t> copy_;
+  const uint8_t *data_ = nullptr;
+  size_t size_ = 0;
+  const uint8_t *payload_ = nullptr;
+  pccx_header_t hdr_{};
+  std::string lab_version_, isa_version_, encoding_;
+  std::vector<Ev> events_;
+  std::string pool_;  // NUL-separated strings
+};
+
+}  // namespace uscope::pccx

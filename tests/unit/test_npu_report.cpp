@@ -1,0 +1,175 @@
+// uscope npu-report and uscope_convert_npu_report: the same data gives the
+// same metrics from .jsonl, .uscope and .pccx (for .pccx: the metrics it
+// can support; the rest are reported unavailable). Also the CLI commands.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "support/cli_run.hpp"
+#include "support/test_util.hpp"
+#include "uscope/convert.h"
+
+namespace {
+
+using uscope::test::TempDir;
+
+// A small NPU workload: commands of three phases and two layers, each with
+// DMA, TE and VE jobs, DRAM transfers on 4 channels, SRAM accesses and
+// conflicts; some lines out of order by a few cycles.
+std::string workload(unsigned seed, int cmds) {
+  std::mt19937 rng(seed);
+  const char *phases[] = {"QKV_PROJ", "ATTENTION_SCORE", "MLP"};
+  std::string s = R"({"event_type":"TRACE_META","version":"1.0","sim_config":{"te_tflops":64}})" "\n";
+  uint64_t t = 10;
+  uint32_t job = 1, tx = 1;
+  char b[512];
+  for (int c = 0; c < cmds; ++c) {
+    const char *ph = phases[c % 3];
+    const int layer = c / 3 % 2;
+    std::snprintf(b, sizeof b, R"({"event_type":"CMD_ENQUEUE","t_cycle":%llu,"cmd_id":%d,"cmd_type":"MATMUL","source":"ISA","token":%d,"desc_addr":4096,"layer_id":%d,"block_id":%d,"phase":"%s","model_name":"llama2_7b"})" "\n",
+                  (unsigned long long)t, c, c, layer, layer, ph);
+    s += b;
+    t += 5;
+    std::snprintf(b, sizeof b, R"({"event_type":"CMD_START","t_cycle":%llu,"cmd_id":%d,"core_id":%d})" "\n", (unsigned long long)t, c, c % 2);
+    s += b;
+    const uint64_t t0 = t;
+    for (int j = 0; j < 3; ++j) {
+      const uint64_t ts = t0 + rng() % 20, d = 5 + rng() % 40, ch = rng() % 4;
+      std::snprintf(b, sizeof b, R"({"event_type":"DMA_START","t_cycle":%llu,"tx_id":%u,"channel":%llu,"direction":"%s","src_addr":1,"dst_addr":2,"size_bytes":%llu,"cmd_id":%d,"job_id":%u,"core_id":%d})" "\n",
+                    (unsigned long long)ts, tx, (unsigned long long)ch, j == 2 ? "SRAM_TO_DRAM" : "DRAM_TO_SRAM",
+                    (unsigned long long)(4096 << (rng() % 4)), c, job, c % 2);
+      s += b;
+      std::snprintf(b, sizeof b, R"({"event_type":"DRAM_TX_START","t_cycle":%llu,"tx_id":%u,"channel":%llu,"size_bytes":4096,"cmd_id":%d})" "\n",
+                    (unsigned long long)ts + 1, tx, (unsigned long long)ch, c);
+      s += b;
+      std::snprintf(b, sizeof b, R"({"event_type":"DRAM_TX_END","t_cycle":%llu,"tx_id":%u,"channel":%llu})" "\n",
+                    (unsigned long long)(ts + d - 1), tx, (unsigned long long)ch);
+      s += b;
+      std::snprintf(b, sizeof b, R"({"event_type":"DMA_END","t_cycle":%llu,"tx_id":%u,"channel":%llu,"cmd_id":%d,"job_id":%u,"core_id":%d})" "\n",
+                    (unsigned long long)(ts + d), tx, (unsigned long long)ch, c, job, c % 2);
+      s += b;
+      ++tx;
+      const uint64_t te = ts + d, te_d = 10 + rng() % 50;
+      std::snprintf(b, sizeof b, R"({"event_type":"TE_START","t_cycle":%llu,"job_id":%u,"cmd_id":%d,"m":128,"n":128,"k":64,"tile_m":32,"tile_n":32,"tile_k":32,"phase":"%s","layer_id":%d,"core_id":%d})" "\n",
+                    (unsigned long long)te, job, c, ph, layer, c % 2);
+      s += b;
+      for (int a = 0; a < 4; ++a) {
+        std::snprintf(b, sizeof b, R"({"event_type":"SRAM_ACCESS","t_cycle":%llu,"addr":%u,"bank_id":%u,"access_type":"%s","by":"TE","conflict":%s,"cmd_id":%d,"job_id":%u})" "\n",
+                      (unsigned long long)(te + a), a * 64, a % 8, a % 2 ? "WRITE" : "READ", a == 3 ? "true" : "false", c, job);
+        s += b;
+      }
+      std::snprintf(b, sizeof b, R"({"event_type":"SRAM_CONFLICT","t_cycle":%llu,"bank_id":3,"num_requests":2,"allowed":1,"stalled_clients":["VE","DMA"],"cmd_id":%d})" "\n",
+                    (unsigned long long)(te + 3), c);
+      s += b;
+      std::snprintf(b, sizeof b, R"({"event_type":"TE_END","t_cycle":%llu,"job_id":%u,"cmd_id":%d,"mac_count":1048576,"latency_cycles":%llu,"phase":"%s","layer_id":%d,"core_id":%d})" "\n",
+                    (unsigned long long)(te + te_d), job, c, (unsigned long long)te_d, ph, layer, c % 2);
+      s += b;
+      ++job;
+      std::snprintf(b, sizeof b, R"({"event_type":"VE_START","t_cycle":%llu,"job_id":%u,"cmd_id":%d,"op_type":"SOFTMAX","len":4096,"batch":1,"phase":"%s","layer_id":%d})" "\n",
+                    (unsigned long long)(te + te_d), job, c, ph, layer);
+      s += b;
+      std::snprintf(b, sizeof b, R"({"event_type":"VE_END","t_cycle":%llu,"job_id":%u,"cmd_id":%d,"latency_cycles":7,"phase":"%s","layer_id":%d})" "\n",
+                    (unsigned long long)(te + te_d + 7), job, c, ph, layer);
+      s += b;
+      ++job;
+      t = std::max<uint64_t>(t, te + te_d + 7);
+    }
+    t += 3;
+    std::snprintf(b, sizeof b, R"({"event_type":"CMD_END","t_cycle":%llu,"cmd_id":%d,"status":"OK","core_id":%d})" "\n", (unsigned long long)t, c, c % 2);
+    s += b;
+    std::snprintf(b, sizeof b, R"({"event_type":"TOKEN_COMPLETE","t_cycle":%llu,"token":%d,"cmd_id":%d,"status":"OK"})" "\n", (unsigned long long)t, c, c);
+    s += b;
+  }
+  return s;
+}
+
+std::string report(const std::string &path) {
+  char *text = nullptr;
+  uscope_convert_options_t o;
+  uscope_convert_options_init(&o);
+  const uscope_status_t s = uscope_convert_npu_report(path.c_str(), 0, &o, 1, &text, nullptr);
+  EXPECT_EQ(s, USCOPE_OK) << uscope_last_error();
+  std::string r = text ? text : "";
+  uscope_convert_free(text);
+  return r;
+}
+
+std::string field(simdjson::dom::element e, const char *k) { return simdjson::minify(e[k]); }
+
+TEST(NpuReport, SameNumbersFromJsonlUscopeAndPccx) {
+  TempDir d("rep");
+  {
+    std::ofstream f(d.file("w.jsonl"));
+    f << workload(7, 30);
+  }
+  ASSERT_EQ(uscope_convert(d.file("w.jsonl").c_str(), 0, d.file("w.uscope").c_str(), 0, nullptr, nullptr), USCOPE_OK)
+      << uscope_last_error();
+  ASSERT_EQ(uscope_convert(d.file("w.jsonl").c_str(), 0, d.file("w.pccx").c_str(), 0, nullptr, nullptr), USCOPE_OK)
+      << uscope_last_error();
+  const std::string rj = report(d.file("w.jsonl")), ru = report(d.file("w.uscope")), rp = report(d.file("w.pccx"));
+  simdjson::dom::parser pj, pu, pp;
+  auto j = pj.parse(rj).value(), u = pu.parse(ru).value(), p = pp.parse(rp).value();
+  EXPECT_EQ(std::string_view(j["format"]), "jsonl");
+  EXPECT_EQ(std::string_view(u["format"]), "uscope");
+  // .uscope: everything equal.
+  for (const char *k : {"period_ps", "first_cycle", "last_cycle", "total_cycles", "te_utilization", "ve_utilization",
+                        "dma_bandwidth", "dram_channels", "sram", "phases", "layers"})
+    EXPECT_EQ(field(j, k), field(u, k)) << k;
+  // .pccx: what it can hold is equal, the rest unavailable.
+  for (const char *k : {"period_ps", "first_cycle", "last_cycle", "total_cycles", "te_utilization", "ve_utilization",
+                        "sram", "phases"})
+    EXPECT_EQ(field(j, k), field(p, k)) << k;
+  for (const char *k : {"dma_bandwidth", "dram_channels", "layers"}) {
+    std::string_view why;
+    EXPECT_FALSE(p[k]["unavailable"].get(why)) << k;
+  }
+  // Sanity of the numbers themselves.
+  EXPECT_GT(double(j["te_utilization"]["utilization"]), 0.0);
+  EXPECT_LE(double(j["te_utilization"]["utilization"]), 1.0);
+  EXPECT_EQ(uint64_t(j["sram"]["accesses"]), 30u * 3 * 4);
+  EXPECT_EQ(uint64_t(j["sram"]["conflicts"]), 30u * 3);
+  EXPECT_EQ(simdjson::dom::array(j["phases"]).size(), 3u);
+  EXPECT_EQ(simdjson::dom::array(j["layers"]).size(), 2u);
+  EXPECT_EQ(simdjson::dom::array(j["dram_channels"]).size(), 4u);
+}
+
+using uscope::test::CliRun;
+CliRun cli(const std::string &args) { return uscope::test::run_cli(args, true); }
+
+TEST(NpuReportCli, ConvertAndReportCommands) {
+  TempDir d("repcli");
+  {
+    std::ofstream f(d.file("w.jsonl"));
+    f << workload(3, 6) << "{oops\n" << R"({"event_type":"NOPE","t_cycle":1})" "\n";
+  }
+  CliRun c = cli("convert " + d.file("w.jsonl") + " -o " + d.file("w.uscope"));
+  EXPECT_EQ(c.exit_code, 0) << c.out;
+  EXPECT_NE(c.out.find("skipped 2 malformed line(s)"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("unknown event type \"NOPE\""), std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find("\r"), std::string::npos);  // no progress bar when stderr is not a terminal
+  CliRun s = cli("convert " + d.file("w.jsonl") + " -o " + d.file("s.uscope") + " --strict");
+  EXPECT_EQ(s.exit_code, 1) << s.out;
+  EXPECT_NE(s.out.find("line "), std::string::npos) << s.out;
+  CliRun b = cli("convert " + d.file("w.uscope") + " -o " + d.file("back.jsonl"));
+  EXPECT_EQ(b.exit_code, 0) << b.out;
+  CliRun r1 = cli("npu-report " + d.file("w.uscope") + " --json");
+  EXPECT_EQ(r1.exit_code, 0) << r1.out;
+  simdjson::dom::parser p;
+  auto j = p.parse(r1.out);
+  ASSERT_FALSE(j.error()) << r1.out;
+  CliRun r2 = cli("npu-report " + d.file("back.jsonl") + " --json");
+  EXPECT_EQ(r2.exit_code, 0);
+  EXPECT_EQ(r2.out.substr(r2.out.find(",\"period_ps\"")), r1.out.substr(r1.out.find(",\"period_ps\"")));
+  CliRun t = cli("npu-report " + d.file("w.uscope"));
+  EXPECT_EQ(t.exit_code, 0);
+  EXPECT_NE(t.out.find("TE utilization"), std::string::npos) << t.out;
+  CliRun bad = cli("convert " + d.file("w.jsonl") + " -o " + d.file("x.txt"));
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+}
+
+}  // namespace

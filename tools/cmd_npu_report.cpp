@@ -1,0 +1,45 @@
+// uscope npu-report FILE [--json]: the metrics of npu-trace-jsonl.md §7 —
+// TE/VE utilization, DMA bandwidth, DRAM channel utilization, SRAM bank
+// conflict rate, per-phase command latency, per-layer TE/VE/DMA breakdown —
+// from a .jsonl(.gz), a .uscope (npu scope) or a .pccx file. The same data
+// gives the same numbers in every format; what a .pccx file cannot hold is
+// reported as unavailable (docs/convert.md).
+#include <cinttypes>
+#include <cstdio>
+
+#include "cmd_convert.hpp"
+
+namespace uscope_cli {
+
+std::unique_ptr<NpuReportCmd> add_npu_report(CLI::App &app) {
+  auto c = std::make_unique<NpuReportCmd>();
+  c->app = app.add_subcommand("npu-report", "NPU metrics (JSONL spec §7) of a .jsonl[.gz], .uscope or .pccx file");
+  c->app->add_option("file", c->in, "trace file")->required();
+  c->app->add_flag("--json", c->json, "JSON output");
+  c->app->add_flag("--strict", c->strict, "JSONL: stop at the first malformed line");
+  add_ingest_options(c->app, &c->opts);
+  return c;
+}
+
+int NpuReportCmd::run() {
+  IssuePrinter printer{in.c_str()};
+  opts.strict = strict ? 1 : 0;
+  opts.on_issue = print_issue;
+  opts.user = &printer;
+  uscope_convert_stats_t st{};
+  st.struct_size = sizeof st;
+  char *text = nullptr;
+  const uscope_status_t s = uscope_convert_npu_report(in.c_str(), USCOPE_CONVERT_AUTO, &opts, json ? 1 : 0, &text, &st);
+  if (s != USCOPE_OK) {
+    std::fprintf(stderr, "uscope: npu-report: %s: %s\n", uscope_status_str(s), uscope_last_error());
+    return 1;
+  }
+  std::fputs(text, stdout);
+  uscope_convert_free(text);
+  if (st.skipped)
+    std::fprintf(stderr, "uscope: npu-report: skipped %" PRIu64 " malformed line(s), first at line %" PRIu64 "\n",
+                 st.skipped, st.first_issue_line);
+  return 0;
+}
+
+}  // namespace uscope_cli
