@@ -24,83 +24,23 @@
 #include <string>
 #include <vector>
 
-namespace {
+#include "tb_check.hpp"
 
-int g_failures = 0;
-#define CHECK(cond, ...)                                          \
-  do {                                                            \
-    if (!(cond)) {                                                \
-      ++g_failures;                                               \
-      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);   \
-      std::fprintf(stderr, __VA_ARGS__);                          \
-      std::fprintf(stderr, "\n");                                 \
-    }                                                             \
-  } while (0)
-
-[[noreturn]] void die(const char *what, uscope_status_t st) {
-  std::fprintf(stderr, "check_tb_pccx: %s: %s (%s)\n", what, uscope_status_str(st), uscope_last_error());
-  std::exit(2);
-}
-
-struct Layout {
-  int id = -1;
-  std::map<std::string, std::pair<uint32_t, uint32_t>> f;
-  uint64_t get(const uint8_t *p, const char *n) const {
-    auto it = f.find(n);
-    if (it == f.end()) {
-      std::fprintf(stderr, "check_tb_pccx: no field %s\n", n);
-      std::exit(2);
-    }
-    uint64_t v = 0;
-    std::memcpy(&v, p + it->second.first, it->second.second);
-    return v;
-  }
-};
-
-Layout event(uscope_reader_t *r, uint16_t scope, const char *name) {
-  uscope_schema_counts_t c{};
-  c.struct_size = sizeof c;
-  uscope_reader_schema_counts(r, &c);
-  for (uint32_t e = 0; e < c.event_types; ++e) {
-    uscope_event_type_info_t info{};
-    if (uscope_reader_event_type(r, uint16_t(e), &info) != USCOPE_OK) continue;
-    if (info.scope_id != scope || std::strcmp(info.name, name) != 0) continue;
-    Layout l;
-    l.id = int(e);
-    for (uint16_t k = 0; k < info.num_fields; ++k) {
-      uscope_field_info_t fi{};
-      if (uscope_reader_event_field(r, uint16_t(e), k, &fi) != USCOPE_OK) die("event_field", -1);
-      l.f[fi.name] = {fi.offset, fi.size};
-    }
-    return l;
-  }
-  std::fprintf(stderr, "check_tb_pccx: no event %s\n", name);
-  std::exit(2);
-}
-
-}  // namespace
 
 int main(int argc, char **argv) {
   if (argc != 3) {
     std::fprintf(stderr, "usage: check_tb_pccx <tb.uscope> <tb.pccx>\n");
     return 2;
   }
+  g_prog = "check_tb_pccx";
   // ── the µScope side: npu0's TE tiles and DMA transfers ──
   uscope_reader_t *r = nullptr;
   uscope_status_t st = uscope_reader_open(&r, argv[1]);
   if (st != USCOPE_OK) die(argv[1], st);
-  uscope_schema_counts_t c{};
-  c.struct_size = sizeof c;
-  uscope_reader_schema_counts(r, &c);
-  int npu = -1;
-  for (uint32_t s = 0; s < c.scopes; ++s) {
-    uscope_scope_info_t si{};
-    if (uscope_reader_scope(r, s, &si) == USCOPE_OK && std::strcmp(si.name, "npu0") == 0) npu = int(s);
-  }
-  if (npu < 0) die("no scope npu0", USCOPE_ERR_NOT_FOUND);
-  const Layout te_end = event(r, uint16_t(npu), "te_end");
-  const Layout dma_end = event(r, uint16_t(npu), "dma_end");
-  const Layout job_done = event(r, uint16_t(npu), "job_done");
+  const Schema sc = Schema::load(r);
+  const EventLayout te_end = sc.event("npu0", "te_end");
+  const EventLayout dma_end = sc.event("npu0", "dma_end");
+  const EventLayout job_done = sc.event("npu0", "job_done");
   std::vector<uint64_t> te_lat, dma_rd_lat, dma_wr_lat;
   uint64_t dma_ends = 0;
   uscope_file_info_t fi{};

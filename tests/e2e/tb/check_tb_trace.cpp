@@ -36,119 +36,9 @@
 #include <string>
 #include <vector>
 
+#include "tb_check.hpp"
+
 namespace {
-
-int g_failures = 0;
-
-#define CHECK(cond, ...)                               \
-  do {                                                 \
-    if (!(cond)) {                                     \
-      ++g_failures;                                    \
-      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);               \
-      std::fprintf(stderr, "\n");                      \
-    }                                                  \
-  } while (0)
-
-[[noreturn]] void die(const char *what, uscope_status_t st) {
-  std::fprintf(stderr, "check_tb_trace: %s: %s (%s)\n", what, uscope_status_str(st), uscope_last_error());
-  std::exit(2);
-}
-
-// The name -> (offset, size) layout of one event type's payload.
-struct EventLayout {
-  uint16_t id = 0xFFFF;
-  std::map<std::string, std::pair<uint32_t, uint32_t>> fields;
-
-  uint64_t get(const uint8_t *payload, const char *name) const {
-    auto it = fields.find(name);
-    if (it == fields.end()) {
-      std::fprintf(stderr, "check_tb_trace: event has no field %s\n", name);
-      std::exit(2);
-    }
-    uint64_t v = 0;
-    std::memcpy(&v, payload + it->second.first, it->second.second);  // little-endian host
-    return v;
-  }
-};
-
-struct Schema {
-  uscope_reader_t *r;
-  std::map<std::string, uint16_t> scopes;  // name -> id
-
-  uint16_t scope(const char *name) const {
-    auto it = scopes.find(name);
-    if (it == scopes.end()) {
-      std::fprintf(stderr, "check_tb_trace: no scope %s\n", name);
-      std::exit(2);
-    }
-    return it->second;
-  }
-
-  // The event type `name` declared in scope `scope_name`.
-  EventLayout event(const char *scope_name, const char *name) const {
-    const uint16_t sid = scope(scope_name);
-    uscope_schema_counts_t c{};
-    c.struct_size = sizeof c;
-    uscope_reader_schema_counts(r, &c);
-    for (uint32_t e = 0; e < c.event_types; ++e) {
-      uscope_event_type_info_t info{};
-      if (uscope_reader_event_type(r, (uint16_t)e, &info) != USCOPE_OK) continue;
-      if (info.scope_id != sid || std::strcmp(info.name, name) != 0) continue;
-      EventLayout l;
-      l.id = (uint16_t)e;
-      for (uint16_t f = 0; f < info.num_fields; ++f) {
-        uscope_field_info_t fi{};
-        uscope_status_t st = uscope_reader_event_field(r, l.id, f, &fi);
-        if (st != USCOPE_OK) die("uscope_reader_event_field", st);
-        l.fields[fi.name] = {fi.offset, fi.size};
-      }
-      return l;
-    }
-    std::fprintf(stderr, "check_tb_trace: no event %s in scope %s\n", name, scope_name);
-    std::exit(2);
-  }
-
-  // The storage `name` of scope `scope_name`.
-  uint16_t storage(const char *scope_name, const char *name) const {
-    const uint16_t sid = scope(scope_name);
-    uscope_schema_counts_t c{};
-    c.struct_size = sizeof c;
-    uscope_reader_schema_counts(r, &c);
-    for (uint32_t s = 0; s < c.storages; ++s) {
-      uscope_storage_info_t info{};
-      if (uscope_reader_storage(r, (uint16_t)s, &info) != USCOPE_OK) continue;
-      if (info.scope_id == sid && std::strcmp(info.name, name) == 0) return (uint16_t)s;
-    }
-    std::fprintf(stderr, "check_tb_trace: no storage %s in scope %s\n", name, scope_name);
-    std::exit(2);
-  }
-
-  uint16_t field(uint16_t storage, const char *name) const {
-    uint16_t idx = 0;
-    uscope_status_t st = uscope_reader_find_field(r, storage, name, 0, &idx);
-    if (st != USCOPE_OK) die(name, st);
-    return idx;
-  }
-
-  uint16_t enum_value(const char *enum_name, const char *value) const {
-    uscope_schema_counts_t c{};
-    c.struct_size = sizeof c;
-    uscope_reader_schema_counts(r, &c);
-    for (uint32_t e = 0; e < c.enums; ++e) {
-      const char *n = nullptr;
-      uint32_t nv = 0;
-      if (uscope_reader_enum(r, e, &n, &nv) != USCOPE_OK || std::strcmp(n, enum_name) != 0) continue;
-      for (uint32_t v = 0; v < nv; ++v) {
-        const char *vn = nullptr;
-        if (uscope_reader_enum_value(r, e, v, &vn) == USCOPE_OK && std::strcmp(vn, value) == 0)
-          return (uint16_t)v;
-      }
-    }
-    std::fprintf(stderr, "check_tb_trace: no enum value %s.%s\n", enum_name, value);
-    std::exit(2);
-  }
-};
 
 // A cpu entity's life: from the slot set that creates it to the clear that ends it.
 struct Entity {
@@ -243,6 +133,7 @@ int compare(int argc, char **argv) {
 }  // namespace
 
 int main(int argc, char **argv) {
+  g_prog = "check_tb_trace";
   if (argc >= 5 && std::strcmp(argv[1], "--compare") == 0) return compare(argc - 2, argv + 2);
   if (argc != 3) {
     std::fprintf(stderr,
@@ -280,16 +171,7 @@ int main(int argc, char **argv) {
   if (st != USCOPE_OK) die(argv[1], st);
   CHECK(uscope_is_complete(r) == 1, "the trace is not finalized");
 
-  Schema sc{r, {}};
-  {
-    uscope_schema_counts_t c{};
-    c.struct_size = sizeof c;
-    uscope_reader_schema_counts(r, &c);
-    for (uint32_t s = 0; s < c.scopes; ++s) {
-      uscope_scope_info_t si{};
-      if (uscope_reader_scope(r, s, &si) == USCOPE_OK) sc.scopes[si.name] = (uint16_t)s;
-    }
-  }
+  const Schema sc = Schema::load(r);
 
   // core0
   const uint16_t entities = sc.storage("core0", "entities");
