@@ -4,6 +4,7 @@
 #include "bridge.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <new>
 #include <set>
@@ -49,6 +50,18 @@ Globals &globals() {
   static Globals *g = new Globals;  // never destroyed: usable from atexit and static dtors
   return *g;
 }
+
+// uscope_sv_cycle runs every cycle, so it must not take Globals::mu each time.
+// Each thread keeps the state of the writer it used last; the cache is good
+// while no entry of Globals::writers has been erased since it was filled
+// (std::map nodes do not move), which g_writers_erased counts.
+std::atomic<uint64_t> g_writers_erased{0};
+struct CycleCache {
+  void *writer = nullptr;
+  WriterState *state = nullptr;
+  uint64_t erased = 0;
+};
+thread_local CycleCache t_cycle;
 
 // Run body; turn every exception into a status and the thread's message.
 // Returns body's value, or on failure the status (int calls) or NULL
@@ -324,6 +337,7 @@ int close(void *writer) noexcept {
       if (it != g.writers.end()) {
         frame_open = it->second.frame_open;
         g.writers.erase(it);
+        g_writers_erased.fetch_add(1, std::memory_order_release);  // every CycleCache is stale
       }
       for (auto r = g.registry.begin(); r != g.registry.end();)
         r = r->second == writer ? g.registry.erase(r) : std::next(r);
@@ -344,21 +358,27 @@ int cycle(void *writer, uint64_t time_ps) noexcept {
   return guarded(USCOPE_ERR_INTERNAL, "uscope_sv_cycle", [&] {
     if (!writer) fail(USCOPE_DPI_ERR_BAD_HANDLE, "writer is null");
     uscope_writer_t *w = static_cast<uscope_writer_t *>(writer);
-    Globals &g = globals();
-    std::lock_guard<std::mutex> lock(g.mu);
-    if (g.schemas.count(static_cast<Schema *>(writer)))
-      fail(USCOPE_DPI_ERR_BAD_HANDLE, "the chandle is a schema, not a writer");
-    WriterState &st = g.writers[writer];
-    if (st.frame_open && st.frame_time == time_ps) return USCOPE_OK;
-    if (st.frame_open) {
-      st.frame_open = false;
+    WriterState *st = t_cycle.state;
+    if (t_cycle.writer != writer || t_cycle.erased != g_writers_erased.load(std::memory_order_acquire)) {
+      // First call for this writer on this thread (or after a close): look it
+      // up under the lock, once.
+      Globals &g = globals();
+      std::lock_guard<std::mutex> lock(g.mu);
+      if (g.schemas.count(static_cast<Schema *>(writer)))
+        fail(USCOPE_DPI_ERR_BAD_HANDLE, "the chandle is a schema, not a writer");
+      st = &g.writers[writer];
+      t_cycle = {writer, st, g_writers_erased.load(std::memory_order_relaxed)};
+    }
+    if (st->frame_open && st->frame_time == time_ps) return USCOPE_OK;
+    if (st->frame_open) {
+      st->frame_open = false;
       const uscope_status_t e = uscope_end_cycle(w);
       if (e != USCOPE_OK) return e;  // sticky: the writer's message says why
     }
     const uscope_status_t b = uscope_begin_cycle(w, time_ps);
     if (b != USCOPE_OK) return b;
-    st.frame_open = true;
-    st.frame_time = time_ps;
+    st->frame_open = true;
+    st->frame_time = time_ps;
     return USCOPE_OK;
   });
 }

@@ -625,6 +625,29 @@ TEST(DpiWriter, SvCycleLastFrameKeptOnCleanClose) {
   EXPECT_EQ(r.slot(3000, 0, 1, 0), 9u);
 }
 
+// uscope_sv_cycle keeps each thread's last writer state without the lock; a
+// writer opened after a close starts fresh, whether or not the allocator gives
+// it the closed writer's address (when it does, only the invalidation at
+// close tells the two apart).
+TEST(DpiWriter, SvCycleStateDoesNotOutliveItsWriter) {
+  TempDir dir;
+  for (int round = 0; round < 4; ++round) {
+    const std::string path = dir.file("r" + std::to_string(round) + ".uscope");
+    void *w = small_writer(path);
+    ASSERT_NE(w, nullptr) << last_error();
+    // Each round starts earlier than the last one ended: stale state would
+    // end a frame this writer never began, or go back in time.
+    const uint64_t t0 = 9000 - 1000 * round;
+    ASSERT_EQ(uscope_sv_cycle(w, t0), USCOPE_OK) << uscope_writer_error(static_cast<uscope_writer_t *>(w));
+    ASSERT_EQ(uscope_slot_set(static_cast<uscope_writer_t *>(w), 0, 0, 0, round + 1), USCOPE_OK);
+    ASSERT_EQ(uscope_sv_cycle(w, t0 + 500), USCOPE_OK);
+    ASSERT_EQ(uscope_close(w), USCOPE_OK) << last_error();
+    Reader r(path);
+    EXPECT_EQ(r.item_times(), (std::vector<uint64_t>{t0})) << "round " << round;
+    EXPECT_EQ(r.slot(t0, 0, 0, 0), uint64_t(round + 1));
+  }
+}
+
 TEST(DpiWriter, SvCycleInsideAHarnessFrameIsBadState) {
   TempDir dir;
   void *w = small_writer(dir.file("c3.uscope"));
