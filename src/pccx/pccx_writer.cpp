@@ -153,6 +153,7 @@ uint8_t *Writer::reserve(size_t need) noexcept {
   if (head_ + total - cached_consumed_ > cap) {
     cached_consumed_ = ring_.consumed.load(std::memory_order_acquire);
     if (head_ + total - cached_consumed_ > cap) {
+      publish();  // the encoder can free room only from what it can see
       if (backpressure_ == PCCX_BACKPRESSURE_DROP) return nullptr;
       const auto t0 = std::chrono::steady_clock::now();
       unsigned spins = 0;
@@ -217,7 +218,7 @@ uscope_status_t Writer::event(uint32_t core, uint64_t start, uint64_t dur, uint3
   std::memcpy(p + 24, &type, 4);
   if (nlen) std::memcpy(p + kEvSize, api, nlen);
   head_ += need;
-  ring_.published.store(head_, std::memory_order_release);
+  if (head_ - published_ >= kPublishBatch) publish();
   bump(events_);
   if (api) bump(api_names_);
   return USCOPE_OK;
@@ -254,7 +255,7 @@ uscope_status_t Writer::raw(const void *data, size_t n) noexcept {
     std::memcpy(p + 4, &k32, 4);
     std::memcpy(p + 8, src + done, k);
     head_ += 8 + round8(k);
-    ring_.published.store(head_, std::memory_order_release);
+    if (head_ - published_ >= kPublishBatch) publish();
     bump(raw_bytes_, k);
     done += k;
   }
@@ -442,7 +443,7 @@ void Writer::pwrite_all(uint64_t off, const void *p, size_t n) {
 uscope_status_t Writer::finish() {
   if (finished_) return finish_status_;
   finished_ = true;
-  ring_.published.store(head_, std::memory_order_release);
+  publish();
   ring_.stop.store(true, std::memory_order_release);
   if (thread_.joinable()) thread_.join();
   uscope_status_t st = sticky_.load(std::memory_order_acquire);

@@ -62,7 +62,17 @@ class Writer {
   // Producer side.
   stream::Ring ring_;
   uint64_t head_ = 0;           // next write position (monotonic)
+  uint64_t published_ = 0;      // last position made visible to the encoder thread
   uint64_t cached_consumed_ = 0;
+  // The producer publishes every 16 KiB, not every event: a store to the
+  // shared counter per event keeps its cache line moving between the cores
+  // and wakes the encoder for each 32-byte record (the µScope writer does
+  // the same, writer.hpp kPublishBatch).
+  static constexpr uint64_t kPublishBatch = 16 * 1024;
+  void publish() noexcept {
+    published_ = head_;
+    ring_.published.store(head_, std::memory_order_release);
+  }
   uint64_t total_cycles_ = 0;
   bool total_set_ = false;
   bool finished_ = false;
