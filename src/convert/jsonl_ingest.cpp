@@ -237,15 +237,6 @@ LineReader::Result LineReader::next(std::string_view *line) {
   }
 }
 
-// ── LineParser: simdjson On-Demand compiled twice (line_parser_*.cpp) ──
-
-LineParser::LineParser() : p_(make_line_parser()) {}
-LineParser::~LineParser() = default;
-LineParser::Result LineParser::parse(std::string_view line, size_t readable, StringPool &pool, Ev *ev,
-                                     TraceMeta *meta, std::string *reason) {
-  return p_->parse(line, readable, pool, ev, meta, reason);
-}
-
 // ── Ingest ──
 
 namespace {

@@ -92,8 +92,6 @@ class LineReader {
   size_t head_pos_ = 0;
 };
 
-class LineParserImpl;
-
 // Parses one line into an Ev (or the trace metadata). Not thread-safe.
 class LineParser {
  public:
@@ -105,17 +103,9 @@ class LineParser {
                std::string *reason);
 
  private:
-  std::unique_ptr<LineParserImpl> p_;
+  class Impl;  // line_parser.cpp: keeps simdjson out of this header
+  std::unique_ptr<Impl> p_;
 };
-
-class LineParserImpl {
- public:
-  virtual ~LineParserImpl() = default;
-  virtual LineParser::Result parse(std::string_view line, size_t readable, StringPool &pool, Ev *ev,
-                                   TraceMeta *meta, std::string *reason) = 0;
-};
-// The fastest compilation of the parser this CPU runs (line_parser_*.cpp).
-std::unique_ptr<LineParserImpl> make_line_parser();
 
 // The whole ingest: lines -> Ev -> reorder window -> sink, in non-decreasing
 // t_cycle (stable: lines of one cycle keep their order).
