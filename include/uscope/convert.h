@@ -50,6 +50,12 @@ typedef struct uscope_convert_options_s {
   uint16_t num_sram_banks;     /* default 1024 */
   uscope_convert_issue_fn on_issue; /* may be NULL */
   void *user;
+  /* The output writer's queue between the parsing thread and its encoder
+     thread (.uscope, .pccx): part of the conversion's memory bound. 0: the
+     default, 8 MiB for .uscope and 16 MiB for .pccx; the writers' minimums
+     (64 KiB .uscope, 256 KiB .pccx) apply. Added in 0.1; a caller built with
+     an older struct_size gets the default. */
+  uint64_t queue_bytes;
 } uscope_convert_options_t;
 
 USCOPE_API void uscope_convert_options_init(uscope_convert_options_t *opts);

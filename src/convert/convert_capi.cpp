@@ -159,6 +159,7 @@ uscope_status_t jsonl_to_uscope(const char *in, const char *out, const Opts &o, 
   u.num_dram = o.o.num_dram_channels;
   u.num_noc = o.o.num_noc_links;
   u.num_banks = o.o.num_sram_banks;
+  u.queue_bytes = o.o.queue_bytes;
   if (o.o.period_ps > 0xFFFFFFFFull) return fail_with(USCOPE_ERR_INVALID_ARGUMENT, "period_ps over 32 bits");
   UscopeOut w(u, o.o.period_ps, pool);
   uscope_status_t s = ing.run(
@@ -195,7 +196,7 @@ uscope_status_t jsonl_to_pccx(const char *in, const char *out, const Opts &o, us
   std::string err;
   if (uscope_status_t s = ing.open_file(in)) return fail_with(s, std::string(in) + ": cannot open");
   PccxOut w(pool);
-  if (uscope_status_t s = w.open(out, o.o.period_ps, &err)) return fail_with(s, err);
+  if (uscope_status_t s = w.open(out, o.o.period_ps, o.o.queue_bytes, &err)) return fail_with(s, err);
   Pairer pairer(w);
   uscope_status_t s = ing.run(
       [&](const Ev &e, std::string *) -> uscope_status_t {
@@ -351,8 +352,10 @@ uscope_status_t report(const char *in, uint32_t fmt, const Opts &o, bool json, c
     rep.period_ps = o.o.period_ps;
     rep.strs = &pool;
     Pairer p(rep);
+    rep.horizon = [&p](PairKind k) { return p.horizon(k); };
     s = ing.run([&](const Ev &e, std::string *) -> uscope_status_t { p.add(e); return 0; }, &err);
     p.finish();
+    rep.horizon = nullptr;  // p goes out of scope
     is = ing.stats();
   } else if (fmt == USCOPE_CONVERT_USCOPE) {
     ur = std::make_unique<UscopeIn>();
@@ -361,8 +364,10 @@ uscope_status_t report(const char *in, uint32_t fmt, const Opts &o, bool json, c
     rep.period_ps = ur->period_ps();
     rep.strs = ur.get();
     Pairer p(rep);
+    rep.horizon = [&p](PairKind k) { return p.horizon(k); };
     s = ur->run([&](const Ev &e) { p.add(e); ++is.events; }, &err);
     p.finish();
+    rep.horizon = nullptr;
   } else if (fmt == USCOPE_CONVERT_PCCX) {
     rep.format = "pccx";
     rep.strs = &pool;

@@ -34,6 +34,7 @@ int kind_of(uint8_t type, bool *is_start) {
 
 void Pairer::add(const Ev &e) {
   ++seq_;
+  last_t_ = e.t_cycle;
   uint64_t x;
   if (e.type == E_CMD_ENQUEUE) {
     CmdInfo ci{kNoLayer, kNoLabel};
@@ -109,6 +110,13 @@ void Pairer::add(const Ev &e) {
   }
   if (kind == P_JOB && p.label == kNoLabel && e.value(K_job_type, &x)) p.label = x;
   sink_.interval(Interval{static_cast<uint8_t>(kind), p.t, e.t_cycle, p.core, p.unit, p.layer, p.size, p.label});
+}
+
+uint64_t Pairer::horizon(PairKind kind) const {
+  uint64_t h = last_t_;
+  for (const auto &[k, p] : pending_)
+    if ((k.a >> 32) == kind && p.t < h) h = p.t;
+  return h;
 }
 
 void Pairer::finish() {

@@ -42,6 +42,11 @@ class Pairer {
   explicit Pairer(PairSink &sink) : sink_(sink) {}
   void add(const Ev &e);
   void finish();  // pending STARTs become instants, in time order
+  // No interval of this kind given to the sink from now on starts before
+  // the returned cycle: the earliest pending START of the kind, or the
+  // latest event's time (the stream is time-ordered). O(pending STARTs);
+  // the report calls it once per few thousand intervals.
+  uint64_t horizon(PairKind kind) const;
 
  private:
   struct K {
@@ -63,6 +68,7 @@ class Pairer {
   std::unordered_map<K, Pending, KH> pending_;
   std::unordered_map<uint64_t, CmdInfo> cmds_;
   uint64_t seq_ = 0;
+  uint64_t last_t_ = 0;
 };
 
 uint32_t core_of(const Ev &e);

@@ -36,13 +36,15 @@ PccxOut::~PccxOut() {
   if (w_) pccx_writer_close(w_);
 }
 
-Status PccxOut::open(const char *path, uint64_t period_ps, std::string *error) {
+Status PccxOut::open(const char *path, uint64_t period_ps, uint64_t queue_bytes, std::string *error) {
   pccx_writer_options_t o;
   pccx_writer_options_init(&o);
   // clock_mhz is an integer: 1e6 / period_ps, rounded (exact for 1000 ps).
   o.clock_mhz = static_cast<uint32_t>(period_ps ? (1000000 + period_ps / 2) / period_ps : 1000);
   if (o.clock_mhz == 0) o.clock_mhz = 1;
-  o.queue_bytes = 16u << 20;
+  // Larger than the writer's default: a conversion outruns its encoder in
+  // bursts (long runs of instants), and a batch job can afford the memory.
+  o.queue_bytes = queue_bytes ? queue_bytes : 16u << 20;
   const Status s = pccx_writer_open(&w_, path, &o);
   if (s) *error = std::string(path) + ": " + uscope_last_error();
   return s;

@@ -14,7 +14,8 @@ class PccxOut final : public PairSink {
  public:
   explicit PccxOut(const StringSource &strs) : strs_(strs) {}
   ~PccxOut() override;
-  Status open(const char *path, uint64_t period_ps, std::string *error);
+  // queue_bytes: the pccx writer's queue; 0: 16 MiB.
+  Status open(const char *path, uint64_t period_ps, uint64_t queue_bytes, std::string *error);
   void interval(const Interval &iv) override;
   void instant(uint8_t ev_type, uint64_t t, uint32_t core) override;
   Status close(std::string *error);

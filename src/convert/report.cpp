@@ -12,14 +12,14 @@ void Report::interval(const Interval &iv) {
   const uint64_t d = iv.end - iv.start;
   ++counts_[iv.kind];
   switch (iv.kind) {
-    case P_TE: te_.emplace_back(iv.start, iv.end); break;
-    case P_VE: ve_.emplace_back(iv.start, iv.end); break;
+    case P_TE: add_busy(te_, P_TE, iv.start, iv.end); break;
+    case P_VE: add_busy(ve_, P_VE, iv.start, iv.end); break;
     case P_DMA:
       ++dma_transfers_;
       dma_busy_ += d;
       if (iv.size != kNoSize) dma_bytes_ += iv.size;
       break;
-    case P_DRAM: dram_[iv.unit].emplace_back(iv.start, iv.end); break;
+    case P_DRAM: add_busy(dram_[iv.unit], P_DRAM, iv.start, iv.end); break;
     case P_CMD: {
       Phase &p = phases_[iv.label == kNoLabel ? std::string("(none)") : std::string(strs->str(iv.label))];
       ++p.n;
@@ -49,22 +49,37 @@ void Report::instant(uint8_t ev_type, uint64_t t, uint32_t) {
   else if (ev_type == E_SRAM_CONFLICT) ++sram_conflict_;
 }
 
-uint64_t Report::union_length(Spans s) {
-  std::sort(s.begin(), s.end());
-  uint64_t total = 0, cs = 0, ce = 0;
-  bool open = false;
-  for (const auto &[a, b] : s) {
-    if (!open || a > ce) {
-      if (open) total += ce - cs;
-      cs = a;
-      ce = b;
-      open = true;
-    } else {
-      ce = std::max(ce, b);
-    }
+void Report::add_busy(Busy &b, PairKind kind, uint64_t s, uint64_t e) {
+  b.add(s, e);
+  if (b.full() && horizon) b.fold(horizon(kind));
+}
+
+// Sorts and merges the spans into disjoint runs; runs ending at or before
+// the horizon are final. Doubles the limit when little was folded (many
+// jobs still running), so folding stays amortized O(log n) per span.
+void Report::Busy::fold(uint64_t horizon) {
+  std::sort(spans_.begin(), spans_.end());
+  size_t out = 0;
+  for (size_t i = 0; i < spans_.size();) {
+    uint64_t s = spans_[i].first, e = spans_[i].second;
+    for (++i; i < spans_.size() && spans_[i].first <= e; ++i) e = std::max(e, spans_[i].second);
+    if (e <= horizon) done_ += e - s;
+    else spans_[out++] = {s, e};
   }
-  if (open) total += ce - cs;
-  return total;
+  spans_.resize(out);
+  if (spans_.size() > limit_ / 2) limit_ *= 2;
+}
+
+size_t Report::busy_spans_held() const {
+  size_t n = te_.held() + ve_.held();
+  for (const auto &[ch, b] : dram_) n += b.held();
+  return n;
+}
+
+uint64_t Report::Busy::total() const {
+  Busy rest = *this;
+  rest.fold(~uint64_t{0});
+  return rest.done_;
 }
 
 namespace {
@@ -90,7 +105,7 @@ struct Out {
 
 std::string Report::render(bool json) const {
   const uint64_t total = any_ ? last_ - first_ : 0;
-  const uint64_t te_busy = union_length(te_), ve_busy = union_length(ve_);
+  const uint64_t te_busy = te_.total(), ve_busy = ve_.total();
   auto frac = [&](uint64_t busy) { return total ? static_cast<double>(busy) / static_cast<double>(total) : 0.0; };
   const double bpc = total ? static_cast<double>(dma_bytes_) / static_cast<double>(total) : 0.0;
   const double gbps = period_ps ? bpc * 1e12 / static_cast<double>(period_ps) / 1e9 : 0.0;
@@ -114,10 +129,10 @@ std::string Report::render(bool json) const {
     if (has_units) {
       o.raw(",\"dram_channels\":[");
       bool first = true;
-      for (const auto &[ch, spans] : dram_) {
-        const uint64_t b = union_length(spans);
+      for (const auto &[ch, busy] : dram_) {
+        const uint64_t b = busy.total();
         o.raw(std::string(first ? "" : ",") + "{\"channel\":" +
-              (ch == kNoUnit ? std::string("null") : Out::num(ch)) + ",\"transfers\":" + Out::num(spans.size()) +
+              (ch == kNoUnit ? std::string("null") : Out::num(ch)) + ",\"transfers\":" + Out::num(busy.count()) +
               ",\"busy_cycles\":" + Out::num(b) + ",\"utilization\":" + Out::ratio(frac(b)) + "}");
         first = false;
       }
@@ -175,8 +190,8 @@ std::string Report::render(bool json) const {
   else
     line("DMA bandwidth    unavailable: %s\n", na_sizes);
   if (has_units) {
-    for (const auto &[ch, spans] : dram_) {
-      const uint64_t bz = union_length(spans);
+    for (const auto &[ch, busy] : dram_) {
+      const uint64_t bz = busy.total();
       if (ch == kNoUnit) line("DRAM channel  -  %.6f  (%" PRIu64 " busy cycles)\n", frac(bz), bz);
       else line("DRAM channel %2u  %.6f  (%" PRIu64 " busy cycles)\n", ch, frac(bz), bz);
     }

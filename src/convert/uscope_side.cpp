@@ -69,6 +69,7 @@ Status UscopeOut::open(const char *path, const TraceMeta &meta, std::string *err
   uscope_writer_options_t o;
   uscope_writer_options_init(&o);
   o.durability = USCOPE_DURABILITY_NONE;  // a batch conversion: fewest syscalls
+  o.queue_bytes = u_.queue_bytes;
   if (!st) st = uscope_writer_open(&w_, path, s, nullptr, 0, &o);
   if (st) *error = std::string(path) + ": " + uscope_last_error();
   uscope_schema_free(s);

@@ -17,6 +17,7 @@ namespace uscope::convert {
 struct UnitCounts {
   uint16_t queue_depth = 1024, num_contexts = 256, num_te = 64, num_ve = 64, num_dma = 64, num_dram = 64,
            num_noc = 64, num_banks = 1024;
+  uint64_t queue_bytes = 0;  // the writer's queue; 0: its default
 };
 
 // Writes Ev records through the npu per-cycle calls.

@@ -55,6 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   o.queue_depth = 4;
   o.num_contexts = 2;
   o.num_sram_banks = 4;
+  o.queue_bytes = 64 << 10;  // the writers' minimums: a large queue costs its page faults on every input
   uscope_convert_stats_t st{};
   st.struct_size = sizeof st;
   char *text = nullptr;

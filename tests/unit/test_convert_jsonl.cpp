@@ -190,6 +190,44 @@ TEST(ConvertJsonl, PccxRoundTripKeepsWhatPccxHolds) {
   EXPECT_TRUE(cmd_phase);
 }
 
+// The writers' queue (options.queue_bytes) bounds memory only: with the
+// smallest queues, which wrap hundreds of times here, the output is the same.
+TEST(ConvertJsonl, SmallWriterQueueGivesTheSameOutput) {
+  TempDir d("conv");
+  std::string text = std::string(kSpec[0]) + "\n";
+  char b[512];
+  for (unsigned i = 0; i < 30000; ++i) {
+    const unsigned long long t = 1000ull + 10ull * i;
+    std::snprintf(b, sizeof b,
+                  R"({"event_type": "TE_START", "t_cycle": %llu, "job_id": %u, "cmd_id": 7, "m": 64, "n": 64, "k": 64, "tile_m": 32, "tile_n": 32, "tile_k": 32, "layer_id": %u})"
+                  "\n"
+                  R"({"event_type": "SRAM_ACCESS", "t_cycle": %llu, "addr": %u, "bank_id": %u, "access_type": "READ", "by": "TE", "conflict": %s})"
+                  "\n"
+                  R"({"event_type": "TE_END", "t_cycle": %llu, "job_id": %u, "cmd_id": 7, "mac_count": 262144, "latency_cycles": 8})"
+                  "\n",
+                  t, i, i % 32, t + 1, 64 * i, i % 16, i % 7 ? "false" : "true", t + 8, i);
+    text += b;
+  }
+  write_all(d.file("in.jsonl"), text);
+  auto small = [](uscope_convert_options_t *o) { o->queue_bytes = 1; };  // raised to each writer's minimum
+  for (const char *ext : {".uscope", ".pccx"}) {
+    SCOPED_TRACE(ext);
+    const std::string a = d.file(std::string("default") + ext), c = d.file(std::string("small") + ext);
+    ConvRun r1 = convert(d.file("in.jsonl"), a), r2 = convert(d.file("in.jsonl"), c, false, small);
+    ASSERT_EQ(r1.status, USCOPE_OK) << uscope_last_error();
+    ASSERT_EQ(r2.status, USCOPE_OK) << uscope_last_error();
+    EXPECT_EQ(r1.stats.skipped, 0u);
+    EXPECT_EQ(r2.stats.events_out, r1.stats.events_out);
+    ASSERT_EQ(convert(a, a + ".jsonl").status, USCOPE_OK) << uscope_last_error();
+    ASSERT_EQ(convert(c, c + ".jsonl").status, USCOPE_OK) << uscope_last_error();
+    const std::string ja = read_all(a + ".jsonl"), jc = read_all(c + ".jsonl");
+    EXPECT_GT(ja.size(), 2u << 20);  // several MB through a 64 KiB / 256 KiB queue
+    EXPECT_TRUE(ja == jc) << "the outputs differ";
+  }
+  // The .pccx output is deterministic: the same bytes whatever the queue.
+  EXPECT_TRUE(read_all(d.file("default.pccx")) == read_all(d.file("small.pccx")));
+}
+
 TEST(ConvertJsonl, HostileLinesAreReportedWithLineNumbers) {
   TempDir d("conv");
   const std::string big(3u << 20, 'x');  // a 3 MB string value: accepted
