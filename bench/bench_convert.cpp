@@ -11,7 +11,9 @@
 //   BM_JsonlToUscope           uscope_jsonl_to_uscope;
 //   BM_NpuReport               uscope_convert_npu_report.
 // Counters: MB_per_s (input bytes / wall time), peak_rss_MB. The files go
-// to $TMPDIR (default /tmp) and are removed at the end.
+// to $TMPDIR (default /tmp) and are removed at the end, except the input
+// when USCOPE_BENCH_JSONL_KEEP names a path to copy it to (for profiling
+// the CLI on the same data).
 #include <benchmark/benchmark.h>
 #include <simdjson.h>
 #include <sys/resource.h>
@@ -221,6 +223,12 @@ int main(int argc, char **argv) {
   g_jsonl = g_dir + "/npu.jsonl";
   generate(g_jsonl, target);
   std::fprintf(stderr, "generated %s: %.1f MB\n", g_jsonl.c_str(), static_cast<double>(g_bytes) / 1e6);
+  if (const char *keep = std::getenv("USCOPE_BENCH_JSONL_KEEP")) {
+    if (std::rename(g_jsonl.c_str(), keep) != 0 || link(keep, g_jsonl.c_str()) != 0) {
+      std::fprintf(stderr, "cannot keep the input as %s\n", keep);
+      return 1;
+    }
+  }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
