@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
@@ -94,7 +95,10 @@ Writer::Writer(const char *path, const pccx_writer_options_t *opts) : path_(path
   q = (q + 63) & ~uint64_t{63};
   if (!ring_.allocate(q)) fail(USCOPE_ERR_NO_MEMORY, "pccx_writer_open: cannot allocate a %" PRIu64 "-byte queue", q);
   std::memset(ring_.buf, 0, q);  // touch the pages now, not on the hot path
-  obuf_.resize(kOutBuf);
+  // The output buffer need not outgrow the queue it drains (a small queue
+  // asks for a small writer); it stays above the largest bincode record
+  // (~64 KiB name), since kMinQueue is 256 KiB.
+  obuf_.resize(static_cast<size_t>(std::min<uint64_t>(kOutBuf, q)));
   names_.reserve(64);
 
   // The JSON header's largest possible rendering: every number at its maximum.
