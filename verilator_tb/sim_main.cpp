@@ -10,7 +10,8 @@
 //   +notrace           no writer: every handle stays null and the RTL makes no tracing call
 //   +pccx=<path>       pccx-lab .pccx trace written beside the µScope one (default: the +trace
 //                      path with .uscope replaced by .pccx; docs/pccx.md): MAC_COMPUTE per TE
-//                      tile (core_id 0), DMA_READ / DMA_WRITE per DMA transfer (core_id 1), in
+//                      tile and SYSTOLIC_STALL per run of TE cycles lost to the SRAM arbiter
+//                      (core_id 0), DMA_READ / DMA_WRITE per DMA transfer (core_id 1), in
 //                      npu_clk cycles
 //   +nopccx            no .pccx file
 //   +fst=<path>        FST waveform (only in the uscope_tb_fst build, which has --trace-fst)

@@ -11,6 +11,8 @@
 //   - DMA_READ + DMA_WRITE events == the DMA transfers (npu0 dma_end events), on core 1, and
 //     their durations per direction are the latency_cycles of the DMA_READ / DMA_WRITE job_done
 //     events;
+//   - SYSTOLIC_STALL events (the TE waiting on the SRAM arbiter) exist, on core 0, do not
+//     overlap, and each lies inside one MAC_COMPUTE (its tile);
 //   - total_cycles == the max end cycle of the events.
 // Exit 0 when every check holds.
 #include <pccx/pccx.h>
@@ -83,6 +85,7 @@ int main(int argc, char **argv) {
   CHECK(h.mac_rows == 4 && h.mac_cols == 4 && h.cores == 2 && h.clock_mhz == 800,
         "header mac %ux%u cores %u clock %u", h.mac_rows, h.mac_cols, h.cores, h.clock_mhz);
   std::vector<uint64_t> mac, rd, wr;
+  std::vector<std::pair<uint64_t, uint64_t>> tiles, stalls;  // [start, end)
   uint64_t max_end = 0, bad_core = 0, other = 0;
   for (uint64_t i = 0; i < pccx_reader_event_count(p); ++i) {
     pccx_event_t e{};
@@ -90,6 +93,10 @@ int main(int argc, char **argv) {
     max_end = std::max(max_end, e.start_cycle + e.duration);
     if (e.type_id == PCCX_EVENT_MAC_COMPUTE) {
       mac.push_back(e.duration);
+      tiles.emplace_back(e.start_cycle, e.start_cycle + e.duration);
+      bad_core += e.core_id != 0;
+    } else if (e.type_id == PCCX_EVENT_SYSTOLIC_STALL) {
+      stalls.emplace_back(e.start_cycle, e.start_cycle + e.duration);
       bad_core += e.core_id != 0;
     } else if (e.type_id == PCCX_EVENT_DMA_READ || e.type_id == PCCX_EVENT_DMA_WRITE) {
       (e.type_id == PCCX_EVENT_DMA_READ ? rd : wr).push_back(e.duration);
@@ -100,17 +107,36 @@ int main(int argc, char **argv) {
   }
   pccx_reader_close(p);
   for (auto *v : {&te_lat, &dma_rd_lat, &dma_wr_lat, &mac, &rd, &wr}) std::sort(v->begin(), v->end());
+  std::sort(tiles.begin(), tiles.end());
+  std::sort(stalls.begin(), stalls.end());
+  uint64_t stall_cycles = 0, outside = 0, overlapping = 0, empty = 0;
+  for (size_t i = 0; i < stalls.size(); ++i) {
+    const auto [s, e] = stalls[i];
+    stall_cycles += e - s;
+    empty += e == s;
+    if (i && s < stalls[i - 1].second) ++overlapping;
+    // The tile that starts last at or before s must hold the whole stall.
+    auto t = std::upper_bound(tiles.begin(), tiles.end(), std::make_pair(s, ~uint64_t{0}));
+    if (t == tiles.begin() || std::prev(t)->second < e) ++outside;
+  }
+  uint64_t tile_cycles = 0;
+  for (const auto &[s, e] : tiles) tile_cycles += e - s;
 
   std::printf("pccx:  %zu MAC_COMPUTE (TE tiles in the µScope trace: %zu), %zu DMA_READ + %zu DMA_WRITE "
-              "(DMA transfers: %" PRIu64 "), total_cycles %" PRIu64 ", checksum %s\n",
-              mac.size(), te_lat.size(), rd.size(), wr.size(), dma_ends, h.total_cycles,
-              h.checksum_status == PCCX_CHECKSUM_OK ? "ok" : "BAD");
+              "(DMA transfers: %" PRIu64 "), %zu SYSTOLIC_STALL (%" PRIu64 " of %" PRIu64 " TE cycles), "
+              "total_cycles %" PRIu64 ", checksum %s\n",
+              mac.size(), te_lat.size(), rd.size(), wr.size(), dma_ends, stalls.size(), stall_cycles, tile_cycles,
+              h.total_cycles, h.checksum_status == PCCX_CHECKSUM_OK ? "ok" : "BAD");
   CHECK(!mac.empty(), "no MAC_COMPUTE events");
   CHECK(mac.size() == te_lat.size(), "MAC_COMPUTE %zu != TE tiles %zu", mac.size(), te_lat.size());
   CHECK(mac == te_lat, "MAC_COMPUTE durations differ from te_end latency_cycles");
   CHECK(rd.size() + wr.size() == dma_ends, "DMA events %zu != DMA transfers %" PRIu64, rd.size() + wr.size(),
         dma_ends);
   CHECK(rd == dma_rd_lat && wr == dma_wr_lat, "DMA durations differ from the DMA job_done latency_cycles");
+  CHECK(!stalls.empty(), "no SYSTOLIC_STALL events");
+  CHECK(empty == 0 && overlapping == 0, "%" PRIu64 " empty and %" PRIu64 " overlapping stalls", empty, overlapping);
+  CHECK(outside == 0, "%" PRIu64 " stalls outside every MAC_COMPUTE", outside);
+  CHECK(stall_cycles < tile_cycles, "stall cycles %" PRIu64 " >= TE cycles %" PRIu64, stall_cycles, tile_cycles);
   CHECK(bad_core == 0, "%" PRIu64 " events on the wrong core", bad_core);
   CHECK(other == 0, "%" PRIu64 " events of other types", other);
   CHECK(h.total_cycles == max_end && h.cycles == max_end, "total_cycles %" PRIu64 " != max end %" PRIu64,

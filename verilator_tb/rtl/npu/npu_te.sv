@@ -330,5 +330,24 @@ module npu_te
       end
     end
   end
+
+  // One pccx SYSTOLIC_STALL (core_id 0) per run of cycles in which the array waits on the SRAM
+  // arbiter: a fetch step whose operands are not all granted, or a result row whose write is
+  // not. Without conflicts every step and row takes one cycle, so these are exactly the cycles
+  // the conflicts cost; each run lies inside its tile's MAC_COMPUTE.
+  wire tr_stall = (state == S_FETCH && (rem_a != '0 || rem_b != '0)) || (state == S_DRAIN && rem_w != '0);
+  logic tr_stalling = 1'b0;
+  logic [31:0] tr_s0;
+  always_ff @(posedge clk) begin
+    if (tr_stall && !tr_stalling) begin
+      tr_stalling <= 1'b1;
+      tr_s0       <= tr_cycle;
+    end else if (!tr_stall && tr_stalling) begin
+      tr_stalling <= 1'b0;
+      if (tr_pccx != null)
+        tb_trace_pkg::check(uscope_pkg::uscope_sv_pccx_event(tr_pccx, 32'd0, {32'd0, tr_s0},
+            {32'd0, tr_cycle - tr_s0}, uscope_pkg::PCCX_SYSTOLIC_STALL, ""));
+    end
+  end
 `endif
 endmodule
