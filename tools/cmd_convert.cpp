@@ -65,8 +65,8 @@ int ConvertCmd::run() {
     if (st.skipped) std::fprintf(stderr, "uscope: convert: %" PRIu64 " malformed line(s)\n", st.skipped);
     return 1;
   }
-  std::fprintf(stderr, "converted %" PRIu64 " events in, %" PRIu64 " out (%" PRIu64 " lines)",
-               st.events_in, st.events_out, st.lines);
+  std::fprintf(stderr, "converted %" PRIu64 " events in, %" PRIu64 " out", st.events_in, st.events_out);
+  if (st.lines) std::fprintf(stderr, " (%" PRIu64 " JSONL lines read)", st.lines);
   if (st.skipped)
     std::fprintf(stderr, "; skipped %" PRIu64 " malformed line(s), first at line %" PRIu64, st.skipped,
                  st.first_issue_line);

@@ -271,33 +271,46 @@ uscope_status_t uscope_to_jsonl(const char *in, const char *out, const Opts &, u
 }
 
 // pccx -> JSONL: each interval gives its START and END line, each instant
-// one line; ids of pairs are the pccx event's index (synthetic).
+// one line; ids of pairs are the pccx event's index (synthetic). An event of
+// another producer with no NPU meaning becomes a WARN line: component
+// "pccx", code its pccx type, msg its api_name and duration.
 struct PccxLines final : PairSink {
+  explicit PccxLines(StringPool &p) : pool(p) {}
   struct L {
     uint64_t t, seq;
     uint8_t type;
     uint32_t core;
-    uint64_t id, label;
+    uint64_t id, label, phase = kNoLabel, code = kNoLabel, msg = kNoLabel;
   };
+  StringPool &pool;
   std::vector<L> lines;
   uint64_t seq = 0, pairs = 0;
   void interval(const Interval &iv) override {
     const uint64_t id = pairs++;
-    lines.push_back({iv.start, seq++, kPairStart[iv.kind], iv.core, id, iv.label});
+    L start{iv.start, seq++, kPairStart[iv.kind], iv.core, id, iv.label};
+    start.phase = iv.name;
+    lines.push_back(start);
     lines.push_back({iv.end, seq++, kPairEnd[iv.kind], iv.core, id, kNoLabel});
   }
   void instant(uint8_t type, uint64_t t, uint32_t core) override {
     lines.push_back({t, seq++, type, core, kNoLabel, kNoLabel});
-    ++seq;
+  }
+  void pccx_other(uint32_t type_id, uint64_t start, uint64_t duration, uint32_t core, uint64_t name) override {
+    L l{start, seq++, E_WARN, core, kNoLabel, kNoLabel};
+    l.code = pool.intern(pccx_event_type_name(type_id));
+    std::string msg = name == kNoLabel ? std::string() : std::string(pool.str(name)) + ", ";
+    msg += std::to_string(duration) + (duration == 1 ? " cycle" : " cycles");
+    l.msg = pool.intern(msg);
+    lines.push_back(l);
   }
 };
 
 uscope_status_t pccx_to_jsonl(const char *in, const char *out, const Opts &o, uscope_convert_stats_t *st) {
   StringPool pool;
-  PccxLines sink;
-  uint64_t period = 0, events = 0, unmapped = 0;
+  PccxLines sink(pool);
+  uint64_t period = 0, events = 0, others = 0;
   std::string err;
-  if (uscope_status_t s = read_pccx(in, pool, sink, &period, &events, &unmapped, &err)) return fail_with(s, err);
+  if (uscope_status_t s = read_pccx(in, pool, sink, &period, &events, &others, &err)) return fail_with(s, err);
   std::stable_sort(sink.lines.begin(), sink.lines.end(),
                    [](const PccxLines::L &a, const PccxLines::L &b) { return a.t < b.t || (a.t == b.t && a.seq < b.seq); });
   JsonlOut w;
@@ -308,7 +321,7 @@ uscope_status_t pccx_to_jsonl(const char *in, const char *out, const Opts &o, us
     e.mask = 0;
     e.type = l.type;
     e.t_cycle = l.t;
-    e.set(K_core_id, l.core > 0xFFFD ? kNull : l.core);
+    e.set(K_core_id, l.core);  // JSONL numbers have no width: a u32 core id is written as is
     if (l.id != kNoLabel) {
       switch (l.type) {
         case E_CMD_START: case E_CMD_END: e.set(K_cmd_id, l.id); break;
@@ -323,6 +336,12 @@ uscope_status_t pccx_to_jsonl(const char *in, const char *out, const Opts &o, us
       else if (l.type == E_JOB_ISSUE) e.set(K_job_type, l.label);
       else if (l.type == E_DMA_START) e.set(K_direction, l.label);
     }
+    if (l.phase != kNoLabel) e.set(K_phase, l.phase);
+    if (l.code != kNoLabel) {
+      e.set(K_component, pool.intern("pccx"));
+      e.set(K_code, l.code);
+      e.set(K_msg, l.msg);
+    }
     format_jsonl(e, pool, meta, period, w.buf());
     if (uscope_status_t s = w.maybe_flush(&err)) return fail_with(s, err);
   }
@@ -331,7 +350,6 @@ uscope_status_t pccx_to_jsonl(const char *in, const char *out, const Opts &o, us
   IngestStats is;
   is.events = events;
   Issues none;
-  none.count = unmapped;
   fill_stats(st, is, none, sink.lines.size());
   return 0;
 }
@@ -372,8 +390,8 @@ uscope_status_t report(const char *in, uint32_t fmt, const Opts &o, bool json, c
     rep.format = "pccx";
     rep.strs = &pool;
     rep.has_sizes = rep.has_units = rep.has_layers = false;
-    uint64_t unmapped = 0;
-    s = read_pccx(in, pool, rep, &rep.period_ps, &is.events, &unmapped, &err);
+    uint64_t others = 0;  // no metric counts them
+    s = read_pccx(in, pool, rep, &rep.period_ps, &is.events, &others, &err);
   } else {
     return fail_with(USCOPE_ERR_INVALID_ARGUMENT, std::string(in) + ": unknown format (.jsonl, .jsonl.gz, .uscope, .pccx)");
   }

@@ -91,7 +91,7 @@ Status PccxOut::close(std::string *error) {
 }
 
 Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *period_ps, uint64_t *events,
-                 uint64_t *unmapped, std::string *error) {
+                 uint64_t *others, std::string *error) {
   pccx_reader_t *r = nullptr;
   Status s = pccx_reader_open(&r, path, 0);
   if (s) {
@@ -104,15 +104,18 @@ Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *p
   *period_ps = h.clock_mhz ? (1000000 + h.clock_mhz / 2) / h.clock_mhz : 1000;
   const uint64_t n = pccx_reader_event_count(r);
   *events = n;
-  *unmapped = 0;
+  *others = 0;
   for (uint64_t i = 0; i < n; ++i) {
     pccx_event_t ev{};
     if ((s = pccx_reader_event(r, i, &ev))) {
       *error = std::string(path) + ": " + uscope_last_error();
       break;
     }
-    std::string_view name = ev.api_name ? std::string_view(ev.api_name) : std::string_view();
-    std::string_view label;
+    // start + duration past 2^64 saturates, as pccx-lab's total_cycles does.
+    const uint64_t end = ev.duration > ~uint64_t{0} - ev.start_cycle ? ~uint64_t{0} : ev.start_cycle + ev.duration;
+    const std::string_view full = ev.api_name ? std::string_view(ev.api_name) : std::string_view();
+    // Ours (PccxOut): "<PAIR>[:<label>]" for a pair, the event type for an instant.
+    std::string_view name = full, label;
     const size_t colon = name.find(':');
     if (colon != std::string_view::npos) {
       label = name.substr(colon + 1);
@@ -121,28 +124,31 @@ Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *p
     int kind = -1;
     for (int k = 0; k < kNumPairKinds; ++k)
       if (name == kPairNames[k]) kind = k;
-    if (kind < 0 && name.empty()) {
-      // A file from another producer: its own types.
-      switch (ev.type_id) {
-        case PCCX_EVENT_MAC_COMPUTE: kind = P_TE; break;
-        case PCCX_EVENT_DMA_READ: kind = P_DMA; label = "DRAM_TO_SRAM"; break;
-        case PCCX_EVENT_DMA_WRITE: kind = P_DMA; label = "SRAM_TO_DRAM"; break;
-        case PCCX_EVENT_API_CALL: kind = P_CMD; break;
-        default: break;
-      }
-    }
     if (kind >= 0) {
-      Interval iv{static_cast<uint8_t>(kind), ev.start_cycle, ev.start_cycle + ev.duration, ev.core_id, kNoUnit,
-                  kNoLayer, kNoSize, label.empty() ? kNoLabel : pool.intern(label)};
-      sink.interval(iv);
+      sink.interval(Interval{static_cast<uint8_t>(kind), ev.start_cycle, end, ev.core_id,
+                             kNoUnit, kNoLayer, kNoSize, label.empty() ? kNoLabel : pool.intern(label)});
       continue;
     }
-    const int t = ev_type_by_name(name);
+    const int t = colon == std::string_view::npos ? ev_type_by_name(name) : -1;
     if (t >= 0 && t < kNumEvTypes) {
       sink.instant(static_cast<uint8_t>(t), ev.start_cycle, ev.core_id);
-    } else {
-      ++*unmapped;
+      continue;
     }
+    // From another producer (pccx-lab's own traces): its types, its api_name.
+    const uint64_t nm = full.empty() ? kNoLabel : pool.intern(full);
+    Interval iv{P_TE, ev.start_cycle, end, ev.core_id, kNoUnit, kNoLayer, kNoSize, kNoLabel,
+                nm};
+    switch (ev.type_id) {
+      case PCCX_EVENT_MAC_COMPUTE: break;
+      case PCCX_EVENT_DMA_READ: iv.kind = P_DMA; iv.label = pool.intern("DRAM_TO_SRAM"); break;
+      case PCCX_EVENT_DMA_WRITE: iv.kind = P_DMA; iv.label = pool.intern("SRAM_TO_DRAM"); break;
+      case PCCX_EVENT_API_CALL: iv.kind = P_CMD; iv.label = nm; iv.name = kNoLabel; break;  // the call's name is its phase
+      default:
+        ++*others;
+        sink.pccx_other(ev.type_id, ev.start_cycle, ev.duration, ev.core_id, nm);
+        continue;
+    }
+    sink.interval(iv);
   }
   pccx_reader_close(r);
   return s;

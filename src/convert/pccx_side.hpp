@@ -32,8 +32,12 @@ class PccxOut final : public PairSink {
 };
 
 // Reads a .pccx file as intervals and instants: the inverse of PccxOut.
-// Strings (labels) are interned in pool. Returns the period from clock_mhz.
+// Events of other producers map by pccx type (docs/convert.md): MAC_COMPUTE
+// a TE interval, DMA_READ / DMA_WRITE a DMA interval, API_CALL a command
+// whose phase is its api_name; the rest go to PairSink::pccx_other, and
+// *others counts them. Strings are interned in pool. Returns the period
+// from clock_mhz.
 Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *period_ps, uint64_t *events,
-                 uint64_t *unmapped, std::string *error);
+                 uint64_t *others, std::string *error);
 
 }  // namespace uscope::convert

@@ -2,11 +2,15 @@
 // its documented contents, its checksum verifies, and re-encoding its events
 // with our writer reproduces its payload bytes exactly.
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
+#include <fstream>
 #include <map>
+#include <set>
 #include <string>
 
 #include "pccx/pccx.h"
+#include "uscope/convert.h"
 #include "support/pccx_test_util.hpp"
 #include "support/test_util.hpp"
 
@@ -126,4 +130,54 @@ TEST(PccxConformance, DummyTraceReencodesByteExact) {
   EXPECT_EQ(std::string(j1, j1n), s2);
   pccx_reader_close(r2);
   pccx_reader_close(r);
+}
+
+// pccx-lab's own trace through the converters (docs/convert.md "pccx →
+// JSONL"): every event becomes JSONL, none is skipped — MAC_COMPUTE a TE
+// pair, DMA_READ / DMA_WRITE a DMA pair, API_CALL a command whose phase is
+// the call's name, SYSTOLIC_STALL and BARRIER_SYNC a WARN line that keeps
+// type, duration and core — and the npu report counts its TE jobs.
+TEST(PccxConformance, DummyTraceConvertsToJsonlWithNothingSkipped) {
+  TempDir d("pccxconv");
+  const std::string out = d.file("dummy.jsonl");
+  uscope_convert_stats_t st{};
+  st.struct_size = sizeof st;
+  ASSERT_EQ(uscope_convert(kPccxDummy.c_str(), 0, out.c_str(), 0, nullptr, &st), USCOPE_OK) << uscope_last_error();
+  EXPECT_EQ(st.events_in, 16008u);
+  EXPECT_EQ(st.skipped, 0u);
+  std::ifstream f(out);
+  std::map<std::string, uint64_t> types, warn_codes;
+  std::set<std::string> phases;
+  uint64_t lines = 0, cores_over_0 = 0;
+  simdjson::dom::parser p;
+  for (std::string line; std::getline(f, line); ++lines) {
+    simdjson::dom::object o;
+    ASSERT_EQ(p.parse(line).get(o), simdjson::SUCCESS) << line;
+    const std::string type{std::string_view(o["event_type"])};
+    ++types[type];
+    uint64_t core = 0;
+    if (o["core_id"].get(core) == simdjson::SUCCESS && core > 0) ++cores_over_0;
+    if (type == "WARN") {
+      ++warn_codes[std::string(std::string_view(o["code"]))];
+      EXPECT_EQ(std::string_view(o["component"]), "pccx");
+      EXPECT_NE(std::string_view(o["msg"]).find("cycle"), std::string_view::npos) << line;
+    }
+    if (type == "CMD_START") phases.insert(std::string(std::string_view(o["phase"])));
+  }
+  EXPECT_EQ(lines, st.events_out);
+  const std::map<std::string, uint64_t> want{{"TE_START", 3200}, {"TE_END", 3200},   {"DMA_START", 6400},
+                                             {"DMA_END", 6400},  {"CMD_START", 8},    {"CMD_END", 8},
+                                             {"WARN", 6400}};
+  EXPECT_EQ(types, want);
+  EXPECT_EQ(warn_codes, (std::map<std::string, uint64_t>{{"SYSTOLIC_STALL", 3200}, {"BARRIER_SYNC", 3200}}));
+  EXPECT_EQ(phases.size(), 8u);  // 8 API calls, each its own name
+  EXPECT_GT(cores_over_0, 0u);   // 32 cores: core ids are kept
+
+  char *text = nullptr;
+  ASSERT_EQ(uscope_convert_npu_report(kPccxDummy.c_str(), 0, nullptr, 1, &text, nullptr), USCOPE_OK)
+      << uscope_last_error();
+  const std::string rep(text);
+  uscope_convert_free(text);
+  EXPECT_NE(rep.find("\"te_utilization\":{\"jobs\":3200,"), std::string::npos) << rep;
+  EXPECT_NE(rep.find("\"commands\":1,"), std::string::npos) << rep;  // per-phase: one call each
 }
