@@ -4,6 +4,7 @@
 
 #include <uscope/uscope.h>
 
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -22,6 +23,14 @@ inline void check(uscope_status_t s, const char *what) {
 }
 
 // A minimal, streaming JSON writer: the tool's output format, not a parser.
+// The shortest text that reads back to v (finite): no precision lost, no
+// digits invented (2.05, not 2.050000 or 2.0499999999999998).
+inline std::string shortest(double v) {
+  char b[32];
+  const auto r = std::to_chars(b, b + sizeof b, v);
+  return std::string(b, r.ptr);
+}
+
 class Json {
  public:
   void begin_object() { sep(); std::fputc('{', stdout); first_ = true; }
@@ -33,6 +42,7 @@ class Json {
   void num(uint64_t v) { sep(); std::printf("%" PRIu64, v); }
   void snum(int64_t v) { sep(); std::printf("%" PRId64, v); }
   void fixed(double v, int digits) { sep(); std::printf("%.*f", digits, v); }  // deterministic
+  void real(double v) { sep(); std::fputs(shortest(v).c_str(), stdout); }
   void boolean(bool v) { sep(); std::fputs(v ? "true" : "false", stdout); }
   void null() { sep(); std::fputs("null", stdout); }
   void end() { std::fputc('\n', stdout); }

@@ -66,7 +66,7 @@ void cmd_pccx_info(const std::string &path, bool json) {
     j.end_array();
     j.field("isa_version", h.isa_version);
     j.key("peak_tops");
-    if (h.has_peak_tops) j.fixed(h.peak_tops, 6);
+    if (h.has_peak_tops) j.real(h.peak_tops);
     else j.null();
     j.end_object();
     j.key("trace");
@@ -102,7 +102,7 @@ void cmd_pccx_info(const std::string &path, bool json) {
     std::printf("format:           pccx %u.%u (format_minor %u)\n", h.major, h.minor, h.format_minor);
     std::printf("pccx_lab_version: %s\n", h.pccx_lab_version);
     std::printf("arch:             mac_dims [%u, %u], isa_version %s", h.mac_rows, h.mac_cols, h.isa_version);
-    if (h.has_peak_tops) std::printf(", peak_tops %g", h.peak_tops);
+    if (h.has_peak_tops) std::printf(", peak_tops %s", shortest(h.peak_tops).c_str());
     std::printf("\ntrace:            cycles %" PRIu64 ", cores %u, clock %u MHz\n", h.cycles, h.cores, h.clock_mhz);
     std::printf("payload:          %s, %" PRIu64 " bytes%s\n", h.encoding_name, h.payload_bytes,
                 h.flatbuf_trailer ? ", PCC2 api_name trailer" : "");

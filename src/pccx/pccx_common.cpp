@@ -1,5 +1,6 @@
 #include "pccx/pccx_common.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -38,12 +39,37 @@ void json_quote(std::string &out, const char *s) {
 }
 
 std::string json_double(double v) {
+  std::string out = std::signbit(v) ? "-" : "";
+  if (v == 0) return out + "0.0";
+  // Shortest round-trip digits: [-]d[.ddd]e±XX.
   char buf[64];
-  for (int prec = 1; prec <= 17; ++prec) {
-    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (std::strtod(buf, nullptr) == v) break;
+  const auto r = std::to_chars(buf, buf + sizeof buf, std::fabs(v), std::chars_format::scientific);
+  std::string digits;
+  const char *p = buf;
+  for (; p < r.ptr && *p != 'e'; ++p)
+    if (*p != '.') digits += *p;
+  const int exp10 = std::atoi(p + 1);              // v = d.ddd x 10^exp10
+  const int n = static_cast<int>(digits.size());
+  const int kk = exp10 + 1;                        // digits before the decimal point
+  const int k = kk - n;                            // v = digits x 10^k
+  if (k >= 0 && kk <= 16) {                        // 1234e7 -> 12340000000.0
+    out += digits;
+    out.append(static_cast<size_t>(k), '0');
+    out += ".0";
+  } else if (kk > 0 && kk <= 16) {                 // 1234e-2 -> 12.34
+    out += digits.substr(0, static_cast<size_t>(kk));
+    out += '.';
+    out += digits.substr(static_cast<size_t>(kk));
+  } else if (kk > -5 && kk <= 0) {                 // 1234e-6 -> 0.001234
+    out += "0.";
+    out.append(static_cast<size_t>(-kk), '0');
+    out += digits;
+  } else {                                         // 1e30, 1234e30 -> 1.234e33
+    out += digits[0];
+    if (n > 1) out += '.' + digits.substr(1);
+    out += 'e' + std::to_string(kk - 1);
   }
-  return buf;
+  return out;
 }
 
 }  // namespace uscope::pccx

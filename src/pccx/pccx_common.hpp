@@ -28,7 +28,10 @@ bool valid_utf8(const char *s, size_t n) noexcept;
 
 // Append s to out as a JSON string literal (quotes included).
 void json_quote(std::string &out, const char *s);
-// Shortest %.*g form of v that reads back to the same double.
+// v (finite) as serde_json writes an f64, which is how pccx-lab's own
+// headers read (COMPAT 22): the shortest digits that read back to v, laid
+// out as the ryu crate does — 0.0, 100.0, 2.05, 0.0001, 1e16, 1.5e-7.
+// Locale-independent.
 std::string json_double(double v);
 
 inline uint32_t load_u32(const uint8_t *p) {

@@ -1,10 +1,14 @@
 // pccx writer -> reader round trips for every encoding.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "format/checksum.hpp"
+#include "pccx/pccx_common.hpp"
 #include "pccx/pccx.h"
 #include "support/pccx_test_util.hpp"
 #include "support/test_util.hpp"
@@ -262,10 +266,59 @@ TEST(PccxCli, InfoOnDummyTrace) {
       EXPECT_NE(out.find("\"API_CALL\":8"), std::string::npos) << out;
       EXPECT_NE(out.find("\"MAC_COMPUTE\":3200"), std::string::npos) << out;
       EXPECT_NE(out.find("\"mac_dims\":[32,32]"), std::string::npos) << out;
+      EXPECT_NE(out.find("\"peak_tops\":65.54}"), std::string::npos) << out;  // shortest, not %f
     } else {
       EXPECT_NE(out.find("checksum:         ok"), std::string::npos) << out;
       EXPECT_NE(out.find("bincode, 637295 bytes"), std::string::npos) << out;
+      EXPECT_NE(out.find("peak_tops 65.54\n"), std::string::npos) << out;
     }
   }
 }
 #endif
+
+// peak_tops is written as serde_json writes an f64 (pccx-lab's own headers):
+// the expected texts are serde_json 1.0.146's output for these doubles. The
+// value reads back exactly, and the text does not depend on the C locale.
+TEST(PccxWriter, PeakTopsIsWrittenAsSerdeJsonDoes) {
+  const std::pair<uint64_t, const char *> cases[] = {
+      {0x0000000000000000, "0.0"},       {0x4059000000000000, "100.0"},
+      {0x4000666666666666, "2.05"},      {0x4341c37937e08000, "1e16"},
+      {0x430c6bf526340000, "1000000000000000.0"},
+      {0x3e7ad7f29abcaf48, "1e-7"},      {0x3f1a36e2eb1c432d, "0.0001"},
+      {0x3ee4f8b588e368f1, "0.00001"},   {0x3e8421f5f40d8376, "1.5e-7"},
+      {0x7e37e43c8800759c, "1e300"},     {0x437b69b4ba630f35, "1.2345678901234568e17"},
+      {0x4050000000000000, "64.0"},      {0x3fb999999999999a, "0.1"},
+      {0x0000000000000001, "5e-324"},    {0x7fefffffffffffff, "1.7976931348623157e308"},
+      {0x405edd2f1a9fbe77, "123.456"},   {0x4340000000000000, "9007199254740992.0"},
+      {0x43118b54f22aeb03, "1234567890123456.8"},
+      {0x3fd3333333333334, "0.30000000000000004"},
+      {0x3efa36e2eb1c432d, "0.000025"},  {0x444b1ae4d6e2ef50, "1e21"},
+      {0x4028000000000000, "12.0"},      {0x435aa535d3d0c000, "3e16"},
+      {0x44dfe185ca57c517, "6.02214076e23"},
+      {0x3f201f31f46ed246, "0.000123"},
+  };
+  TempDir d("pccxf64");
+  for (const auto &[bits, text] : cases) {
+    double v;
+    std::memcpy(&v, &bits, 8);
+    SCOPED_TRACE(text);
+    EXPECT_EQ(uscope::pccx::json_double(v), text);
+    // Through a file: the header has the text, and the reader gets v back.
+    pccx_writer_options_t o = PCCX_WRITER_OPTIONS_INIT;
+    o.peak_tops = v;
+    pccx_writer_t *w = nullptr;
+    const std::string path = d.file("f.pccx");
+    ASSERT_EQ(pccx_writer_open(&w, path.c_str(), &o), USCOPE_OK) << uscope_last_error();
+    ASSERT_EQ(pccx_writer_close(w), USCOPE_OK) << uscope_last_error();
+    std::ifstream f(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_NE(bytes.find(std::string("\"peak_tops\":") + text + "}"), std::string::npos);
+    pccx_reader_t *r = nullptr;
+    ASSERT_EQ(pccx_reader_open(&r, path.c_str(), PCCX_OPEN_STRICT_CHECKSUM), USCOPE_OK) << uscope_last_error();
+    pccx_header_t h{};
+    h.struct_size = sizeof h;
+    ASSERT_EQ(pccx_reader_header(r, &h), USCOPE_OK);
+    EXPECT_EQ(std::memcmp(&h.peak_tops, &v, 8), 0);
+    pccx_reader_close(r);
+  }
+}
