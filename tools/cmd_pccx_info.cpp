@@ -85,6 +85,7 @@ void cmd_pccx_info(const std::string &path, bool json) {
     j.field("computed_fnv64", h.computed_checksum);
     j.field("checksum_status", checksum_word(h.checksum_status));
     j.field("flatbuf_pcc2_trailer", h.flatbuf_trailer != 0);
+    j.field("trailing_bytes", h.payload_trailing_bytes);
     j.end_object();
     j.field("header_bytes", h.header_bytes);
     j.field("total_cycles", h.total_cycles);
@@ -104,8 +105,11 @@ void cmd_pccx_info(const std::string &path, bool json) {
     std::printf("arch:             mac_dims [%u, %u], isa_version %s", h.mac_rows, h.mac_cols, h.isa_version);
     if (h.has_peak_tops) std::printf(", peak_tops %s", shortest(h.peak_tops).c_str());
     std::printf("\ntrace:            cycles %" PRIu64 ", cores %u, clock %u MHz\n", h.cycles, h.cores, h.clock_mhz);
-    std::printf("payload:          %s, %" PRIu64 " bytes%s\n", h.encoding_name, h.payload_bytes,
+    std::printf("payload:          %s, %" PRIu64 " bytes%s", h.encoding_name, h.payload_bytes,
                 h.flatbuf_trailer ? ", PCC2 api_name trailer" : "");
+    if (h.payload_trailing_bytes)
+      std::printf(", %" PRIu64 " trailing bytes ignored (as pccx-lab does)", h.payload_trailing_bytes);
+    std::printf("\n");
     if (h.checksum_present)
       std::printf("checksum:         %s (file 0x%016" PRIx64 ", payload 0x%016" PRIx64 ")\n",
                   checksum_word(h.checksum_status), h.checksum, h.computed_checksum);

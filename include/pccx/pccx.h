@@ -107,6 +107,11 @@ typedef struct pccx_header_s {
   uint64_t num_api_names;      /* events that carry an api_name */
   uint32_t flatbuf_trailer;    /* flatbuf: 1 when a PCC2 trailer is present */
   uint32_t reserved;
+  /* Payload bytes after the decoded data, ignored as pccx-lab ignores them:
+     bincode bytes after the declared events, flatbuf bytes of a partial last
+     record when there is no PCC2 trailer. 0 in a well-formed file; the
+     checksum still covers them. Added in 0.1 (older struct_size: not set). */
+  uint64_t payload_trailing_bytes;
 } pccx_header_t;
 
 /** A decoded event. Strings are owned by the reader (NUL-terminated). */

@@ -283,9 +283,9 @@ void Reader::decode_bincode() {
     }
     events_.push_back(ev);
   }
-  if (pos != n)
-    fail(USCOPE_ERR_CORRUPT, "pccx bincode payload has %" PRIu64 " trailing bytes after %" PRIu64 " events",
-         n - pos, count);
+  // pccx-lab's bincode::deserialize ignores bytes after the value: so do we,
+  // and say how many (uscope info shows them).
+  hdr_.payload_trailing_bytes = n - pos;
 }
 
 void Reader::decode_flatbuf() {
@@ -294,14 +294,18 @@ void Reader::decode_flatbuf() {
   // As pccx-lab: the event array ends at the first 24-byte-aligned offset
   // holding the PCC2 magic with at least 8 bytes left; else at the end.
   uint64_t end = n;
+  bool trailer = false;
   for (uint64_t off = 0; off + 8 <= n; off += kFlatStride)
     if (load_u32(p + off) == kFlatMagicV2) {
       end = off;
+      trailer = true;
       break;
     }
-  if (end % kFlatStride != 0)
-    fail(USCOPE_ERR_TRUNCATED, "pccx flatbuf payload: %" PRIu64 " bytes is not a whole number of 24-byte records",
-         end);
+  if (!trailer) {
+    // pccx-lab decodes the whole records and ignores a partial last one.
+    hdr_.payload_trailing_bytes = n % kFlatStride;
+    end = n - n % kFlatStride;
+  }
   const uint64_t count = end / kFlatStride;
   events_.reserve(static_cast<size_t>(count));
   uint64_t total = 0;
@@ -319,7 +323,7 @@ void Reader::decode_flatbuf() {
     events_.push_back(ev);
   }
   hdr_.total_cycles = total;
-  if (end == n) return;
+  if (!trailer) return;
   hdr_.flatbuf_trailer = 1;
   uint64_t pos = end + 4;
   const uint32_t names = load_u32(p + pos);
