@@ -2,11 +2,14 @@
 // same metrics from .jsonl, .uscope and .pccx (for .pccx: the metrics it
 // can support; the rest are reported unavailable). Also the CLI commands.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <simdjson.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <string>
@@ -244,4 +247,56 @@ TEST(NpuReport, FoldingBusySpansChangesNoNumber) {
   // The data is what the test claims: engines are neither idle nor always busy.
   EXPECT_NE(whole.find("\"utilization\":0."), std::string::npos) << whole;
   EXPECT_EQ(whole.find("\"utilization\":0.000000"), std::string::npos) << whole;
+}
+
+// With stderr on a terminal, a conversion draws a progress bar there (\r
+// updates, a final 100% line); --no-progress turns it off. The terminal is a
+// pseudo-terminal whose other end this test reads.
+TEST(NpuReportCli, ProgressBarOnATerminal) {
+  TempDir d("progress");
+  {
+    std::ofstream f(d.file("w.jsonl"));
+    f << workload(5, 40);
+  }
+  auto run_on_pty = [&](const std::string &extra) {
+    const int m = posix_openpt(O_RDWR | O_NOCTTY);
+    EXPECT_GE(m, 0);
+    EXPECT_EQ(grantpt(m), 0);
+    EXPECT_EQ(unlockpt(m), 0);
+    const std::string slave = ptsname(m);
+    const std::string in = d.file("w.jsonl"), out = d.file("w" + extra + ".pccx");
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const int s = open(slave.c_str(), O_RDWR | O_NOCTTY);
+      const int null = open("/dev/null", O_WRONLY);
+      if (s < 0 || null < 0 || dup2(s, 2) < 0 || dup2(null, 1) < 0) _exit(126);
+      if (extra.empty())
+        execl(USCOPE_CLI, "uscope", "convert", in.c_str(), "-o", out.c_str(), static_cast<char *>(nullptr));
+      else
+        execl(USCOPE_CLI, "uscope", "convert", in.c_str(), "-o", out.c_str(), extra.c_str(),
+              static_cast<char *>(nullptr));
+      _exit(127);
+    }
+    std::string text;
+    char buf[4096];
+    for (;;) {  // EIO once the child has exited and the slave is closed
+      const ssize_t n = read(m, buf, sizeof buf);
+      if (n <= 0) break;
+      text.append(buf, static_cast<size_t>(n));
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    close(m);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << text;
+    return text;
+  };
+  const std::string bar = run_on_pty("");
+  EXPECT_NE(bar.find("\rjsonl -> pccx ["), std::string::npos) << bar;
+  EXPECT_NE(bar.find("100%"), std::string::npos) << bar;
+  EXPECT_NE(bar.find(" lines"), std::string::npos) << bar;
+  EXPECT_NE(bar.find("converted "), std::string::npos) << bar;
+  const std::string quiet = run_on_pty("--no-progress");
+  EXPECT_EQ(quiet.find("jsonl -> pccx ["), std::string::npos) << quiet;  // (the pty turns \n into \r\n)
+  EXPECT_EQ(quiet.find("100%"), std::string::npos) << quiet;
+  EXPECT_NE(quiet.find("converted "), std::string::npos) << quiet;
 }
