@@ -31,61 +31,6 @@ class LineParser::Impl {
 using simdjson::ondemand::json_type;
 namespace {
 
-// Top-level keys that are not fields of the contexts or an event type
-// (npu-trace-jsonl.md §3, §4): numbered after the event-type keys.
-enum Special : int {
-  S_event_type = kNumKeys, S_t_cycle, S_t_ns, S_sim_id, S_version, S_sim_version, S_sim_config, kNumNames
-};
-const char *const kSpecialNames[] = {"event_type", "t_cycle", "t_ns", "sim_id", "version", "sim_version",
-                                     "sim_config"};
-
-// Name -> index by a small open-addressing hash over names and their
-// lengths, built once: every line looks up ~10 keys and one event type.
-template <int N>
-class NameTable {
- public:
-  template <class Get>
-  explicit NameTable(Get get) {
-    std::memset(slot_, -1, sizeof slot_);
-    for (int k = 0; k < N; ++k) {
-      name_[k] = get(k);
-      len_[k] = std::strlen(name_[k]);
-      unsigned i = hash(std::string_view(name_[k], len_[k])) % kSize;
-      while (slot_[i] >= 0) i = (i + 1) % kSize;
-      slot_[i] = static_cast<int16_t>(k);
-    }
-  }
-  int find(std::string_view s) const {
-    for (unsigned i = hash(s) % kSize; slot_[i] >= 0; i = (i + 1) % kSize) {
-      const int k = slot_[i];
-      if (len_[k] == s.size() && std::memcmp(name_[k], s.data(), s.size()) == 0) return k;
-    }
-    return -1;
-  }
-
- private:
-  static constexpr unsigned kSize = 4 * N;  // load <= 1/4: probes are short
-  static unsigned hash(std::string_view s) {
-    unsigned h = static_cast<unsigned>(s.size()) * 31u;
-    for (char c : s) h = h * 131u + static_cast<unsigned char>(c);
-    return h;
-  }
-  int16_t slot_[kSize];
-  const char *name_[N];
-  size_t len_[N];
-};
-
-const NameTable<kNumNames> &key_table() {
-  static const NameTable<kNumNames> t(
-      [](int k) { return k < kNumKeys ? kKeys[k].name : kSpecialNames[k - kNumKeys]; });
-  return t;
-}
-const NameTable<kNumEvTypes + 1> &type_table() {
-  static const NameTable<kNumEvTypes + 1> t(
-      [](int k) { return k < kNumEvTypes ? kEvTypes[k].name : "TRACE_META"; });
-  return t;
-}
-
 uint64_t null_sentinel(Kind k) {
   switch (k) {
     case Kind::U16: return 0xFFFEu;
@@ -130,8 +75,6 @@ LineParser::Result LineParser::Impl::parse(std::string_view line, size_t readabl
                                              : std::string("bad JSON: ") + simdjson::error_message(e);
     return LineParser::kBad;
   }
-  const auto &keys = key_table();
-  const auto &types = type_table();
   ev->mask = 0;
   ev->has_t_ns = ev->has_sim_id = 0;
   int type = -1;
@@ -152,7 +95,7 @@ LineParser::Result LineParser::Impl::parse(std::string_view line, size_t readabl
     simdjson::ondemand::value val = field.value();
     json_type jt;
     if (auto e = val.type().get(jt)) return bad(std::string("bad JSON: ") + simdjson::error_message(e));
-    const int k = keys.find(key);
+    const int k = top_key_by_name(key);
     if (k >= 0 && k < kNumKeys) {
       const Kind kind = kKeys[k].kind;
       if (ev->has(static_cast<Key>(k))) return bad("duplicate key " + quoted(key));
@@ -226,39 +169,39 @@ LineParser::Result LineParser::Impl::parse(std::string_view line, size_t readabl
       }
       continue;
     }
-    if (k == S_event_type) {
+    if (k == T_event_type) {
       std::string_view s;
       if (type != -1) return bad("duplicate key \"event_type\"");
       if (jt != json_type::string || val.get_string().get(s))
         return bad(std::string("wrong type: \"event_type\" must be a string, not ") + type_name(jt));
-      type = types.find(s);
+      type = ev_type_by_name(s);
       if (type < 0) return bad("unknown event type " + quoted(s));
-    } else if (k == S_t_cycle) {
+    } else if (k == T_t_cycle) {
       if (has_t) return bad("duplicate key \"t_cycle\"");
       if (jt != json_type::number || val.get_uint64().get(ev->t_cycle))
         return bad("wrong type: \"t_cycle\" must be an unsigned integer");
       has_t = true;
-    } else if (k == S_t_ns) {
+    } else if (k == T_t_ns) {
       if (ev->has_t_ns) return bad("duplicate key \"t_ns\"");
       if (jt != json_type::number || val.get_double().get(ev->t_ns))
         return bad(std::string("wrong type: \"t_ns\" must be a number, not ") + type_name(jt));
       ev->has_t_ns = 1;
-    } else if (k == S_sim_id) {
+    } else if (k == T_sim_id) {
       std::string_view s;
       if (ev->has_sim_id) return bad("duplicate key \"sim_id\"");
       if (jt != json_type::string || val.get_string().get(s))
         return bad(std::string("wrong type: \"sim_id\" must be a string, not ") + type_name(jt));
       ev->sim_id = pool.intern(s);
       ev->has_sim_id = 1;
-    } else if (k == S_version || k == S_sim_version) {
+    } else if (k == T_version || k == T_sim_version) {
       std::string_view s;
-      const uint64_t bit = k == S_version ? 1 : 4;
+      const uint64_t bit = k == T_version ? 1 : 4;
       if (meta_keys & bit) return bad("duplicate key " + quoted(key));
       if (jt != json_type::string || val.get_string().get(s))
         return bad("wrong type: " + quoted(key) + " must be a string, not " + type_name(jt));
       (bit == 1 ? m_version : m_sim_version).assign(s);
       meta_keys |= bit;
-    } else if (k == S_sim_config) {
+    } else if (k == T_sim_config) {
       std::string_view raw;
       if (meta_keys & 2) return bad("duplicate key \"sim_config\"");
       simdjson::error_code e = simdjson::SUCCESS;

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 
 namespace uscope::convert {
 
@@ -87,31 +88,66 @@ uint32_t StringPool::intern(std::string_view s) {
 }
 
 namespace {
-// Small, allocation-free name look-ups: a linear scan keyed by length and
-// first byte is fast enough for ~50 short names (a line has ~10 keys).
-template <class Get>
-int find_name(std::string_view name, int count, Get get) {
-  for (int i = 0; i < count; ++i) {
-    const char *n = get(i);
-    if (n[0] == name[0] && std::strlen(n) == name.size() && std::memcmp(n, name.data(), name.size()) == 0)
-      return i;
+// The JSONL keys that are not fields (npu-trace-jsonl.md §3, §4), in TopKey order.
+const char *const kTopKeyNames[] = {"event_type", "t_cycle", "t_ns", "sim_id", "version", "sim_version",
+                                    "sim_config"};
+static_assert(sizeof kTopKeyNames / sizeof *kTopKeyNames == kNumTopKeys - kNumKeys);
+
+// Name -> index by a small open-addressing hash over names and their
+// lengths, built once: every JSONL line looks up ~10 keys and one event type.
+template <int N>
+class NameTable {
+ public:
+  template <class Get>
+  explicit NameTable(Get get) {
+    std::memset(slot_, -1, sizeof slot_);
+    for (int k = 0; k < N; ++k) {
+      name_[k] = get(k);
+      len_[k] = std::strlen(name_[k]);
+      unsigned i = hash(std::string_view(name_[k], len_[k])) % kSize;
+      while (slot_[i] >= 0) i = (i + 1) % kSize;
+      slot_[i] = static_cast<int16_t>(k);
+    }
   }
-  return -1;
-}
+  int find(std::string_view s) const {
+    for (unsigned i = hash(s) % kSize; slot_[i] >= 0; i = (i + 1) % kSize) {
+      const int k = slot_[i];
+      if (len_[k] == s.size() && std::memcmp(name_[k], s.data(), s.size()) == 0) return k;
+    }
+    return -1;
+  }
+
+ private:
+  static constexpr unsigned kSize = 4 * N;  // load <= 1/4: probes are short
+  static unsigned hash(std::string_view s) {
+    unsigned h = static_cast<unsigned>(s.size()) * 31u;
+    for (char c : s) h = h * 131u + static_cast<unsigned char>(c);
+    return h;
+  }
+  int16_t slot_[kSize];
+  const char *name_[N];
+  size_t len_[N];
+};
 }  // namespace
 
+int top_key_by_name(std::string_view name) {
+  static const NameTable<kNumTopKeys> t(
+      [](int k) { return k < kNumKeys ? kKeys[k].name : kTopKeyNames[k - kNumKeys]; });
+  return t.find(name);
+}
 int key_by_name(std::string_view name) {
-  if (name.empty()) return -1;
-  return find_name(name, kNumKeys, [](int i) { return kKeys[i].name; });
+  const int k = top_key_by_name(name);
+  return k < kNumKeys ? k : -1;
 }
 int ev_type_by_name(std::string_view name) {
-  if (name.empty()) return -1;
-  if (name == "TRACE_META") return E_TRACE_META;
-  return find_name(name, kNumEvTypes, [](int i) { return kEvTypes[i].name; });
+  // E_TRACE_META == kNumEvTypes: the table's last entry.
+  static const NameTable<kNumEvTypes + 1> t(
+      [](int k) { return k < kNumEvTypes ? kEvTypes[k].name : "TRACE_META"; });
+  return t.find(name);
 }
 int ev_type_by_lower(std::string_view name) {
-  if (name.empty()) return -1;
-  return find_name(name, kNumEvTypes, [](int i) { return kEvTypes[i].lower; });
+  static const NameTable<kNumEvTypes> t([](int k) { return kEvTypes[k].lower; });
+  return t.find(name);
 }
 
 void append_json_string(std::string &out, std::string_view s) {

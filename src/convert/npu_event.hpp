@@ -119,7 +119,14 @@ struct TraceMeta {
   bool has_t_ns = false;
 };
 
-// Look-ups.
+// The JSONL top-level keys that are not fields (npu-trace-jsonl.md §3, §4),
+// numbered after the fields so that one look-up answers for any key.
+enum TopKey : int {
+  T_event_type = kNumKeys, T_t_cycle, T_t_ns, T_sim_id, T_version, T_sim_version, T_sim_config, kNumTopKeys
+};
+
+// Look-ups (hash tables built on first use).
+int top_key_by_name(std::string_view name);    // a Key, a TopKey, or -1
 int key_by_name(std::string_view name);        // -1 when unknown
 int ev_type_by_name(std::string_view name);    // -1 when unknown (TRACE_META: E_TRACE_META)
 int ev_type_by_lower(std::string_view name);   // µScope name; -1 when unknown

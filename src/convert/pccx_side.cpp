@@ -125,8 +125,8 @@ Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *p
     for (int k = 0; k < kNumPairKinds; ++k)
       if (name == kPairNames[k]) kind = k;
     if (kind >= 0) {
-      sink.interval(Interval{static_cast<uint8_t>(kind), ev.start_cycle, end, ev.core_id,
-                             kNoUnit, kNoLayer, kNoSize, label.empty() ? kNoLabel : pool.intern(label)});
+      sink.interval(Interval{static_cast<uint8_t>(kind), ev.start_cycle, end, ev.core_id, kNoUnit, kNoLayer, kNoSize,
+                             label.empty() ? kNoLabel : pool.intern(label)});
       continue;
     }
     const int t = colon == std::string_view::npos ? ev_type_by_name(name) : -1;
@@ -136,8 +136,7 @@ Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *p
     }
     // From another producer (pccx-lab's own traces): its types, its api_name.
     const uint64_t nm = full.empty() ? kNoLabel : pool.intern(full);
-    Interval iv{P_TE, ev.start_cycle, end, ev.core_id, kNoUnit, kNoLayer, kNoSize, kNoLabel,
-                nm};
+    Interval iv{P_TE, ev.start_cycle, end, ev.core_id, kNoUnit, kNoLayer, kNoSize, kNoLabel, nm};
     switch (ev.type_id) {
       case PCCX_EVENT_MAC_COMPUTE: break;
       case PCCX_EVENT_DMA_READ: iv.kind = P_DMA; iv.label = pool.intern("DRAM_TO_SRAM"); break;
