@@ -7,22 +7,25 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source .ci/deps.sh
 uscope_install_deps
-cmake --preset default -DUSCOPE_BUILD_TESTS=OFF -DUSCOPE_BUILD_BENCH=OFF >/dev/null
-cmake --build build/default --target uscope_tb uscope_cli
+# Its own build directory (build/demo, the `demo` preset, every option set), so that the tests'
+# build/default is never configured with the demo's options, nor the other way round.
+cmake --preset demo >/dev/null
+cmake --build --preset demo   # the preset's targets: the installable ones (README, Install) and uscope_tb
 
-tb=build/default/verilator_tb/uscope_tb
+out=build/demo
+tb=$out/verilator_tb/uscope_tb
 wall() { sed -n 's/^TB_REPORT .*"wall_s":\([0-9.]*\).*/\1/p' "$1"; }
 
 echo "── untraced run (+notrace) ──"
-"$tb" +notrace +quiet | tee build/default/demo_untraced.log | grep -v '^TB_REPORT' || true
+"$tb" +notrace +quiet | tee $out/demo_untraced.log | grep -v '^TB_REPORT' || true
 echo "── traced run (+trace=trace.uscope) ──"
-"$tb" +trace=trace.uscope | tee build/default/demo_traced.log | grep -v '^TB_REPORT'
+"$tb" +trace=trace.uscope | tee $out/demo_traced.log | grep -v '^TB_REPORT'
 
 echo "── uscope summary trace.uscope ──"
-build/default/uscope summary trace.uscope
+$out/uscope summary trace.uscope
 
-untraced=$(wall build/default/demo_untraced.log)
-traced=$(wall build/default/demo_traced.log)
+untraced=$(wall $out/demo_untraced.log)
+traced=$(wall $out/demo_traced.log)
 awk -v u="$untraced" -v t="$traced" -v bytes="$(stat -c %s trace.uscope)" 'BEGIN {
   printf "── wall time ──\nuntraced %.2f s, traced %.2f s: tracing costs %+.0f%%; trace.uscope is %.1f MB\n",
          u, t, (t / u - 1) * 100, bytes / 1e6 }'

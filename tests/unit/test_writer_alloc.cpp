@@ -6,8 +6,12 @@
 // new/delete) with thin wrappers over glibc's __libc_* functions that count
 // calls in thread-local counters. A counter of the simulation thread then
 // shows every allocation the library makes on that thread, whatever the
-// encoder thread does. Under AddressSanitizer the sanitizer owns malloc, so
-// the same counters are fed from its allocation hooks instead.
+// encoder thread does. Under AddressSanitizer or ThreadSanitizer the sanitizer
+// owns malloc (and TSan's start-up, which allocates before this file's
+// thread_local storage is usable, cannot run through replacements of it), so
+// the same counters are fed from the sanitizer's allocation hooks instead:
+// both runtimes call them for malloc, calloc, realloc, the aligned variants
+// and operator new/delete alike.
 //
 // The same hooks can make large allocations of the calling thread fail, which
 // is how USCOPE_ERR_NO_MEMORY is tested.
@@ -29,11 +33,11 @@
 #include "uscope/uscope.h"
 #include "pccx/pccx.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define USCOPE_TEST_ASAN 1
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define USCOPE_TEST_SANITIZER_HOOKS 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define USCOPE_TEST_ASAN 1
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define USCOPE_TEST_SANITIZER_HOOKS 1
 #endif
 #endif
 
@@ -44,10 +48,12 @@ using uscope::test::TempDir;
 // malloc can never allocate or recurse.
 thread_local uint64_t t_allocs;
 thread_local uint64_t t_frees;
+#if !defined(USCOPE_TEST_SANITIZER_HOOKS)
 thread_local size_t t_fail_from;  // when non-zero, allocations of >= this many bytes fail
+#endif
 }  // namespace
 
-#if defined(USCOPE_TEST_ASAN)
+#if defined(USCOPE_TEST_SANITIZER_HOOKS)
 // Declared here: GCC installs no <sanitizer/allocator_interface.h>.
 extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*)(const volatile void *, size_t),
                                                          void (*)(const volatile void *));
@@ -548,9 +554,9 @@ TEST(WriterAlloc, ProtocolHelpersMakeNoAllocationOnTheSimulationThread) {
   EXPECT_EQ(frames, kProtoWarmup + kProtoMeasured + 1);
 }
 
-#if !defined(USCOPE_TEST_ASAN)
-// USCOPE_ERR_NO_MEMORY: the queue allocation at open fails. (Under ASan the
-// sanitizer owns malloc and cannot be made to fail on demand.)
+#if !defined(USCOPE_TEST_SANITIZER_HOOKS)
+// USCOPE_ERR_NO_MEMORY: the queue allocation at open fails. (Under ASan or
+// TSan the sanitizer owns malloc and cannot be made to fail on demand.)
 TEST(WriterAlloc, OpenReportsNoMemoryWhenTheQueueCannotBeAllocated) {
   TempDir dir;
   const std::string path = dir.file("t.usc");
