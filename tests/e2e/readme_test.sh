@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Every command of the README's ```sh blocks, run as written, against files this test makes at
 # the README's file names in a scratch directory:
-#   trace.uscope       examples/pipeline.c's trace (the demo's trace.uscope is the testbench's,
-#                      minutes to make; the README's commands must work on both)
+#   trace.uscope       examples/pipeline.c's trace and, when given, the testbench's (what the
+#                      demo makes: sim_main +trace, the tb_run_traced test's tb.uscope): each
+#                      command on trace.uscope runs on both, except `dump` on the testbench's
+#                      (a full JSON dump of ~4 million cycles: gigabytes of output)
 #   run.jsonl(.gz)     a small NPU JSON-Lines trace (the spec's example events, below)
 #   dummy_trace.pccx   the pccx-lab file of the shared conformance corpus
 # A command fails the test when it exits non-zero, or prints nothing (or an empty JSON array or
@@ -19,11 +21,12 @@
 #   ldconfig                   -> ldconfig -n <scratch>/prefix/lib (no system cache update)
 #   uscope                     -> the build's uscope CLI (first in PATH)
 #   the benchmark programs     run with USCOPE_BENCH_CYCLES=20000 (a short workload)
-# usage: readme_test.sh <build dir> <source dir> <shared dir>
+# usage: readme_test.sh <build dir> <source dir> <shared dir> [testbench trace]
 set -euo pipefail
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 shared=$3
+tb_trace=${4:-}
 readme=$src/README.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -60,6 +63,11 @@ cat >"$work/run.jsonl" <<'EOF'
 {"event_type": "TOKEN_COMPLETE", "t_cycle": 900, "token": 10, "cmd_id": 42, "status": "OK"}
 EOF
 gzip -k "$work/run.jsonl"
+if [ -n "$tb_trace" ]; then
+  [ -s "$tb_trace" ] || { echo "the testbench trace $tb_trace is missing"; exit 1; }
+  mkdir -p "$tmp/work_tb"
+  ln -s "$(cd "$(dirname "$tb_trace")" && pwd)/$(basename "$tb_trace")" "$tmp/work_tb/trace.uscope"
+fi
 
 # ── Run them ──
 SILENT='^(ldconfig|uscope convert) '  # no stdout by design: checked by their exit status and output files
@@ -75,16 +83,20 @@ for cmd in "${cmds[@]}"; do
     echo "skip (a whole build; CI makes it): $cmd"; skipped=$((skipped + 1)); continue
   fi
   run=$(sed -E "s#(\\./)?build/(demo|release)#$build#g; s#/usr/local#$tmp/prefix#g; s#^ldconfig( |\$)#ldconfig -n $tmp/prefix/lib #" <<<"$run")
-  echo "\$ $run"
-  if ! (cd "$work" && bash -euo pipefail -c "$run") >"$tmp/out" 2>"$tmp/err"; then
-    echo "FAILED (exit status): $cmd"; cat "$tmp/err"; failed=$((failed + 1)); continue
-  fi
-  head -c 300 "$tmp/out"; echo
-  out=$(tr -d '[:space:]' <"$tmp/out")
-  if [[ ! $cmd =~ $SILENT ]] && [[ -z $out || $out == "[]" || $out == "{}" ]]; then
-    echo "FAILED (no output): $cmd"; cat "$tmp/err"; failed=$((failed + 1)); continue
-  fi
-  ran=$((ran + 1))
+  dirs=("$work")
+  if [ -n "$tb_trace" ] && [[ $run == *trace.uscope* && $run != *" dump "* ]]; then dirs+=("$tmp/work_tb"); fi
+  for dir in "${dirs[@]}"; do
+    echo "\$ (in ${dir##*/}) $run"
+    if ! (cd "$dir" && bash -euo pipefail -c "$run") >"$tmp/out" 2>"$tmp/err"; then
+      echo "FAILED (exit status): $cmd"; cat "$tmp/err"; failed=$((failed + 1)); continue
+    fi
+    head -c 300 "$tmp/out"; echo
+    out=$(tr -d '[:space:]' <"$tmp/out")
+    if [[ ! $cmd =~ $SILENT ]] && [[ -z $out || $out == "[]" || $out == "{}" ]]; then
+      echo "FAILED (no output): $cmd"; cat "$tmp/err"; failed=$((failed + 1)); continue
+    fi
+    ran=$((ran + 1))
+  done
 done
 # What the silent ones made.
 for f in run.uscope run.pccx back.jsonl; do
