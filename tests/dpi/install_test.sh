@@ -8,7 +8,7 @@
 # usage: install_test.sh <build dir> <tests/dpi source dir>
 set -euo pipefail
 build_dir=$1
-src=$2
+src=$(cd "$2" && pwd)  # absolute: Verilator compiles in its -Mdir
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

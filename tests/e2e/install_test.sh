@@ -5,7 +5,7 @@
 # symbols only (hidden visibility) and carries its SOVERSION.
 set -euo pipefail
 build_dir=$1
-e2e_dir=$2
+e2e_dir=$(cd "$2" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
