@@ -6,6 +6,7 @@
 # verilator and gcc-riscv64-unknown-elf build the testbench SoC (verilator_tb/)
 # and its firmware.
 # verilator also builds the DPI bridge's tests (tests/dpi: signature drift, e2e).
+# g++ brings libtsan2 (via libgcc-12-dev), the TSan runtime of the tsan preset.
 USCOPE_PACKAGES=(cmake ninja-build g++ pkg-config liblz4-dev libzstd-dev libgtest-dev
                  libbenchmark-dev libsimdjson-dev libcli11-dev zlib1g-dev
                  clang libclang-rt-14-dev
