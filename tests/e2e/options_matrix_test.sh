@@ -16,6 +16,11 @@ for o in "${opts[@]}"; do
   configs+=("$(all ON) -DUSCOPE_BUILD_$o=OFF" "$(all OFF) -DUSCOPE_BUILD_$o=ON")
 done
 configs+=("-DUSCOPE_SANITIZE=ON" "-DUSCOPE_SANITIZE=thread -DUSCOPE_BUILD_TB=OFF")
+# A machine with only the library's dependencies: every optional CMake package hidden. The
+# defaults must then leave out what needs them (and say so) instead of failing.
+no_tools="-DCMAKE_DISABLE_FIND_PACKAGE_GTest=TRUE -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=TRUE"
+no_tools+=" -DCMAKE_DISABLE_FIND_PACKAGE_CLI11=TRUE -DCMAKE_DISABLE_FIND_PACKAGE_verilator=TRUE"
+configs+=("$no_tools")
 
 failed=0 n=0
 for c in "${configs[@]}"; do
@@ -23,6 +28,12 @@ for c in "${configs[@]}"; do
   # shellcheck disable=SC2086  # $c is a list of -D arguments
   if cmake -S "$src" -B "$tmp/b$n" -G "$gen" $c >"$tmp/log" 2>&1; then
     echo "ok:     ${c:-(no options)}"
+    if [ "$c" = "$no_tools" ]; then
+      for o in TESTS BENCH TOOLS TB; do
+        grep -q "USCOPE_BUILD_$o=OFF by default: not found" "$tmp/log" ||
+          { echo "FAILED: without the optional tools, USCOPE_BUILD_$o did not default to OFF"; cat "$tmp/log"; failed=$((failed + 1)); }
+      done
+    fi
   else
     echo "FAILED: ${c:-(no options)}"; tail -n 30 "$tmp/log"; failed=$((failed + 1))
   fi
