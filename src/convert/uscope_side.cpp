@@ -62,6 +62,14 @@ Status UscopeOut::open(const char *path, const TraceMeta &meta, std::string *err
   // µScope -> JSONL writes the same lines (docs/convert.md).
   if (!st && meta.has_t_ns) st = uscope_schema_add_dut_property(s, "npu.jsonl.t_ns", "1");
   if (!st && meta.has_meta_line) st = uscope_schema_add_dut_property(s, "npu.jsonl.trace_meta", "1");
+  // TRACE_META extensions (docs/convert.md): the period itself is the
+  // clock's; the flag keeps an explicit "period_ps": 1000.
+  if (!st && meta.has_period) st = uscope_schema_add_dut_property(s, "npu.jsonl.period_ps", "1");
+  if (!st && meta.pccx.has) {
+    std::string j;
+    format_pccx_meta(meta.pccx, j);
+    st = uscope_schema_add_dut_property(s, "npu.jsonl.pccx", j.c_str());
+  }
   if (!st) {
     ids_.struct_size = sizeof ids_;
     st = uscope_npu_ids(npu_, &ids_);
@@ -474,6 +482,17 @@ Status UscopeIn::open(const char *path, std::string *error) {
   meta_.has_t_ns = dut("npu.jsonl.t_ns", &flag);
   meta_.has_meta_line = dut("npu.jsonl.trace_meta", &flag) || meta_.has_version || meta_.has_sim_version ||
                         meta_.has_sim_config;
+  meta_.period_ps = period_;
+  meta_.has_period = dut("npu.jsonl.period_ps", &flag) || period_ != 1000;
+  std::string pj;
+  if (dut("npu.jsonl.pccx", &pj)) {
+    std::string why;
+    if (!parse_pccx_meta(pj, &meta_.pccx, &why)) {
+      *error = std::string(path) + ": DUT property npu.jsonl.pccx: expected the pccx object of docs/convert.md, found " +
+               pj.substr(0, 80) + " (" + why + ")";
+      return USCOPE_ERR_CORRUPT;
+    }
+  }
   return 0;
 }
 
