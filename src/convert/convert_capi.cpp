@@ -313,7 +313,7 @@ uscope_status_t jsonl_to_pccx(const char *in, const char *out, const Opts &o, us
   uscope_status_t s = ing.run(
       [&](const Ev &e, std::string *) -> uscope_status_t {
         if (!w.is_open() && open()) return os;
-        pairer.add(e);
+        if (!w.pccx_warn(e)) pairer.add(e);
         return w.status();
       },
       &err);

@@ -107,6 +107,50 @@ void PccxOut::instant(uint8_t ev_type, uint64_t t, uint32_t core) {
   }
 }
 
+bool PccxOut::pccx_warn(const Ev &e) {
+  uint64_t comp, code, msg;
+  if (e.type != E_WARN || !e.value(K_component, &comp) || !e.value(K_code, &code) || !e.value(K_msg, &msg) ||
+      strs_.str(comp) != "pccx")
+    return false;
+  const std::string_view c = strs_.str(code), m = strs_.str(msg);
+  // The type: a pccx name; "UNKNOWN_<id>" and names this library does not
+  // know can only be written as UNKNOWN (the writer takes ids 0..6).
+  uint32_t type = PCCX_EVENT_UNKNOWN;
+  for (uint32_t i = 0; i < PCCX_EVENT_TYPE_COUNT; ++i)
+    if (c == pccx_event_type_name(i)) type = i;
+  // The msg, parsed from its end: "<N> cycle" or "<N> cycles", after ", " when a name precedes it.
+  std::string_view rest = m;
+  if (rest.size() > 7 && rest.substr(rest.size() - 7) == " cycles") rest.remove_suffix(7);
+  else if (rest.size() > 6 && rest.substr(rest.size() - 6) == " cycle") rest.remove_suffix(6);
+  else return false;
+  size_t digits = 0;
+  while (digits < rest.size() && rest[rest.size() - 1 - digits] >= '0' && rest[rest.size() - 1 - digits] <= '9') ++digits;
+  if (digits == 0 || digits > 20) return false;
+  const std::string_view num = rest.substr(rest.size() - digits);
+  uint64_t dur = 0;
+  for (char ch : num) {
+    const uint64_t d = static_cast<uint64_t>(ch - '0');
+    if (dur > (~uint64_t{0} - d) / 10) return false;
+    dur = dur * 10 + d;
+  }
+  rest.remove_suffix(digits);
+  const bool has_name = !rest.empty();
+  if (has_name) {
+    if (rest.size() < 2 || rest.substr(rest.size() - 2) != ", ") return false;
+    rest.remove_suffix(2);
+  }
+  if (status_) return true;
+  name_.assign(rest);
+  const Status s = pccx_writer_event(w_, core_of(e), e.t_cycle, dur, type, has_name ? name_.c_str() : nullptr);
+  if (s) {
+    status_ = s;
+    error_ = uscope_last_error();
+  } else {
+    ++events_;
+  }
+  return true;
+}
+
 Status PccxOut::close(std::string *error) {
   Status s = 0;
   if (set_cycles_ && !status_) s = pccx_writer_set_total_cycles(w_, cycles_);

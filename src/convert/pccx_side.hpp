@@ -21,6 +21,10 @@ class PccxOut final : public PairSink {
   bool is_open() const { return w_ != nullptr; }
   void interval(const Interval &iv) override;
   void instant(uint8_t ev_type, uint64_t t, uint32_t core) override;
+  // A WARN line that pccx -> JSONL wrote for an event with no NPU meaning
+  // ("component":"pccx", "code": its type, "msg": "[<api_name>, ]<N> cycle(s)")
+  // is written back as that event; false (nothing written) for any other line.
+  bool pccx_warn(const Ev &e);
   Status close(std::string *error);
   uint64_t events() const { return events_; }
   Status status() const { return status_; }
