@@ -87,6 +87,7 @@ class JsonlOut {
     if (f_) std::fclose(f_);
   }
   uscope_status_t open(const char *path, std::string *error) {
+    path_ = path;
     if (ends_with(path, ".gz")) gz_ = gzopen(path, "wb6");
     else f_ = std::fopen(path, "wb");
     if (!gz_ && !f_) {
@@ -104,7 +105,7 @@ class JsonlOut {
                   : std::fwrite(buf_.data(), 1, buf_.size(), f_) == buf_.size();
     buf_.clear();
     if (!ok) {
-      *error = "writing the JSONL file failed";
+      *error = std::string(path_) + ": writing the JSONL file failed: " + (gz_ ? "gzwrite" : std::strerror(errno));
       return USCOPE_ERR_IO;
     }
     return 0;
@@ -117,7 +118,7 @@ class JsonlOut {
     gz_ = nullptr;
     f_ = nullptr;
     if (!s && rc != 0) {
-      *error = "closing the JSONL file failed";
+      *error = "closing the JSONL file failed: " + std::string(std::strerror(errno));
       s = USCOPE_ERR_IO;
     }
     return s;
@@ -126,7 +127,7 @@ class JsonlOut {
  private:
   FILE *f_ = nullptr;
   gzFile gz_ = nullptr;
-  std::string buf_;
+  std::string buf_, path_;
 };
 
 void fill_stats(uscope_convert_stats_t *st, const IngestStats &is, const Issues &issues, uint64_t out) {
@@ -278,7 +279,12 @@ uscope_status_t jsonl_to_uscope(const char *in, const char *out, const Opts &o, 
           w.set_period(ing.period_ps());
           if ((os = w.open(out, meta, &open_err))) return os;
         }
-        return w.add(e, reason);
+        const uscope_status_t r = w.add(e, reason);
+        if (r < 0) {  // the writer's (sticky) error, not the line's
+          os = r;
+          open_err = std::string(out) + ": writing the .uscope file: " + uscope_last_error();
+        }
+        return r;
       },
       &err);
   if (os) {
@@ -293,7 +299,7 @@ uscope_status_t jsonl_to_uscope(const char *in, const char *out, const Opts &o, 
   const uscope_status_t cs = w.is_open() ? w.close(&cerr) : 0;
   fill_stats(st, ing.stats(), issues, w.events());
   if (s) return fail_with(s, os ? err : in_error(in, err));
-  if (cs) return fail_with(cs, cerr);
+  if (cs) return fail_with(cs, std::string(out) + ": " + cerr);
   return 0;
 }
 
@@ -314,7 +320,12 @@ uscope_status_t jsonl_to_pccx(const char *in, const char *out, const Opts &o, us
       [&](const Ev &e, std::string *) -> uscope_status_t {
         if (!w.is_open() && open()) return os;
         if (!w.pccx_warn(e)) pairer.add(e);
-        return w.status();
+        if (w.status()) {
+          std::string why;
+          os = w.close(&why);
+          open_err = std::string(out) + ": " + why;
+        }
+        return os;
       },
       &err);
   if (os) {
@@ -333,7 +344,7 @@ uscope_status_t jsonl_to_pccx(const char *in, const char *out, const Opts &o, us
   }
   fill_stats(st, ing.stats(), issues, w.events());
   if (s) return fail_with(s, os ? err : in_error(in, err));
-  if (cs) return fail_with(cs, cerr);
+  if (cs) return fail_with(cs, std::string(out) + ": " + cerr);
   return 0;
 }
 
@@ -346,6 +357,8 @@ uscope_status_t jsonl_to_jsonl(const char *in, const char *out, const Opts &o, u
   if (uscope_status_t s = ing.open_file(in)) return fail_with(s, in_error(in, ing.open_error()));
   JsonlOut w;
   if (uscope_status_t s = w.open(out, &err)) return fail_with(s, err);
+  std::string werr;
+  uscope_status_t ws = 0;
   bool started = false;
   uint64_t n = 0;
   uscope_status_t s = ing.run(
@@ -354,15 +367,16 @@ uscope_status_t jsonl_to_jsonl(const char *in, const char *out, const Opts &o, u
         started = true;
         format_jsonl(e, pool, meta, ing.period_ps(), w.buf());
         ++n;
-        return w.maybe_flush(reason);
+        return ws = w.maybe_flush(&werr);
       },
       &err);
   if (!s && !started && wants_meta_line(meta)) format_trace_meta(meta, w.buf());
   std::string cerr;
   const uscope_status_t cs = w.close(&cerr);
   fill_stats(st, ing.stats(), issues, n);
+  if (ws) return fail_with(ws, werr);
   if (s) return fail_with(s, in_error(in, err));
-  if (cs) return fail_with(cs, cerr);
+  if (cs) return fail_with(cs, std::string(out) + ": " + cerr);
   return 0;
 }
 
@@ -390,7 +404,7 @@ uscope_status_t uscope_to_jsonl(const char *in, const char *out, const Opts &, u
   fill_stats(st, is, none, n);
   if (s) return fail_with(s, in_error(in, err));
   if (ws) return fail_with(ws, err);
-  if (cs) return fail_with(cs, cerr);
+  if (cs) return fail_with(cs, std::string(out) + ": " + cerr);
   return 0;
 }
 
@@ -477,7 +491,7 @@ uscope_status_t pccx_to_jsonl(const char *in, const char *out, const Opts &o, us
     if (uscope_status_t s = w.maybe_flush(&err)) return fail_with(s, err);
   }
   std::string cerr;
-  if (uscope_status_t s = w.close(&cerr)) return fail_with(s, cerr);
+  if (uscope_status_t s = w.close(&cerr)) return fail_with(s, std::string(out) + ": " + cerr);
   IngestStats is;
   is.events = events;
   Issues none;

@@ -90,7 +90,10 @@ void PccxOut::interval(const Interval &iv) {
   const Status s = pccx_writer_event(w_, iv.core, iv.start, iv.end - iv.start, pair_type(iv.kind, label), name_.c_str());
   if (s) {
     status_ = s;
-    error_ = uscope_last_error();
+    // The writer's own sticky error says what failed (e.g. the encoder's
+    // write); the call's message only that the writer has failed.
+    const char *we = pccx_writer_error(w_);
+    error_ = we && *we ? we : uscope_last_error();
   } else {
     ++events_;
   }
@@ -101,7 +104,10 @@ void PccxOut::instant(uint8_t ev_type, uint64_t t, uint32_t core) {
   const Status s = pccx_writer_event(w_, core, t, 0, instant_type(ev_type), kEvTypes[ev_type].name);
   if (s) {
     status_ = s;
-    error_ = uscope_last_error();
+    // The writer's own sticky error says what failed (e.g. the encoder's
+    // write); the call's message only that the writer has failed.
+    const char *we = pccx_writer_error(w_);
+    error_ = we && *we ? we : uscope_last_error();
   } else {
     ++events_;
   }
@@ -144,7 +150,10 @@ bool PccxOut::pccx_warn(const Ev &e) {
   const Status s = pccx_writer_event(w_, core_of(e), e.t_cycle, dur, type, has_name ? name_.c_str() : nullptr);
   if (s) {
     status_ = s;
-    error_ = uscope_last_error();
+    // The writer's own sticky error says what failed (e.g. the encoder's
+    // write); the call's message only that the writer has failed.
+    const char *we = pccx_writer_error(w_);
+    error_ = we && *we ? we : uscope_last_error();
   } else {
     ++events_;
   }

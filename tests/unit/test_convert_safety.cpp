@@ -231,6 +231,23 @@ TEST(ConvertSafety, FailureLeavesTheOldOutput) {
   EXPECT_NE(read_all(d.file("target.jsonl")), "old");
 }
 
+// A write error (a full disk: /dev/full, a device, written in place) fails
+// with a message that names the output.
+TEST(ConvertSafety, WriteErrorNamesTheOutput) {
+  TempDir d("conv");
+  ASSERT_TRUE(std::filesystem::exists("/dev/full"));  // a test whose input is missing fails
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += good_text();  // > the 1 MiB JSONL buffer
+  write_all(d.file("in.jsonl"), text);
+  for (const char *name : {"full.jsonl", "full.uscope", "full.pccx"}) {
+    SCOPED_TRACE(name);
+    ASSERT_EQ(::symlink("/dev/full", d.file(name).c_str()), 0);
+    const Conv r = convert(d.file("in.jsonl"), d.file(name));
+    EXPECT_LT(r.status, 0);
+    EXPECT_NE(r.error.find(d.file(name)), std::string::npos) << r.error;
+  }
+}
+
 // ── 3. never say yes to nonsense ──
 
 TEST(ConvertSafety, InputThatIsNotJsonlFails) {
