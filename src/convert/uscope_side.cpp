@@ -434,13 +434,14 @@ Status UscopeIn::open(const char *path, std::string *error) {
   for (uint32_t i = 0; i < c.storages; ++i) {
     uscope_storage_info_t si{};
     if (uscope_reader_storage(r_, static_cast<uint16_t>(i), &si) || si.scope_id != scope_) continue;
-    if (std::strcmp(si.name, "contexts") != 0) continue;
+    if (!si.name || std::strcmp(si.name, "contexts") != 0) continue;
     contexts_ = static_cast<uint16_t>(i);
     for (uint16_t f = 0; f < si.num_fields && f < kNumMetaKeys; ++f) {
       uscope_field_info_t fi{};
-      uscope_reader_storage_field(r_, contexts_, f, 0, &fi);
-      if (key_by_name(fi.name) != f) {
-        *error = std::string(path) + ": the contexts storage is not the npu protocol's";
+      if (uscope_reader_storage_field(r_, contexts_, f, 0, &fi) != USCOPE_OK || !fi.name ||
+          key_by_name(fi.name) != f) {
+        *error = std::string(path) + ": the npu scope's contexts storage: expected field " + std::to_string(f) + " \"" +
+                 kKeys[f].name + "\" of the npu protocol, found " + (fi.name ? "\"" + std::string(fi.name) + "\"" : "none");
         return USCOPE_ERR_SCHEMA;
       }
       ctx_sizes_.push_back(fi.size);
@@ -450,19 +451,25 @@ Status UscopeIn::open(const char *path, std::string *error) {
   types_.resize(c.event_types);
   for (uint32_t i = 0; i < c.event_types; ++i) {
     uscope_event_type_info_t ti{};
-    if (uscope_reader_event_type(r_, static_cast<uint16_t>(i), &ti) || ti.scope_id != scope_) continue;
+    if (uscope_reader_event_type(r_, static_cast<uint16_t>(i), &ti) || ti.scope_id != scope_ || !ti.name) continue;
     const int ev = ev_type_by_lower(ti.name);
     if (ev < 0) continue;
     TypeMap &tm = types_[i];
     tm.ev = ev;
     for (uint16_t f = 0; f < ti.num_fields; ++f) {
       uscope_field_info_t fi{};
-      uscope_reader_event_field(r_, static_cast<uint16_t>(i), f, &fi);
+      if (uscope_reader_event_field(r_, static_cast<uint16_t>(i), f, &fi) != USCOPE_OK || !fi.name) {
+        *error = std::string(path) + ": event type " + ti.name + ": field " + std::to_string(f) +
+                 " unreadable: " + uscope_last_error();
+        return USCOPE_ERR_CORRUPT;
+      }
       int key = key_by_name(fi.name);
       if (std::strcmp(fi.name, "ctx") == 0) key = -2;
       else if (key < 0 || !((kEvTypes[ev].own_mask >> key) & 1)) key = -1;
       if (fi.offset + fi.size > ti.payload_size || fi.size > 8) {
-        *error = std::string(path) + ": bad field layout";
+        *error = std::string(path) + ": event type " + ti.name + ", field " + fi.name + ": expected a field of at most 8 bytes inside the " +
+                 std::to_string(ti.payload_size) + "-byte payload, found offset " + std::to_string(fi.offset) + " size " +
+                 std::to_string(fi.size);
         return USCOPE_ERR_CORRUPT;
       }
       tm.fields.push_back({key, fi.type, fi.size, fi.offset});
@@ -470,7 +477,7 @@ Status UscopeIn::open(const char *path, std::string *error) {
   }
   const char *v = nullptr;
   auto dut = [&](const char *k, std::string *out) {
-    if (uscope_reader_dut_lookup(r_, k, &v) != USCOPE_OK) return false;
+    if (uscope_reader_dut_lookup(r_, k, &v) != USCOPE_OK || !v) return false;
     *out = v;
     return true;
   };
