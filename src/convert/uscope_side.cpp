@@ -428,7 +428,8 @@ Status UscopeIn::open(const char *path, std::string *error) {
     }
   }
   if (!found) {
-    *error = std::string(path) + ": no scope with protocol npu";
+    *error = std::string(path) + ": expected a scope with protocol \"npu\" (the converters read the npu protocol), found none among its " +
+             std::to_string(c.scopes) + " scope(s)";
     return USCOPE_ERR_NOT_FOUND;
   }
   for (uint32_t i = 0; i < c.storages; ++i) {
