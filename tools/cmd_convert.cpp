@@ -2,7 +2,8 @@
 // to .uscope or .pccx, and back (docs/convert.md). The formats come from the
 // file names. Malformed lines go to stderr with their line numbers; the
 // number skipped is printed at the end (exit 0), or --strict stops at the
-// first one (exit 1).
+// first one (exit 1). The library refuses an output that is the input and
+// replaces the output only on success (convert.h): exit 1, old output kept.
 #include <unistd.h>
 
 #include <cinttypes>
@@ -27,7 +28,8 @@ void print_issue(void *user, uint64_t line, const char *reason) {
 
 void add_ingest_options(CLI::App *sub, uscope_convert_options_t *o) {
   uscope_convert_options_init(o);
-  sub->add_option("--period-ps", o->period_ps, "npu clock period: time_ps = t_cycle x period (default 1000)");
+  sub->add_option("--period-ps", o->period_ps,
+                  "npu clock period: time_ps = t_cycle x period (default: the trace's TRACE_META period_ps, else 1000)");
   sub->add_option("--max-line-bytes", o->max_line_bytes, "longest JSONL line accepted (default 64 MiB)");
   sub->add_option("--reorder-window", o->reorder_window, "lines held to sort out-of-order t_cycle (default 65536)");
 }

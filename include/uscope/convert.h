@@ -16,9 +16,31 @@
  * issue: reported through on_issue with its 1-based line number and reason,
  * counted in stats.skipped, and skipped; with strict set the first one stops
  * the conversion with USCOPE_ERR_CORRUPT (USCOPE_ERR_LIMIT for a line too
- * long). Either way the output file is finished and valid, holding the
- * events before the stop. A truncated gzip input gives USCOPE_ERR_TRUNCATED
- * after everything before the cut was converted.
+ * long). A truncated gzip input gives USCOPE_ERR_TRUNCATED.
+ *
+ * Input that is not NPU JSONL fails with USCOPE_ERR_CORRUPT, naming the
+ * first bad line and its reason: when none of its non-blank lines is a valid
+ * record (an event or TRACE_META), and as soon as its first 100 non-blank
+ * lines are all malformed. An empty or all-blank file is a valid trace of 0
+ * events. Below that, bad lines are skipped and reported, whatever their
+ * share.
+ *
+ * The output. An output that is the input file (the same device and inode:
+ * the same path, "./f", "dir/../f", a symlink or a hard link to it) is
+ * refused with USCOPE_ERR_INVALID_ARGUMENT before anything is opened. The
+ * output is written to a temporary file in its directory (".~uscope.<pid>.
+ * <n>.<name>", created O_EXCL) and renamed over it only when the conversion
+ * succeeds; on any failure the temporary file is removed and an existing
+ * output is left byte for byte as it was (none is created). A symlink output
+ * replaces the file it points to. An output that is not a regular file (a
+ * device, a FIFO, /proc/self/fd/N) is written in place.
+ *
+ * Errors name the input or output file, what was expected and what was
+ * found; JSONL errors give "<file>: line N: <reason>".
+ *
+ * The clock period (options.period_ps, 0: the trace's) and the pccx header
+ * fields ride on TRACE_META extension keys ("period_ps", "pccx") so that
+ * every converter pair keeps them (docs/convert.md "Round trips").
  */
 #ifndef USCOPE_CONVERT_H
 #define USCOPE_CONVERT_H
@@ -36,7 +58,9 @@ typedef void (*uscope_convert_issue_fn)(void *user, uint64_t line, const char *r
 typedef struct uscope_convert_options_s {
   uint32_t struct_size;
   uint32_t strict;             /* 1: stop at the first malformed line */
-  uint64_t period_ps;          /* npu clock period: time_ps = t_cycle x period_ps; default 1000 */
+  uint64_t period_ps;          /* npu clock period: time_ps = t_cycle x period_ps; 0 (the default):
+                                  the JSONL's TRACE_META "period_ps", else 1000. Set, it wins over
+                                  TRACE_META's (and is written back as it). */
   uint64_t max_line_bytes;     /* longer lines are issues; default 64 MiB */
   uint32_t reorder_window;     /* lines held to sort out-of-order t_cycle; default 65536 */
   uint32_t progress;           /* 1: progress bar on stderr when stderr is a terminal */

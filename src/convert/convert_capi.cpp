@@ -1,8 +1,14 @@
 // The C API of the converters (include/uscope/convert.h).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <uscope/convert.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,13 +27,15 @@ namespace {
 
 struct Opts {
   uscope_convert_options_t o{};
+  bool period_given = false;  // else TRACE_META's period_ps, else 1000
   explicit Opts(const uscope_convert_options_t *in) {
     uscope_convert_options_init(&o);
     if (in) std::memcpy(&o, in, std::min<size_t>(in->struct_size, sizeof o));
     o.struct_size = sizeof o;
     uscope_convert_options_t d;
     uscope_convert_options_init(&d);
-    if (!o.period_ps) o.period_ps = d.period_ps;
+    period_given = o.period_ps != 0;
+    if (!o.period_ps) o.period_ps = 1000;
     if (!o.max_line_bytes) o.max_line_bytes = d.max_line_bytes;
     if (!o.reorder_window) o.reorder_window = d.reorder_window;
     if (!o.queue_depth) o.queue_depth = d.queue_depth;
@@ -44,11 +52,13 @@ struct Opts {
     i.max_line_bytes = o.max_line_bytes;
     i.reorder_window = o.reorder_window;
     i.period_ps = o.period_ps;
+    i.period_given = period_given;
     i.lossless_checks = lossless;
     i.progress = o.progress != 0;
     i.progress_label = label;
     return i;
   }
+  uint64_t period() const { return o.period_ps; }
   Issues issues() const {
     Issues is;
     is.strict = o.strict != 0;
@@ -77,6 +87,7 @@ class JsonlOut {
     if (f_) std::fclose(f_);
   }
   uscope_status_t open(const char *path, std::string *error) {
+    path_ = path;
     if (ends_with(path, ".gz")) gz_ = gzopen(path, "wb6");
     else f_ = std::fopen(path, "wb");
     if (!gz_ && !f_) {
@@ -94,7 +105,7 @@ class JsonlOut {
                   : std::fwrite(buf_.data(), 1, buf_.size(), f_) == buf_.size();
     buf_.clear();
     if (!ok) {
-      *error = "writing the JSONL file failed";
+      *error = std::string(path_) + ": writing the JSONL file failed: " + (gz_ ? "gzwrite" : std::strerror(errno));
       return USCOPE_ERR_IO;
     }
     return 0;
@@ -107,7 +118,7 @@ class JsonlOut {
     gz_ = nullptr;
     f_ = nullptr;
     if (!s && rc != 0) {
-      *error = "closing the JSONL file failed";
+      *error = "closing the JSONL file failed: " + std::string(std::strerror(errno));
       s = USCOPE_ERR_IO;
     }
     return s;
@@ -116,7 +127,7 @@ class JsonlOut {
  private:
   FILE *f_ = nullptr;
   gzFile gz_ = nullptr;
-  std::string buf_;
+  std::string buf_, path_;
 };
 
 void fill_stats(uscope_convert_stats_t *st, const IngestStats &is, const Issues &issues, uint64_t out) {
@@ -141,7 +152,101 @@ uscope_status_t fail_with(uscope_status_t s, const std::string &msg) {
   return s;
 }
 
+// ── the output: never the input, written beside the target, renamed on success ──
+
+// The input, resolved: an output naming the same file (the same path, a
+// symlink, a hard link, "./f", "dir/../f") would be truncated before it is
+// read, so it is refused before anything is opened (st_dev / st_ino: the
+// one test that sees through every spelling).
+uscope_status_t check_not_input(const char *in, const char *out) {
+  struct stat si {}, so {};
+  if (::stat(in, &si) != 0)
+    return fail_with(USCOPE_ERR_IO, std::string(in) + ": cannot open the input: " + std::strerror(errno));
+  if (S_ISDIR(si.st_mode)) return fail_with(USCOPE_ERR_IO, std::string(in) + ": the input is a directory, not a file");
+  if (::stat(out, &so) == 0 && so.st_dev == si.st_dev && so.st_ino == si.st_ino)
+    return fail_with(USCOPE_ERR_INVALID_ARGUMENT,
+                     std::string(out) + ": the output is the input file " + in +
+                         " (same device and inode): refusing to overwrite the input; choose another output");
+  return 0;
+}
+
+// The output is written to a temporary file in the target's directory (same
+// file system: the rename is atomic) and renamed over the target only when
+// the conversion succeeded; otherwise the temporary file is removed and the
+// target, old or absent, is left as it was. The temporary name ends with the
+// target's name, so its suffix (".gz") still picks the encoding.
+class OutputFile {
+ public:
+  ~OutputFile() {
+    if (!tmp_.empty() && !committed_ && !in_place_) ::unlink(tmp_.c_str());
+  }
+  uscope_status_t create(const char *out, mode_t mode) {
+    // A symlink target is replaced where it points (as writing through it
+    // did), not the link itself.
+    char buf[PATH_MAX];
+    struct stat st {};
+    const bool link = ::lstat(out, &st) == 0 && S_ISLNK(st.st_mode);
+    const bool resolved = link && ::realpath(out, buf);
+    target_ = resolved ? std::string(buf) : std::string(out);
+    if (::stat(out, &st) == 0) {
+      if (S_ISDIR(st.st_mode)) return fail_with(USCOPE_ERR_IO, std::string(out) + ": the output is a directory, not a file");
+      // Not a file that can be replaced: a device, a FIFO, or a link with no
+      // path behind it (/proc/self/fd/N of a pipe or memfd). Written in place.
+      struct stat t {};
+      if (!S_ISREG(st.st_mode) || (link && !resolved) || ::stat(target_.c_str(), &t) != 0 || t.st_ino != st.st_ino ||
+          t.st_dev != st.st_dev) {
+        in_place_ = true;
+        tmp_ = out;
+        return 0;
+      }
+    }
+    const size_t slash = target_.rfind('/');
+    const std::string dir = slash == std::string::npos ? std::string() : target_.substr(0, slash + 1);
+    const std::string base = slash == std::string::npos ? target_ : target_.substr(slash + 1);
+    static std::atomic<uint64_t> counter{0};
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      tmp_ = dir + ".~uscope." + std::to_string(::getpid()) + "." + std::to_string(counter++) + "." + base;
+      const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+      if (fd >= 0) {
+        ::close(fd);
+        return 0;
+      }
+      if (errno != EEXIST) {
+        const std::string why = std::strerror(errno);
+        tmp_.clear();
+        return fail_with(USCOPE_ERR_IO, std::string(out) + ": cannot create a temporary file in " +
+                                            (dir.empty() ? std::string("the current directory") : dir) + ": " + why);
+      }
+    }
+    tmp_.clear();
+    return fail_with(USCOPE_ERR_IO, std::string(out) + ": no unused temporary file name beside it");
+  }
+  const char *tmp() const { return tmp_.c_str(); }
+  uscope_status_t commit(const char *out) {
+    if (in_place_) return 0;
+    if (::rename(tmp_.c_str(), target_.c_str()) != 0)
+      return fail_with(USCOPE_ERR_IO, std::string(out) + ": renaming the finished temporary file " + tmp_ +
+                                          " over it failed: " + std::strerror(errno));
+    committed_ = true;
+    return 0;
+  }
+
+ private:
+  std::string tmp_, target_;
+  bool committed_ = false, in_place_ = false;
+};
+
 // ── the conversions ──
+//
+// Each writes `out` (the temporary file of OutputFile) and names `in` in its
+// errors; uscope_convert names the real output.
+
+// An error of the JSONL ingest ("line N: ..."), or a message without a file
+// name, as "<in>: ...".
+std::string in_error(const char *in, const std::string &err) {
+  if (err.rfind(in, 0) == 0) return err;
+  return std::string(in) + ": " + (err.empty() ? std::string(uscope_last_error()) : err);
+}
 
 uscope_status_t jsonl_to_uscope(const char *in, const char *out, const Opts &o, uscope_convert_stats_t *st) {
   Issues issues = o.issues();
@@ -149,7 +254,7 @@ uscope_status_t jsonl_to_uscope(const char *in, const char *out, const Opts &o, 
   TraceMeta meta;
   Ingest ing(o.ingest(true, "jsonl -> uscope"), issues, pool, meta);
   std::string err;
-  if (uscope_status_t s = ing.open_file(in)) return fail_with(s, std::string(in) + ": cannot open");
+  if (uscope_status_t s = ing.open_file(in)) return fail_with(s, in_error(in, ing.open_error()));
   UnitCounts u;
   u.queue_depth = o.o.queue_depth;
   u.num_contexts = o.o.num_contexts;
@@ -160,31 +265,41 @@ uscope_status_t jsonl_to_uscope(const char *in, const char *out, const Opts &o, 
   u.num_noc = o.o.num_noc_links;
   u.num_banks = o.o.num_sram_banks;
   u.queue_bytes = o.o.queue_bytes;
-  if (o.o.period_ps > 0xFFFFFFFFull) return fail_with(USCOPE_ERR_INVALID_ARGUMENT, "period_ps over 32 bits");
-  UscopeOut w(u, o.o.period_ps, pool);
+  if (o.o.period_ps > 0xFFFFFFFFull)
+    return fail_with(USCOPE_ERR_INVALID_ARGUMENT, "period_ps " + std::to_string(o.o.period_ps) +
+                                                      ": expected at most 2^32-1 ps (a µScope clock period is 32-bit)");
+  UscopeOut w(u, o.period(), pool);
+  std::string open_err;
+  uscope_status_t os = 0;
   uscope_status_t s = ing.run(
       [&](const Ev &e, std::string *reason) -> uscope_status_t {
         if (!w.is_open()) {
-          // The first event out of the reorder window: sim_id and TRACE_META are known.
-          if (uscope_status_t os = w.open(out, meta, reason)) return os;
+          // The first event out of the reorder window: sim_id, TRACE_META
+          // and the period are known.
+          w.set_period(ing.period_ps());
+          if ((os = w.open(out, meta, &open_err))) return os;
         }
-        return w.add(e, reason);
+        const uscope_status_t r = w.add(e, reason);
+        if (r < 0) {  // the writer's (sticky) error, not the line's
+          os = r;
+          open_err = std::string(out) + ": writing the .uscope file: " + uscope_last_error();
+        }
+        return r;
       },
       &err);
-  if (!w.is_open()) {
-    std::string e2;
-    if (uscope_status_t os = w.open(out, meta, &e2)) {
-      if (!s) {
-        s = os;
-        err = e2;
-      }
-    }
+  if (os) {
+    s = os;
+    err = open_err;
+  }
+  if (!s && !w.is_open()) {
+    w.set_period(ing.period_ps());
+    if ((s = w.open(out, meta, &err))) {}
   }
   std::string cerr;
   const uscope_status_t cs = w.is_open() ? w.close(&cerr) : 0;
   fill_stats(st, ing.stats(), issues, w.events());
-  if (s) return fail_with(s, err.empty() ? std::string(uscope_last_error()) : err);
-  if (cs) return fail_with(cs, cerr);
+  if (s) return fail_with(s, os ? err : in_error(in, err));
+  if (cs) return fail_with(cs, std::string(out) + ": " + cerr);
   return 0;
 }
 
@@ -194,22 +309,42 @@ uscope_status_t jsonl_to_pccx(const char *in, const char *out, const Opts &o, us
   TraceMeta meta;
   Ingest ing(o.ingest(false, "jsonl -> pccx"), issues, pool, meta);
   std::string err;
-  if (uscope_status_t s = ing.open_file(in)) return fail_with(s, std::string(in) + ": cannot open");
+  if (uscope_status_t s = ing.open_file(in)) return fail_with(s, in_error(in, ing.open_error()));
   PccxOut w(pool);
-  if (uscope_status_t s = w.open(out, o.o.period_ps, o.o.queue_bytes, &err)) return fail_with(s, err);
   Pairer pairer(w);
+  std::string open_err;
+  uscope_status_t os = 0;
+  // Opened at the first event, when TRACE_META (period, pccx header fields) is known.
+  auto open = [&]() { return os = w.open(out, ing.period_ps(), meta.pccx, o.o.queue_bytes, &open_err); };
   uscope_status_t s = ing.run(
       [&](const Ev &e, std::string *) -> uscope_status_t {
-        pairer.add(e);
-        return w.status();
+        if (!w.is_open() && open()) return os;
+        if (!w.pccx_warn(e)) pairer.add(e);
+        if (w.status()) {
+          std::string why;
+          os = w.close(&why);
+          open_err = std::string(out) + ": " + why;
+        }
+        return os;
       },
       &err);
-  pairer.finish();
+  if (os) {
+    s = os;
+    err = open_err;
+  }
+  if (!s && !w.is_open() && open()) {
+    s = os;
+    err = open_err;
+  }
   std::string cerr;
-  const uscope_status_t cs = w.close(&cerr);
+  uscope_status_t cs = 0;
+  if (w.is_open()) {
+    pairer.finish();
+    cs = w.close(&cerr);
+  }
   fill_stats(st, ing.stats(), issues, w.events());
-  if (s) return fail_with(s, err);
-  if (cs) return fail_with(cs, cerr);
+  if (s) return fail_with(s, os ? err : in_error(in, err));
+  if (cs) return fail_with(cs, std::string(out) + ": " + cerr);
   return 0;
 }
 
@@ -219,26 +354,29 @@ uscope_status_t jsonl_to_jsonl(const char *in, const char *out, const Opts &o, u
   TraceMeta meta;
   Ingest ing(o.ingest(true, "jsonl -> jsonl"), issues, pool, meta);
   std::string err;
-  if (uscope_status_t s = ing.open_file(in)) return fail_with(s, std::string(in) + ": cannot open");
+  if (uscope_status_t s = ing.open_file(in)) return fail_with(s, in_error(in, ing.open_error()));
   JsonlOut w;
   if (uscope_status_t s = w.open(out, &err)) return fail_with(s, err);
+  std::string werr;
+  uscope_status_t ws = 0;
   bool started = false;
   uint64_t n = 0;
   uscope_status_t s = ing.run(
       [&](const Ev &e, std::string *reason) -> uscope_status_t {
-        if (!started && meta.has_meta_line) format_trace_meta(meta, w.buf());
+        if (!started && wants_meta_line(meta)) format_trace_meta(meta, w.buf());
         started = true;
-        format_jsonl(e, pool, meta, o.o.period_ps, w.buf());
+        format_jsonl(e, pool, meta, ing.period_ps(), w.buf());
         ++n;
-        return w.maybe_flush(reason);
+        return ws = w.maybe_flush(&werr);
       },
       &err);
-  if (!started && meta.has_meta_line) format_trace_meta(meta, w.buf());
+  if (!s && !started && wants_meta_line(meta)) format_trace_meta(meta, w.buf());
   std::string cerr;
   const uscope_status_t cs = w.close(&cerr);
   fill_stats(st, ing.stats(), issues, n);
-  if (s) return fail_with(s, err);
-  if (cs) return fail_with(cs, cerr);
+  if (ws) return fail_with(ws, werr);
+  if (s) return fail_with(s, in_error(in, err));
+  if (cs) return fail_with(cs, std::string(out) + ": " + cerr);
   return 0;
 }
 
@@ -248,7 +386,7 @@ uscope_status_t uscope_to_jsonl(const char *in, const char *out, const Opts &, u
   if (uscope_status_t s = r.open(in, &err)) return fail_with(s, err);
   JsonlOut w;
   if (uscope_status_t s = w.open(out, &err)) return fail_with(s, err);
-  if (r.meta().has_meta_line) format_trace_meta(r.meta(), w.buf());
+  if (wants_meta_line(r.meta())) format_trace_meta(r.meta(), w.buf());
   uint64_t n = 0;
   uscope_status_t ws = 0;
   uscope_status_t s = r.run(
@@ -264,9 +402,9 @@ uscope_status_t uscope_to_jsonl(const char *in, const char *out, const Opts &, u
   is.events = n;
   Issues none;
   fill_stats(st, is, none, n);
-  if (s) return fail_with(s, err);
+  if (s) return fail_with(s, in_error(in, err));
   if (ws) return fail_with(ws, err);
-  if (cs) return fail_with(cs, cerr);
+  if (cs) return fail_with(cs, std::string(out) + ": " + cerr);
   return 0;
 }
 
@@ -295,9 +433,10 @@ struct PccxLines final : PairSink {
   void instant(uint8_t type, uint64_t t, uint32_t core) override {
     lines.push_back({t, seq++, type, core, kNoLabel, kNoLabel});
   }
-  void pccx_other(uint32_t type_id, uint64_t start, uint64_t duration, uint32_t core, uint64_t name) override {
+  void pccx_other(uint32_t, uint64_t type_label, uint64_t start, uint64_t duration, uint32_t core,
+                  uint64_t name) override {
     L l{start, seq++, E_WARN, core, kNoLabel, kNoLabel};
-    l.code = pool.intern(pccx_event_type_name(type_id));
+    l.code = type_label;
     std::string msg = name == kNoLabel ? std::string() : std::string(pool.str(name)) + ", ";
     msg += std::to_string(duration) + (duration == 1 ? " cycle" : " cycles");
     l.msg = pool.intern(msg);
@@ -310,12 +449,18 @@ uscope_status_t pccx_to_jsonl(const char *in, const char *out, const Opts &o, us
   PccxLines sink(pool);
   uint64_t period = 0, events = 0, others = 0;
   std::string err;
-  if (uscope_status_t s = read_pccx(in, pool, sink, &period, &events, &others, &err)) return fail_with(s, err);
+  TraceMeta meta;
+  if (uscope_status_t s = read_pccx(in, pool, sink, &period, &events, &others, &err, &meta.pccx))
+    return fail_with(s, in_error(in, err));
+  // The header's fields and the period ride on a TRACE_META line
+  // (docs/convert.md "TRACE_META extensions").
+  meta.period_ps = period;
+  meta.has_period = period != 1000;
   std::stable_sort(sink.lines.begin(), sink.lines.end(),
                    [](const PccxLines::L &a, const PccxLines::L &b) { return a.t < b.t || (a.t == b.t && a.seq < b.seq); });
   JsonlOut w;
   if (uscope_status_t s = w.open(out, &err)) return fail_with(s, err);
-  TraceMeta meta;
+  format_trace_meta(meta, w.buf());
   Ev e;
   for (const auto &l : sink.lines) {
     e.mask = 0;
@@ -346,7 +491,7 @@ uscope_status_t pccx_to_jsonl(const char *in, const char *out, const Opts &o, us
     if (uscope_status_t s = w.maybe_flush(&err)) return fail_with(s, err);
   }
   std::string cerr;
-  if (uscope_status_t s = w.close(&cerr)) return fail_with(s, cerr);
+  if (uscope_status_t s = w.close(&cerr)) return fail_with(s, std::string(out) + ": " + cerr);
   IngestStats is;
   is.events = events;
   Issues none;
@@ -365,13 +510,14 @@ uscope_status_t report(const char *in, uint32_t fmt, const Opts &o, bool json, c
   if (fmt == USCOPE_CONVERT_JSONL) {
     TraceMeta meta;
     Ingest ing(o.ingest(false, "npu-report"), issues, pool, meta);
-    if ((s = ing.open_file(in))) return fail_with(s, std::string(in) + ": cannot open");
+    if ((s = ing.open_file(in))) return fail_with(s, in_error(in, ing.open_error()));
     rep.format = "jsonl";
     rep.period_ps = o.o.period_ps;
     rep.strs = &pool;
     Pairer p(rep);
     rep.horizon = [&p](PairKind k) { return p.horizon(k); };
     s = ing.run([&](const Ev &e, std::string *) -> uscope_status_t { p.add(e); return 0; }, &err);
+    rep.period_ps = ing.period_ps();  // TRACE_META's period_ps when not given
     p.finish();
     rep.horizon = nullptr;  // p goes out of scope
     is = ing.stats();
@@ -396,7 +542,7 @@ uscope_status_t report(const char *in, uint32_t fmt, const Opts &o, bool json, c
     return fail_with(USCOPE_ERR_INVALID_ARGUMENT, std::string(in) + ": unknown format (.jsonl, .jsonl.gz, .uscope, .pccx)");
   }
   fill_stats(st, is, issues, 0);
-  if (s) return fail_with(s, err);
+  if (s) return fail_with(s, in_error(in, err));
   const std::string text = rep.render(json);
   char *buf = static_cast<char *>(std::malloc(text.size() + 1));
   if (!buf) return fail_with(USCOPE_ERR_NO_MEMORY, "out of memory");
@@ -413,7 +559,7 @@ USCOPE_API void uscope_convert_options_init(uscope_convert_options_t *opts) {
   if (!opts) return;
   std::memset(opts, 0, sizeof *opts);
   opts->struct_size = sizeof *opts;
-  opts->period_ps = 1000;
+  opts->period_ps = 0;  // the trace's (TRACE_META period_ps), else 1000
   opts->max_line_bytes = 64ull << 20;
   opts->reorder_window = 65536;
   opts->queue_depth = 1024;
@@ -444,14 +590,30 @@ USCOPE_API uscope_status_t uscope_convert(const char *in, uint32_t in_format, co
     const uint32_t fi = in_format ? in_format : uscope_convert_format_of(in);
     const uint32_t fo = out_format ? out_format : uscope_convert_format_of(out);
     const Opts o(opts);
-    if (fi == USCOPE_CONVERT_JSONL && fo == USCOPE_CONVERT_USCOPE) return jsonl_to_uscope(in, out, o, stats);
-    if (fi == USCOPE_CONVERT_JSONL && fo == USCOPE_CONVERT_PCCX) return jsonl_to_pccx(in, out, o, stats);
-    if (fi == USCOPE_CONVERT_JSONL && fo == USCOPE_CONVERT_JSONL) return jsonl_to_jsonl(in, out, o, stats);
-    if (fi == USCOPE_CONVERT_USCOPE && fo == USCOPE_CONVERT_JSONL) return uscope_to_jsonl(in, out, o, stats);
-    if (fi == USCOPE_CONVERT_PCCX && fo == USCOPE_CONVERT_JSONL) return pccx_to_jsonl(in, out, o, stats);
-    return fail_with(USCOPE_ERR_UNSUPPORTED,
-                     std::string("uscope_convert: no conversion from ") + in + " to " + out +
-                         " (supported: jsonl -> uscope|pccx|jsonl, uscope -> jsonl, pccx -> jsonl)");
+    using Fn = uscope_status_t (*)(const char *, const char *, const Opts &, uscope_convert_stats_t *);
+    Fn fn = nullptr;
+    if (fi == USCOPE_CONVERT_JSONL && fo == USCOPE_CONVERT_USCOPE) fn = jsonl_to_uscope;
+    else if (fi == USCOPE_CONVERT_JSONL && fo == USCOPE_CONVERT_PCCX) fn = jsonl_to_pccx;
+    else if (fi == USCOPE_CONVERT_JSONL && fo == USCOPE_CONVERT_JSONL) fn = jsonl_to_jsonl;
+    else if (fi == USCOPE_CONVERT_USCOPE && fo == USCOPE_CONVERT_JSONL) fn = uscope_to_jsonl;
+    else if (fi == USCOPE_CONVERT_PCCX && fo == USCOPE_CONVERT_JSONL) fn = pccx_to_jsonl;
+    else
+      return fail_with(USCOPE_ERR_UNSUPPORTED,
+                       std::string("uscope_convert: no conversion from ") + in + " to " + out +
+                           " (supported: jsonl -> uscope|pccx|jsonl, uscope -> jsonl, pccx -> jsonl)");
+    if (uscope_status_t s = check_not_input(in, out)) return s;
+    OutputFile file;
+    // The modes the writers create files with (JSONL: fopen's).
+    if (uscope_status_t s = file.create(out, fo == USCOPE_CONVERT_JSONL ? 0666 : 0644)) return s;
+    if (uscope_status_t s = fn(in, file.tmp(), o, stats)) {
+      // Messages name the output, not its temporary file (removed now).
+      std::string msg = uscope_last_error();
+      const std::string tmp = file.tmp();
+      for (size_t at = 0; tmp != out && (at = msg.find(tmp, at)) != std::string::npos; at += std::strlen(out))
+        msg.replace(at, tmp.size(), out);
+      return fail_with(s, msg);
+    }
+    return file.commit(out);
   });
 }
 

@@ -309,7 +309,25 @@ void Ingest::progress(bool final) {
   }
 }
 
+void Ingest::finalize_meta() {
+  // The period the trace was converted with is the one written back
+  // (TRACE_META period_ps), so that a chain of conversions keeps it.
+  meta_.period_ps = opts_.period_ps;
+  meta_.has_period = meta_.has_period || opts_.period_ps != 1000;
+}
+
+Status Ingest::not_jsonl(bool early, std::string *error) {
+  const uint64_t nonblank = stats_.lines - stats_.blank_lines;
+  *error = std::string("not NPU JSONL (expected one JSON object with \"event_type\" per line): ") +
+           (early ? "its first " + std::to_string(nonblank) + " non-blank lines are"
+                  : nonblank == 1 ? std::string("its only non-blank line is")
+                                  : "none of its " + std::to_string(nonblank) + " non-blank lines is a valid record, all are") +
+           " malformed; the first, line " + std::to_string(issues_.first_line) + ": " + issues_.first_reason;
+  return USCOPE_ERR_CORRUPT;
+}
+
 Status Ingest::emit_front(const Sink &sink, std::string *error) {
+  if (!emitted_any_) finalize_meta();
   const uint32_t idx = ring_.front();
   ring_.pop_front();
   const Ev &e = evs_[idx];
@@ -358,6 +376,7 @@ Status Ingest::run(const Sink &sink, std::string *error) {
         *error = "line " + std::to_string(ln) + ": " + why;
         return USCOPE_ERR_LIMIT;
       }
+      if (valid_ == 0 && stats_.lines - stats_.blank_lines >= kSniffLines) return not_jsonl(true, error);
       continue;
     }
     const uint32_t idx = free_.back();
@@ -369,11 +388,16 @@ Status Ingest::run(const Sink &sink, std::string *error) {
       ++stats_.blank_lines;
       continue;
     }
+    if (pr == LineParser::kEvent || pr == LineParser::kMeta) ++valid_;
     if (pr == LineParser::kMeta) {
       ++stats_.meta_lines;
       if (meta_.has_meta_line) reason = "a second TRACE_META line (one per trace)";
       else if (emitted_any_) reason = "TRACE_META after events were written (put it within the first reorder-window lines)";
+      else if (m.has_period && !opts_.period_given && seen_event_line_ && m.period_ps != opts_.period_ps)
+        reason = "TRACE_META period_ps " + std::to_string(m.period_ps) + " after event lines read with period " +
+                 std::to_string(opts_.period_ps) + " ps (put TRACE_META first, or set the period)";
       else {
+        if (m.has_period && !opts_.period_given) opts_.period_ps = m.period_ps;
         const bool sid = meta_.has_sim_id, tns = meta_.has_t_ns;
         const std::string s = meta_.sim_id;
         meta_ = std::move(m);
@@ -388,6 +412,7 @@ Status Ingest::run(const Sink &sink, std::string *error) {
       }
       continue;
     }
+    if (pr == LineParser::kEvent) seen_event_line_ = true;
     if (pr == LineParser::kEvent && !(opts_.lossless_checks && !check_lossless(e, &reason))) {
       e.line = ln;
       ++stats_.events;
@@ -417,12 +442,15 @@ Status Ingest::run(const Sink &sink, std::string *error) {
       *error = "line " + std::to_string(ln) + ": " + reason;
       return USCOPE_ERR_CORRUPT;
     }
+    if (valid_ == 0 && stats_.lines - stats_.blank_lines >= kSniffLines) return not_jsonl(true, error);
   }
+  stats_.bytes_in = reader_.bytes_out();
+  if (valid_ == 0 && stats_.lines > stats_.blank_lines) return not_jsonl(false, error);
   while (!ring_.empty()) {
     const Status s = emit_front(sink, error);
     if (s < 0) return s;
   }
-  stats_.bytes_in = reader_.bytes_out();
+  finalize_meta();
   progress(true);
   return 0;
 }

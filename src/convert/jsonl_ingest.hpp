@@ -35,6 +35,7 @@ struct IngestOptions {
   uint64_t max_line_bytes = 64ull << 20;
   uint32_t reorder_window = 65536;  // lines held to sort out-of-order input
   uint64_t period_ps = 1000;
+  bool period_given = false;        // period_ps set by the caller: wins over TRACE_META's period_ps
   bool lossless_checks = false;     // sim_id / t_ns must be representable (jsonl -> uscope)
   bool progress = false;            // progress bar on stderr (only if it is a terminal)
   const char *progress_label = "convert";
@@ -118,13 +119,26 @@ class Ingest {
   ~Ingest();
   Status open_file(const char *path) { return reader_.open_file(path); }
   Status open_memory(const void *data, size_t size) { return reader_.open_memory(data, size); }
+  const std::string &open_error() const { return reader_.message(); }
   // Runs to the end. A fatal status (strict issue: USCOPE_ERR_CORRUPT or
   // LIMIT; a truncated gzip: TRUNCATED; IO) stops it; the message is in
   // *error. Events already given to the sink stay given.
   Status run(const Sink &sink, std::string *error);
   const IngestStats &stats() const { return stats_; }
+  // The clock period in use: the caller's, else TRACE_META's period_ps, else 1000.
+  uint64_t period_ps() const { return opts_.period_ps; }
+
+  // Not NPU JSONL (docs/convert.md "Input that is not NPU JSONL"): the input
+  // is refused when none of its non-blank lines is a valid record (an event
+  // or TRACE_META), checked at the end, and as soon as the first
+  // kSniffLines non-blank lines are all malformed (a binary or text file is
+  // not read to its end). An empty or all-blank file is a valid trace of 0
+  // events.
+  static constexpr uint64_t kSniffLines = 100;
 
  private:
+  void finalize_meta();
+  Status not_jsonl(bool early, std::string *error);
   Status emit_front(const Sink &sink, std::string *error);
   bool check_lossless(const Ev &e, std::string *reason);
   void progress(bool final);
@@ -139,7 +153,8 @@ class Ingest {
   std::vector<Ev> evs_;
   std::vector<uint32_t> free_;
   std::deque<uint32_t> ring_;  // indices into evs_, sorted by (t_cycle, line)
-  bool emitted_any_ = false, seen_event_ = false;
+  bool emitted_any_ = false, seen_event_ = false, seen_event_line_ = false;
+  uint64_t valid_ = 0;  // lines that parsed as an event or TRACE_META
   uint64_t last_emitted_ = 0;
   uint32_t sim_id_ = 0;
   bool tty_ = false;

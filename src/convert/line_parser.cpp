@@ -80,8 +80,11 @@ LineParser::Result LineParser::Impl::parse(std::string_view line, size_t readabl
   int type = -1;
   bool has_t = false;
   std::string_view bad_key;       // first key that is not a field of any event type
-  uint64_t meta_keys = 0;         // TRACE_META keys seen: 1 version, 2 sim_config, 4 sim_version
+  uint64_t meta_keys = 0;         // TRACE_META keys seen: 1 version, 2 sim_config, 4 sim_version,
+                                  // 8 period_ps, 16 pccx
   std::string m_version, m_sim_version, m_sim_config;
+  uint64_t m_period = 0;
+  PccxMeta m_pccx;
 
   auto bad = [&](const std::string &why) {
     *reason = why;
@@ -221,6 +224,20 @@ LineParser::Result LineParser::Impl::parse(std::string_view line, size_t readabl
         raw.remove_suffix(1);
       m_sim_config.assign(raw);
       meta_keys |= 2;
+    } else if (k == T_period_ps) {
+      if (meta_keys & 8) return bad("duplicate key \"period_ps\"");
+      if (jt != json_type::number || val.get_uint64().get(m_period) || m_period == 0 || m_period > 0xFFFFFFFFull)
+        return bad("wrong value: \"period_ps\" must be the clock period in picoseconds, an integer in 1..2^32-1");
+      meta_keys |= 8;
+    } else if (k == T_pccx) {
+      if (meta_keys & 16) return bad("duplicate key \"pccx\"");
+      simdjson::ondemand::object o;
+      std::string_view raw;
+      if (jt != json_type::object || val.get_object().get(o) || o.raw_json().get(raw))
+        return bad(std::string("wrong type: \"pccx\" must be an object, not ") + type_name(jt));
+      std::string why;
+      if (!parse_pccx_meta(raw, &m_pccx, &why)) return bad("\"pccx\": " + why);
+      meta_keys |= 16;
     } else {
       // Not a key of any event type: reported after the loop (the value is
       // skipped by the iteration, which still checks its structure).
@@ -233,7 +250,7 @@ LineParser::Result LineParser::Impl::parse(std::string_view line, size_t readabl
   if (!bad_key.empty()) return bad("unknown key " + quoted(bad_key));
   if (type == E_TRACE_META) {
     if (ev->mask || has_t || ev->has_t_ns || ev->has_sim_id)
-      return bad("TRACE_META takes only \"version\", \"sim_config\" and \"sim_version\"");
+      return bad("TRACE_META takes only \"version\", \"sim_config\", \"sim_version\", \"period_ps\" and \"pccx\"");
     meta->has_meta_line = true;
     meta->has_version = meta_keys & 1;
     meta->has_sim_config = meta_keys & 2;
@@ -241,9 +258,12 @@ LineParser::Result LineParser::Impl::parse(std::string_view line, size_t readabl
     meta->version = std::move(m_version);
     meta->sim_config = std::move(m_sim_config);
     meta->sim_version = std::move(m_sim_version);
+    meta->has_period = meta_keys & 8;
+    meta->period_ps = (meta_keys & 8) ? m_period : 1000;
+    meta->pccx = std::move(m_pccx);
     return LineParser::kMeta;
   }
-  if (meta_keys) return bad(std::string("\"version\", \"sim_config\" and \"sim_version\" belong to TRACE_META, not ") +
+  if (meta_keys) return bad(std::string("\"version\", \"sim_config\", \"sim_version\", \"period_ps\" and \"pccx\" belong to TRACE_META, not ") +
                             kEvTypes[type].name);
   if (!has_t) return bad("missing field \"t_cycle\"");
   const uint64_t extra = ev->mask & ~(kEvTypes[type].own_mask | kMetaMask);
@@ -256,6 +276,78 @@ LineParser::Result LineParser::Impl::parse(std::string_view line, size_t readabl
   return LineParser::kEvent;
 }
 
+bool parse_pccx_meta(std::string_view json, PccxMeta *m, std::string *reason) {
+  simdjson::ondemand::parser p;
+  const simdjson::padded_string text(json);
+  simdjson::ondemand::document doc;
+  simdjson::ondemand::object obj;
+  if (p.iterate(text).get(doc) || doc.get_object().get(obj)) {
+    *reason = "not a JSON object";
+    return false;
+  }
+  *m = PccxMeta{};
+  m->has = true;
+  auto u64 = [&](simdjson::ondemand::value v, uint64_t max, uint64_t *out) {
+    return !v.get_uint64().get(*out) && *out <= max;
+  };
+  for (auto fr : obj) {
+    simdjson::ondemand::field f;
+    std::string_view key;
+    if (std::move(fr).get(f) || f.unescaped_key().get(key)) {
+      *reason = "bad JSON";
+      return false;
+    }
+    simdjson::ondemand::value v = f.value();
+    std::string_view sv;
+    uint64_t x = 0;
+    bool ok = true;
+    if (key == "pccx_lab_version" || key == "isa_version" || key == "encoding") {
+      ok = !v.get_string().get(sv);
+      if (ok && key == "pccx_lab_version") m->lab_version.assign(sv), m->has_lab_version = true;
+      else if (ok && key == "isa_version") m->isa_version.assign(sv), m->has_isa_version = true;
+      else if (ok) m->encoding.assign(sv), m->has_encoding = true;
+      if (!ok) *reason = "\"" + std::string(key) + "\" must be a string";
+    } else if (key == "mac_dims") {
+      simdjson::ondemand::array a;
+      uint64_t d[2] = {0, 0};
+      size_t n = 0;
+      ok = !v.get_array().get(a);
+      for (auto xr : a) {
+        if (!ok) break;
+        simdjson::ondemand::value xv;
+        if (std::move(xr).get(xv) || n >= 2 || !u64(xv, 0xFFFFFFFFu, &d[n])) ok = false;
+        ++n;
+      }
+      ok = ok && n == 2;
+      if (ok) m->mac_rows = static_cast<uint32_t>(d[0]), m->mac_cols = static_cast<uint32_t>(d[1]), m->has_mac_dims = true;
+      else *reason = "\"mac_dims\" must be [rows, cols], two unsigned 32-bit integers";
+    } else if (key == "peak_tops") {
+      double t = 0;
+      ok = !v.get_double().get(t) && t >= 0 && t <= 1.7976931348623157e308;
+      if (ok) m->peak_tops = t, m->has_peak_tops = true;
+      else *reason = "\"peak_tops\" must be a finite number >= 0";
+    } else if (key == "cores" || key == "clock_mhz") {
+      ok = u64(v, 0xFFFFFFFFu, &x);
+      if (ok && key == "cores") m->cores = static_cast<uint32_t>(x), m->has_cores = true;
+      else if (ok) m->clock_mhz = static_cast<uint32_t>(x), m->has_clock_mhz = true;
+      if (!ok) *reason = "\"" + std::string(key) + "\" must be an unsigned 32-bit integer";
+    } else if (key == "cycles") {
+      ok = u64(v, ~uint64_t{0}, &x);
+      if (ok) m->cycles = x, m->has_cycles = true;
+      else *reason = "\"cycles\" must be an unsigned 64-bit integer";
+    } else {
+      *reason = "unknown key \"" + std::string(key) +
+                "\" (expected pccx_lab_version, isa_version, mac_dims, peak_tops, cores, cycles, clock_mhz, encoding)";
+      return false;
+    }
+    if (!ok) return false;
+  }
+  if (m->has_clock_mhz && m->clock_mhz == 0) {
+    *reason = "\"clock_mhz\" must not be 0";
+    return false;
+  }
+  return true;
+}
 
 LineParser::LineParser() : p_(std::make_unique<Impl>()) {}
 LineParser::~LineParser() = default;

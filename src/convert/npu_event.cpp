@@ -88,9 +88,10 @@ uint32_t StringPool::intern(std::string_view s) {
 }
 
 namespace {
-// The JSONL keys that are not fields (npu-trace-jsonl.md §3, §4), in TopKey order.
+// The JSONL keys that are not fields (npu-trace-jsonl.md §3, §4, §8.1, and
+// the TRACE_META extension keys of docs/convert.md), in TopKey order.
 const char *const kTopKeyNames[] = {"event_type", "t_cycle", "t_ns", "sim_id", "version", "sim_version",
-                                    "sim_config"};
+                                    "sim_config", "period_ps", "pccx"};
 static_assert(sizeof kTopKeyNames / sizeof *kTopKeyNames == kNumTopKeys - kNumKeys);
 
 // Name -> index by a small open-addressing hash over names and their
@@ -251,6 +252,56 @@ void format_jsonl(const Ev &e, const StringSource &strs, const TraceMeta &meta, 
   out += "}\n";
 }
 
+void format_pccx_meta(const PccxMeta &m, std::string &out) {
+  const size_t start = out.size();
+  auto key = [&](const char *k) {
+    out += out.size() == start ? "{\"" : ",\"";
+    out += k;
+    out += "\":";
+  };
+  if (m.has_lab_version) {
+    key("pccx_lab_version");
+    append_json_string(out, m.lab_version);
+  }
+  if (m.has_isa_version) {
+    key("isa_version");
+    append_json_string(out, m.isa_version);
+  }
+  if (m.has_mac_dims) {
+    key("mac_dims");
+    out += '[';
+    append_u64(out, m.mac_rows);
+    out += ',';
+    append_u64(out, m.mac_cols);
+    out += ']';
+  }
+  if (m.has_peak_tops) {
+    // Shortest text that reads back as the same double.
+    key("peak_tops");
+    char b[40];
+    auto r = std::to_chars(b, b + sizeof b, m.peak_tops);
+    out.append(b, r.ptr);
+  }
+  if (m.has_cores) {
+    key("cores");
+    append_u64(out, m.cores);
+  }
+  if (m.has_cycles) {
+    key("cycles");
+    append_u64(out, m.cycles);
+  }
+  if (m.has_clock_mhz) {
+    key("clock_mhz");
+    append_u64(out, m.clock_mhz);
+  }
+  if (m.has_encoding) {
+    key("encoding");
+    append_json_string(out, m.encoding);
+  }
+  if (out.size() == start) out += '{';
+  out += '}';
+}
+
 void format_trace_meta(const TraceMeta &meta, std::string &out) {
   out += "{\"event_type\":\"TRACE_META\"";
   if (meta.has_version) {
@@ -264,6 +315,14 @@ void format_trace_meta(const TraceMeta &meta, std::string &out) {
   if (meta.has_sim_version) {
     append_key(out, "sim_version");
     append_json_string(out, meta.sim_version);
+  }
+  if (meta.has_period) {
+    append_key(out, "period_ps");
+    append_u64(out, meta.period_ps);
+  }
+  if (meta.pccx.has) {
+    append_key(out, "pccx");
+    format_pccx_meta(meta.pccx, out);
   }
   out += "}\n";
 }

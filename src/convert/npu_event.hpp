@@ -109,6 +109,19 @@ class StringPool final : public StringSource {
   std::unordered_map<std::string_view, uint32_t> ids_;
 };
 
+// The .pccx header fields that JSONL carries in the TRACE_META extension key
+// "pccx" (docs/convert.md "TRACE_META extensions"), so that pccx -> JSONL ->
+// pccx keeps them. Each is optional.
+struct PccxMeta {
+  bool has = false;  // the "pccx" object was present (possibly empty)
+  bool has_lab_version = false, has_isa_version = false, has_mac_dims = false, has_peak_tops = false,
+       has_cores = false, has_cycles = false, has_clock_mhz = false, has_encoding = false;
+  std::string lab_version, isa_version, encoding;
+  uint32_t mac_rows = 0, mac_cols = 0, cores = 0, clock_mhz = 0;
+  double peak_tops = 0;
+  uint64_t cycles = 0;
+};
+
 // Meta DUT-level facts of a trace (TRACE_META, sim_id, t_ns presence).
 struct TraceMeta {
   bool has_meta_line = false;
@@ -117,12 +130,22 @@ struct TraceMeta {
   bool has_sim_id = false;
   std::string sim_id;
   bool has_t_ns = false;
+  // The clock period (TRACE_META extension "period_ps"): written when the
+  // trace's TRACE_META had it or the period is not the default 1000 ps.
+  bool has_period = false;
+  uint64_t period_ps = 1000;
+  PccxMeta pccx;
 };
+
+// A TRACE_META line is written when the trace had one or has something only
+// it can carry (a period other than 1000 ps, pccx header fields).
+inline bool wants_meta_line(const TraceMeta &m) { return m.has_meta_line || m.has_period || m.pccx.has; }
 
 // The JSONL top-level keys that are not fields (npu-trace-jsonl.md §3, §4),
 // numbered after the fields so that one look-up answers for any key.
 enum TopKey : int {
-  T_event_type = kNumKeys, T_t_cycle, T_t_ns, T_sim_id, T_version, T_sim_version, T_sim_config, kNumTopKeys
+  T_event_type = kNumKeys, T_t_cycle, T_t_ns, T_sim_id, T_version, T_sim_version, T_sim_config, T_period_ps,
+  T_pccx, kNumTopKeys
 };
 
 // Look-ups (hash tables built on first use).
@@ -138,6 +161,11 @@ int ev_type_by_lower(std::string_view name);   // µScope name; -1 when unknown
 void format_jsonl(const Ev &e, const StringSource &strs, const TraceMeta &meta, uint64_t period_ps,
                   std::string &out);
 void format_trace_meta(const TraceMeta &meta, std::string &out);
+// The "pccx" object of TRACE_META (canonical: keys in a fixed order, absent
+// ones left out); also the value of the .uscope DUT property npu.jsonl.pccx.
+void format_pccx_meta(const PccxMeta &m, std::string &out);
+// Parses that object (line_parser.cpp); false with *reason when it is not one.
+bool parse_pccx_meta(std::string_view json, PccxMeta *m, std::string *reason);
 void append_json_string(std::string &out, std::string_view s);
 
 }  // namespace uscope::convert

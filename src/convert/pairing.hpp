@@ -40,10 +40,13 @@ struct PairSink {
   virtual void instant(uint8_t ev_type, uint64_t t, uint32_t core) = 0;
   // A .pccx event from another producer with no NPU-event meaning
   // (SYSTOLIC_STALL, BARRIER_SYNC, UNKNOWN, or a type id this library does
-  // not know): its pccx type id, start, duration, core and api_name (string
-  // id or kNoLabel). The report has no metric for it; pccx -> JSONL writes
-  // it as a WARN line.
-  virtual void pccx_other(uint32_t type_id, uint64_t start, uint64_t duration, uint32_t core, uint64_t name) {}
+  // not know): its pccx type id, its type's name (a string id, never
+  // absent: the file's event_type string for bincode, the table name for a
+  // known flatbuf id, "UNKNOWN_<id>" for a flatbuf id >= 7), start,
+  // duration, core and api_name (string id or kNoLabel). The report has no
+  // metric for it; pccx -> JSONL writes it as a WARN line.
+  virtual void pccx_other(uint32_t type_id, uint64_t type_label, uint64_t start, uint64_t duration, uint32_t core,
+                          uint64_t name) {}
 };
 
 class Pairer {

@@ -1,5 +1,6 @@
 #include "convert/pccx_side.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace uscope::convert {
@@ -22,6 +23,17 @@ uint32_t pair_type(uint8_t kind, std::string_view direction) {
     default: return PCCX_EVENT_UNKNOWN;
   }
 }
+// The name of a pccx event's type, never NULL: a flatbuf type id past the
+// table (pccx-format.md "Versioning Policy": new ids are additive) has no
+// name, pccx_event_type_name() gives NULL for it and the reader "UNKNOWN";
+// "UNKNOWN_<id>" keeps the id. A bincode event_type this library does not
+// know keeps its own string (type_name).
+std::string type_label(const pccx_event_t &ev) {
+  if (ev.type_id >= PCCX_EVENT_TYPE_COUNT) return "UNKNOWN_" + std::to_string(ev.type_id);
+  if (ev.type_name && *ev.type_name) return ev.type_name;
+  const char *n = pccx_event_type_name(ev.type_id);
+  return n ? n : "UNKNOWN";
+}
 uint32_t instant_type(uint8_t ev) {
   switch (ev) {
     case E_SRAM_CONFLICT: return PCCX_EVENT_SYSTOLIC_STALL;
@@ -36,12 +48,28 @@ PccxOut::~PccxOut() {
   if (w_) pccx_writer_close(w_);
 }
 
-Status PccxOut::open(const char *path, uint64_t period_ps, uint64_t queue_bytes, std::string *error) {
+Status PccxOut::open(const char *path, uint64_t period_ps, const PccxMeta &meta, uint64_t queue_bytes,
+                     std::string *error) {
   pccx_writer_options_t o;
   pccx_writer_options_init(&o);
   // clock_mhz is an integer: 1e6 / period_ps, rounded (exact for 1000 ps).
-  o.clock_mhz = static_cast<uint32_t>(period_ps ? (1000000 + period_ps / 2) / period_ps : 1000);
+  // The original clock_mhz when it is the one this period came from (a
+  // clock over 1 GHz does not survive MHz -> ps -> MHz: 3000 MHz is 333 ps).
+  const uint64_t from_period = period_ps ? (1000000 + period_ps / 2) / period_ps : 1000;
+  const bool same_clock = meta.has_clock_mhz && (1000000 + meta.clock_mhz / 2) / meta.clock_mhz == period_ps;
+  o.clock_mhz = same_clock ? meta.clock_mhz : static_cast<uint32_t>(std::min<uint64_t>(from_period, 0xFFFFFFFFu));
   if (o.clock_mhz == 0) o.clock_mhz = 1;
+  if (meta.has_lab_version) o.pccx_lab_version = meta.lab_version.c_str();
+  if (meta.has_isa_version) o.isa_version = meta.isa_version.c_str();
+  if (meta.has_mac_dims) {
+    o.mac_rows = meta.mac_rows;
+    o.mac_cols = meta.mac_cols;
+  }
+  if (meta.has_peak_tops) o.peak_tops = meta.peak_tops;
+  if (meta.has_cores) o.cores = meta.cores;
+  if (meta.has_encoding && meta.encoding == "flatbuf") o.encoding = PCCX_ENCODING_FLATBUF;
+  set_cycles_ = meta.has_cycles;
+  cycles_ = meta.cycles;
   // Larger than the writer's default: a conversion outruns its encoder in
   // bursts (long runs of instants), and a batch job can afford the memory.
   o.queue_bytes = queue_bytes ? queue_bytes : 16u << 20;
@@ -62,7 +90,10 @@ void PccxOut::interval(const Interval &iv) {
   const Status s = pccx_writer_event(w_, iv.core, iv.start, iv.end - iv.start, pair_type(iv.kind, label), name_.c_str());
   if (s) {
     status_ = s;
-    error_ = uscope_last_error();
+    // The writer's own sticky error says what failed (e.g. the encoder's
+    // write); the call's message only that the writer has failed.
+    const char *we = pccx_writer_error(w_);
+    error_ = we && *we ? we : uscope_last_error();
   } else {
     ++events_;
   }
@@ -73,14 +104,67 @@ void PccxOut::instant(uint8_t ev_type, uint64_t t, uint32_t core) {
   const Status s = pccx_writer_event(w_, core, t, 0, instant_type(ev_type), kEvTypes[ev_type].name);
   if (s) {
     status_ = s;
-    error_ = uscope_last_error();
+    // The writer's own sticky error says what failed (e.g. the encoder's
+    // write); the call's message only that the writer has failed.
+    const char *we = pccx_writer_error(w_);
+    error_ = we && *we ? we : uscope_last_error();
   } else {
     ++events_;
   }
 }
 
+bool PccxOut::pccx_warn(const Ev &e) {
+  uint64_t comp, code, msg;
+  if (e.type != E_WARN || !e.value(K_component, &comp) || !e.value(K_code, &code) || !e.value(K_msg, &msg) ||
+      strs_.str(comp) != "pccx")
+    return false;
+  const std::string_view c = strs_.str(code), m = strs_.str(msg);
+  // The type: a pccx name; "UNKNOWN_<id>" and names this library does not
+  // know can only be written as UNKNOWN (the writer takes ids 0..6).
+  uint32_t type = PCCX_EVENT_UNKNOWN;
+  for (uint32_t i = 0; i < PCCX_EVENT_TYPE_COUNT; ++i)
+    if (c == pccx_event_type_name(i)) type = i;
+  // The msg, parsed from its end: "<N> cycle" or "<N> cycles", after ", " when a name precedes it.
+  std::string_view rest = m;
+  if (rest.size() > 7 && rest.substr(rest.size() - 7) == " cycles") rest.remove_suffix(7);
+  else if (rest.size() > 6 && rest.substr(rest.size() - 6) == " cycle") rest.remove_suffix(6);
+  else return false;
+  size_t digits = 0;
+  while (digits < rest.size() && rest[rest.size() - 1 - digits] >= '0' && rest[rest.size() - 1 - digits] <= '9') ++digits;
+  if (digits == 0 || digits > 20) return false;
+  const std::string_view num = rest.substr(rest.size() - digits);
+  uint64_t dur = 0;
+  for (char ch : num) {
+    const uint64_t d = static_cast<uint64_t>(ch - '0');
+    if (dur > (~uint64_t{0} - d) / 10) return false;
+    dur = dur * 10 + d;
+  }
+  rest.remove_suffix(digits);
+  const bool has_name = !rest.empty();
+  if (has_name) {
+    if (rest.size() < 2 || rest.substr(rest.size() - 2) != ", ") return false;
+    rest.remove_suffix(2);
+  }
+  if (status_) return true;
+  name_.assign(rest);
+  const Status s = pccx_writer_event(w_, core_of(e), e.t_cycle, dur, type, has_name ? name_.c_str() : nullptr);
+  if (s) {
+    status_ = s;
+    // The writer's own sticky error says what failed (e.g. the encoder's
+    // write); the call's message only that the writer has failed.
+    const char *we = pccx_writer_error(w_);
+    error_ = we && *we ? we : uscope_last_error();
+  } else {
+    ++events_;
+  }
+  return true;
+}
+
 Status PccxOut::close(std::string *error) {
-  Status s = pccx_writer_close(w_);
+  Status s = 0;
+  if (set_cycles_ && !status_) s = pccx_writer_set_total_cycles(w_, cycles_);
+  const Status c = pccx_writer_close(w_);
+  if (!s) s = c;
   w_ = nullptr;
   if (status_) {
     *error = "writing the .pccx file: " + error_;
@@ -91,7 +175,7 @@ Status PccxOut::close(std::string *error) {
 }
 
 Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *period_ps, uint64_t *events,
-                 uint64_t *others, std::string *error) {
+                 uint64_t *others, std::string *error, PccxMeta *meta) {
   pccx_reader_t *r = nullptr;
   Status s = pccx_reader_open(&r, path, 0);
   if (s) {
@@ -102,6 +186,30 @@ Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *p
   h.struct_size = sizeof h;
   pccx_reader_header(r, &h);
   *period_ps = h.clock_mhz ? (1000000 + h.clock_mhz / 2) / h.clock_mhz : 1000;
+  if (*period_ps == 0) *period_ps = 1;  // a clock over 2 THz
+  if (meta) {
+    // Every header field a writer sets (the rest is derived: format_minor,
+    // byte_length, checksum_fnv64).
+    *meta = PccxMeta{};
+    meta->has = true;
+    meta->has_lab_version = h.pccx_lab_version != nullptr;
+    if (h.pccx_lab_version) meta->lab_version = h.pccx_lab_version;
+    meta->has_isa_version = h.isa_version != nullptr;
+    if (h.isa_version) meta->isa_version = h.isa_version;
+    meta->has_mac_dims = true;
+    meta->mac_rows = h.mac_rows;
+    meta->mac_cols = h.mac_cols;
+    meta->has_peak_tops = h.has_peak_tops != 0;
+    meta->peak_tops = h.peak_tops;
+    meta->has_cores = true;
+    meta->cores = h.cores;
+    meta->has_cycles = true;
+    meta->cycles = h.cycles;
+    meta->has_clock_mhz = h.clock_mhz != 0;
+    meta->clock_mhz = h.clock_mhz;
+    meta->has_encoding = h.encoding_name != nullptr;
+    if (h.encoding_name) meta->encoding = h.encoding_name;
+  }
   const uint64_t n = pccx_reader_event_count(r);
   *events = n;
   *others = 0;
@@ -144,7 +252,7 @@ Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *p
       case PCCX_EVENT_API_CALL: iv.kind = P_CMD; iv.label = nm; iv.name = kNoLabel; break;  // the call's name is its phase
       default:
         ++*others;
-        sink.pccx_other(ev.type_id, ev.start_cycle, ev.duration, ev.core_id, nm);
+        sink.pccx_other(ev.type_id, pool.intern(type_label(ev)), ev.start_cycle, ev.duration, ev.core_id, nm);
         continue;
     }
     sink.interval(iv);

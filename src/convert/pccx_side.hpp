@@ -14,10 +14,17 @@ class PccxOut final : public PairSink {
  public:
   explicit PccxOut(const StringSource &strs) : strs_(strs) {}
   ~PccxOut() override;
-  // queue_bytes: the pccx writer's queue; 0: 16 MiB.
-  Status open(const char *path, uint64_t period_ps, uint64_t queue_bytes, std::string *error);
+  // queue_bytes: the pccx writer's queue; 0: 16 MiB. The header's fields
+  // come from meta.pccx where present (docs/convert.md), clock_mhz from
+  // period_ps (or meta.pccx.clock_mhz when it gives this period).
+  Status open(const char *path, uint64_t period_ps, const PccxMeta &meta, uint64_t queue_bytes, std::string *error);
+  bool is_open() const { return w_ != nullptr; }
   void interval(const Interval &iv) override;
   void instant(uint8_t ev_type, uint64_t t, uint32_t core) override;
+  // A WARN line that pccx -> JSONL wrote for an event with no NPU meaning
+  // ("component":"pccx", "code": its type, "msg": "[<api_name>, ]<N> cycle(s)")
+  // is written back as that event; false (nothing written) for any other line.
+  bool pccx_warn(const Ev &e);
   Status close(std::string *error);
   uint64_t events() const { return events_; }
   Status status() const { return status_; }
@@ -27,6 +34,8 @@ class PccxOut final : public PairSink {
   pccx_writer_t *w_ = nullptr;
   std::string name_;
   uint64_t events_ = 0;
+  bool set_cycles_ = false;
+  uint64_t cycles_ = 0;
   Status status_ = 0;
   std::string error_;
 };
@@ -36,8 +45,8 @@ class PccxOut final : public PairSink {
 // a TE interval, DMA_READ / DMA_WRITE a DMA interval, API_CALL a command
 // whose phase is its api_name; the rest go to PairSink::pccx_other, and
 // *others counts them. Strings are interned in pool. Returns the period
-// from clock_mhz.
+// from clock_mhz, and (when meta is not NULL) the header's fields.
 Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *period_ps, uint64_t *events,
-                 uint64_t *others, std::string *error);
+                 uint64_t *others, std::string *error, PccxMeta *meta = nullptr);
 
 }  // namespace uscope::convert

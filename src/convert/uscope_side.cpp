@@ -62,6 +62,14 @@ Status UscopeOut::open(const char *path, const TraceMeta &meta, std::string *err
   // µScope -> JSONL writes the same lines (docs/convert.md).
   if (!st && meta.has_t_ns) st = uscope_schema_add_dut_property(s, "npu.jsonl.t_ns", "1");
   if (!st && meta.has_meta_line) st = uscope_schema_add_dut_property(s, "npu.jsonl.trace_meta", "1");
+  // TRACE_META extensions (docs/convert.md): the period itself is the
+  // clock's; the flag keeps an explicit "period_ps": 1000.
+  if (!st && meta.has_period) st = uscope_schema_add_dut_property(s, "npu.jsonl.period_ps", "1");
+  if (!st && meta.pccx.has) {
+    std::string j;
+    format_pccx_meta(meta.pccx, j);
+    st = uscope_schema_add_dut_property(s, "npu.jsonl.pccx", j.c_str());
+  }
   if (!st) {
     ids_.struct_size = sizeof ids_;
     st = uscope_npu_ids(npu_, &ids_);
@@ -420,19 +428,21 @@ Status UscopeIn::open(const char *path, std::string *error) {
     }
   }
   if (!found) {
-    *error = std::string(path) + ": no scope with protocol npu";
+    *error = std::string(path) + ": expected a scope with protocol \"npu\" (the converters read the npu protocol), found none among its " +
+             std::to_string(c.scopes) + " scope(s)";
     return USCOPE_ERR_NOT_FOUND;
   }
   for (uint32_t i = 0; i < c.storages; ++i) {
     uscope_storage_info_t si{};
     if (uscope_reader_storage(r_, static_cast<uint16_t>(i), &si) || si.scope_id != scope_) continue;
-    if (std::strcmp(si.name, "contexts") != 0) continue;
+    if (!si.name || std::strcmp(si.name, "contexts") != 0) continue;
     contexts_ = static_cast<uint16_t>(i);
     for (uint16_t f = 0; f < si.num_fields && f < kNumMetaKeys; ++f) {
       uscope_field_info_t fi{};
-      uscope_reader_storage_field(r_, contexts_, f, 0, &fi);
-      if (key_by_name(fi.name) != f) {
-        *error = std::string(path) + ": the contexts storage is not the npu protocol's";
+      if (uscope_reader_storage_field(r_, contexts_, f, 0, &fi) != USCOPE_OK || !fi.name ||
+          key_by_name(fi.name) != f) {
+        *error = std::string(path) + ": the npu scope's contexts storage: expected field " + std::to_string(f) + " \"" +
+                 kKeys[f].name + "\" of the npu protocol, found " + (fi.name ? "\"" + std::string(fi.name) + "\"" : "none");
         return USCOPE_ERR_SCHEMA;
       }
       ctx_sizes_.push_back(fi.size);
@@ -442,19 +452,25 @@ Status UscopeIn::open(const char *path, std::string *error) {
   types_.resize(c.event_types);
   for (uint32_t i = 0; i < c.event_types; ++i) {
     uscope_event_type_info_t ti{};
-    if (uscope_reader_event_type(r_, static_cast<uint16_t>(i), &ti) || ti.scope_id != scope_) continue;
+    if (uscope_reader_event_type(r_, static_cast<uint16_t>(i), &ti) || ti.scope_id != scope_ || !ti.name) continue;
     const int ev = ev_type_by_lower(ti.name);
     if (ev < 0) continue;
     TypeMap &tm = types_[i];
     tm.ev = ev;
     for (uint16_t f = 0; f < ti.num_fields; ++f) {
       uscope_field_info_t fi{};
-      uscope_reader_event_field(r_, static_cast<uint16_t>(i), f, &fi);
+      if (uscope_reader_event_field(r_, static_cast<uint16_t>(i), f, &fi) != USCOPE_OK || !fi.name) {
+        *error = std::string(path) + ": event type " + ti.name + ": field " + std::to_string(f) +
+                 " unreadable: " + uscope_last_error();
+        return USCOPE_ERR_CORRUPT;
+      }
       int key = key_by_name(fi.name);
       if (std::strcmp(fi.name, "ctx") == 0) key = -2;
       else if (key < 0 || !((kEvTypes[ev].own_mask >> key) & 1)) key = -1;
       if (fi.offset + fi.size > ti.payload_size || fi.size > 8) {
-        *error = std::string(path) + ": bad field layout";
+        *error = std::string(path) + ": event type " + ti.name + ", field " + fi.name + ": expected a field of at most 8 bytes inside the " +
+                 std::to_string(ti.payload_size) + "-byte payload, found offset " + std::to_string(fi.offset) + " size " +
+                 std::to_string(fi.size);
         return USCOPE_ERR_CORRUPT;
       }
       tm.fields.push_back({key, fi.type, fi.size, fi.offset});
@@ -462,7 +478,7 @@ Status UscopeIn::open(const char *path, std::string *error) {
   }
   const char *v = nullptr;
   auto dut = [&](const char *k, std::string *out) {
-    if (uscope_reader_dut_lookup(r_, k, &v) != USCOPE_OK) return false;
+    if (uscope_reader_dut_lookup(r_, k, &v) != USCOPE_OK || !v) return false;
     *out = v;
     return true;
   };
@@ -474,6 +490,17 @@ Status UscopeIn::open(const char *path, std::string *error) {
   meta_.has_t_ns = dut("npu.jsonl.t_ns", &flag);
   meta_.has_meta_line = dut("npu.jsonl.trace_meta", &flag) || meta_.has_version || meta_.has_sim_version ||
                         meta_.has_sim_config;
+  meta_.period_ps = period_;
+  meta_.has_period = dut("npu.jsonl.period_ps", &flag) || period_ != 1000;
+  std::string pj;
+  if (dut("npu.jsonl.pccx", &pj)) {
+    std::string why;
+    if (!parse_pccx_meta(pj, &meta_.pccx, &why)) {
+      *error = std::string(path) + ": DUT property npu.jsonl.pccx: expected the pccx object of docs/convert.md, found " +
+               pj.substr(0, 80) + " (" + why + ")";
+      return USCOPE_ERR_CORRUPT;
+    }
+  }
   return 0;
 }
 

@@ -28,6 +28,7 @@ class UscopeOut {
   // Opens the writer; meta must be final (sim_id, TRACE_META).
   Status open(const char *path, const TraceMeta &meta, std::string *error);
   bool is_open() const { return w_ != nullptr; }
+  void set_period(uint64_t period_ps) { period_ = period_ps; }  // before open
   // 0, 1 with *reason (the event is not written), or a fatal status.
   Status add(const Ev &e, std::string *reason);
   Status close(std::string *error);

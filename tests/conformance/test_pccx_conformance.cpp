@@ -150,10 +150,17 @@ TEST(PccxConformance, DummyTraceConvertsToJsonlWithNothingSkipped) {
   std::set<std::string> phases;
   uint64_t lines = 0, cores_over_0 = 0;
   simdjson::dom::parser p;
+  std::string meta;
   for (std::string line; std::getline(f, line); ++lines) {
     simdjson::dom::object o;
     ASSERT_EQ(p.parse(line).get(o), simdjson::SUCCESS) << line;
     const std::string type{std::string_view(o["event_type"])};
+    if (type == "TRACE_META") {  // the header's fields (docs/convert.md "TRACE_META extensions")
+      EXPECT_EQ(lines, 0u);
+      meta = line;
+      --lines;
+      continue;
+    }
     ++types[type];
     uint64_t core = 0;
     if (o["core_id"].get(core) == simdjson::SUCCESS && core > 0) ++cores_over_0;
@@ -165,6 +172,8 @@ TEST(PccxConformance, DummyTraceConvertsToJsonlWithNothingSkipped) {
     if (type == "CMD_START") phases.insert(std::string(std::string_view(o["phase"])));
   }
   EXPECT_EQ(lines, st.events_out);
+  EXPECT_NE(meta.find("\"mac_dims\":[32,32]"), std::string::npos) << meta;
+  EXPECT_NE(meta.find("\"cores\":32"), std::string::npos) << meta;
   const std::map<std::string, uint64_t> want{{"TE_START", 3200}, {"TE_END", 3200},   {"DMA_START", 6400},
                                              {"DMA_END", 6400},  {"CMD_START", 8},    {"CMD_END", 8},
                                              {"WARN", 6400}};

@@ -1,0 +1,321 @@
+// Round trips through every converter pair keep what both formats can hold
+// (docs/convert.md "Round trips"): the clock period, the pccx header fields
+// (mac_dims, isa_version, peak_tops, cores, cycles, clock_mhz, encoding,
+// pccx_lab_version) and the events.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "pccx/pccx.h"
+#include "support/test_util.hpp"
+#include "uscope/convert.h"
+#include "uscope/uscope.h"
+
+namespace {
+
+using uscope::test::TempDir;
+
+std::string read_all(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+void write_all(const std::string &path, const std::string &s) {
+  std::ofstream f(path, std::ios::binary);
+  f << s;
+}
+
+// Converts with default options (period_ps 0: the trace's), or the given period.
+void conv(const std::string &in, const std::string &out, uint64_t period_ps = 0, uint64_t skipped = 0) {
+  uscope_convert_options_t o;
+  uscope_convert_options_init(&o);
+  o.period_ps = period_ps;
+  uscope_convert_stats_t st{};
+  st.struct_size = sizeof st;
+  ASSERT_EQ(uscope_convert(in.c_str(), 0, out.c_str(), 0, &o, &st), USCOPE_OK) << in << " -> " << out << ": "
+                                                                                << uscope_last_error();
+  EXPECT_EQ(st.skipped, skipped) << in << " -> " << out;
+}
+
+uint64_t uscope_period(const std::string &path) {
+  uscope_reader_t *r = nullptr;
+  EXPECT_EQ(uscope_reader_open(&r, path.c_str()), USCOPE_OK) << uscope_last_error();
+  if (!r) return 0;
+  uscope_clock_info_t ck{};
+  EXPECT_EQ(uscope_reader_clock(r, 0, &ck), USCOPE_OK);
+  uscope_reader_close(r);
+  return ck.period_ps;
+}
+
+struct PccxFile {
+  std::string lab, isa, encoding;
+  uint32_t mac_rows = 0, mac_cols = 0, cores = 0, clock_mhz = 0;
+  double peak_tops = 0;
+  uint64_t cycles = 0;
+  // core, start, duration, type, api_name
+  std::vector<std::tuple<uint32_t, uint64_t, uint64_t, uint32_t, std::string>> events;
+  bool operator==(const PccxFile &o) const {
+    return std::tie(lab, isa, encoding, mac_rows, mac_cols, cores, clock_mhz, peak_tops, cycles, events) ==
+           std::tie(o.lab, o.isa, o.encoding, o.mac_rows, o.mac_cols, o.cores, o.clock_mhz, o.peak_tops, o.cycles,
+                    o.events);
+  }
+};
+std::ostream &operator<<(std::ostream &os, const PccxFile &f) {
+  os << f.lab << " " << f.isa << " " << f.encoding << " mac " << f.mac_rows << "x" << f.mac_cols << " cores "
+     << f.cores << " clock " << f.clock_mhz << " peak " << f.peak_tops << " cycles " << f.cycles << " events "
+     << f.events.size();
+  return os;
+}
+
+PccxFile read_pccx(const std::string &path) {
+  PccxFile f;
+  pccx_reader_t *r = nullptr;
+  EXPECT_EQ(pccx_reader_open(&r, path.c_str(), PCCX_OPEN_STRICT_CHECKSUM), USCOPE_OK) << uscope_last_error();
+  if (!r) return f;
+  pccx_header_t h{};
+  h.struct_size = sizeof h;
+  EXPECT_EQ(pccx_reader_header(r, &h), USCOPE_OK);
+  f.lab = h.pccx_lab_version;
+  f.isa = h.isa_version;
+  f.encoding = h.encoding_name;
+  f.mac_rows = h.mac_rows;
+  f.mac_cols = h.mac_cols;
+  f.cores = h.cores;
+  f.clock_mhz = h.clock_mhz;
+  f.peak_tops = h.peak_tops;
+  f.cycles = h.cycles;
+  for (uint64_t i = 0; i < pccx_reader_event_count(r); ++i) {
+    pccx_event_t e{};
+    EXPECT_EQ(pccx_reader_event(r, i, &e), USCOPE_OK);
+    f.events.emplace_back(e.core_id, e.start_cycle, e.duration, e.type_id, e.api_name ? e.api_name : "");
+  }
+  std::sort(f.events.begin(), f.events.end());
+  pccx_reader_close(r);
+  return f;
+}
+
+// A .pccx whose events are the ones the converters write (docs/convert.md
+// "JSONL -> .pccx"), with every header field set away from its default.
+void write_pccx(const std::string &path, uint32_t encoding, uint32_t clock_mhz) {
+  pccx_writer_options_t o;
+  pccx_writer_options_init(&o);
+  o.encoding = encoding;
+  o.pccx_lab_version = "v0.4.0-contention-aware";
+  o.isa_version = "2.3";
+  o.mac_rows = 16;
+  o.mac_cols = 64;
+  o.peak_tops = 2.05;
+  o.cores = 8;
+  o.clock_mhz = clock_mhz;
+  pccx_writer_t *w = nullptr;
+  ASSERT_EQ(pccx_writer_open(&w, path.c_str(), &o), USCOPE_OK) << uscope_last_error();
+  struct E {
+    uint32_t core;
+    uint64_t start, dur;
+    uint32_t type;
+    const char *name;
+  };
+  const E evs[] = {
+      {0, 10, 0, PCCX_EVENT_API_CALL, "CMD_ENQUEUE"},
+      {0, 20, 500, PCCX_EVENT_API_CALL, "CMD:QKV_PROJ"},
+      {1, 30, 40, PCCX_EVENT_API_CALL, "JOB:TE_GEMM"},
+      {1, 40, 20, PCCX_EVENT_DMA_READ, "DMA:DRAM_TO_SRAM"},
+      {2, 45, 25, PCCX_EVENT_DMA_WRITE, "DMA:SRAM_TO_DRAM"},
+      {3, 50, 30, PCCX_EVENT_MAC_COMPUTE, "TE"},
+      {3, 60, 10, PCCX_EVENT_UNKNOWN, "VE"},
+      {4, 61, 9, PCCX_EVENT_UNKNOWN, "DRAM_TX"},
+      {5, 62, 8, PCCX_EVENT_UNKNOWN, "NOC_TX"},
+      {6, 70, 0, PCCX_EVENT_SYSTOLIC_STALL, "SRAM_CONFLICT"},
+      {7, 80, 0, PCCX_EVENT_BARRIER_SYNC, "IRQ_EMIT"},
+      {7, 90, 0, PCCX_EVENT_BARRIER_SYNC, "TOKEN_COMPLETE"},
+      {0, 95, 0, PCCX_EVENT_UNKNOWN, "SRAM_ACCESS"},
+      // Events of another producer with no NPU meaning: WARN lines in JSONL.
+      {9, 100, 7, PCCX_EVENT_SYSTOLIC_STALL, "stall, row 3"},
+      {9, 110, 1, PCCX_EVENT_BARRIER_SYNC, nullptr},
+      {10, 120, 0, PCCX_EVENT_UNKNOWN, "u"},
+  };
+  for (const E &e : evs) ASSERT_EQ(pccx_writer_event(w, e.core, e.start, e.dur, e.type, e.name), USCOPE_OK);
+  ASSERT_EQ(pccx_writer_set_total_cycles(w, 100000), USCOPE_OK);
+  ASSERT_EQ(pccx_writer_close(w), USCOPE_OK) << uscope_last_error();
+}
+
+const char *const kJsonl =
+    R"({"event_type": "TRACE_META", "version": "1.0", "sim_config": {"te_tflops": 64}, "sim_version": "3.2", "period_ps": 1250, "pccx": {"mac_dims": [16, 64], "peak_tops": 2.05, "isa_version": "2.3"}})" "\n"
+    R"({"event_type": "CMD_ENQUEUE", "t_cycle": 100, "t_ns": 125, "cmd_id": 42, "cmd_type": "MATMUL", "source": "ISA", "token": 10, "phase": "QKV_PROJ"})" "\n"
+    R"({"event_type": "CMD_START", "t_cycle": 150, "t_ns": 187.5, "cmd_id": 42})" "\n"
+    R"({"event_type": "TE_START", "t_cycle": 230, "t_ns": 287.5, "job_id": 1001, "cmd_id": 42, "m": 128, "n": 128, "k": 256, "tile_m": 64, "tile_n": 64, "tile_k": 64})" "\n"
+    R"({"event_type": "TE_END", "t_cycle": 280, "t_ns": 350, "job_id": 1001, "cmd_id": 42, "mac_count": 4194304, "latency_cycles": 50})" "\n"
+    R"({"event_type": "CMD_END", "t_cycle": 900, "t_ns": 1125, "cmd_id": 42, "status": "OK"})" "\n";
+
+// jsonl -> uscope -> jsonl and jsonl -> jsonl: the period (TRACE_META
+// period_ps, checked against t_ns) and the pccx object are kept.
+TEST(ConvertRoundTrip, JsonlUscopeJsonlKeepsPeriodAndPccxFields) {
+  TempDir d("rt");
+  write_all(d.file("in.jsonl"), kJsonl);
+  conv(d.file("in.jsonl"), d.file("canon.jsonl"));
+  conv(d.file("in.jsonl"), d.file("t.uscope"));
+  EXPECT_EQ(uscope_period(d.file("t.uscope")), 1250u);
+  conv(d.file("t.uscope"), d.file("back.jsonl"));
+  const std::string canon = read_all(d.file("canon.jsonl"));
+  EXPECT_EQ(read_all(d.file("back.jsonl")), canon);
+  EXPECT_NE(canon.find("\"period_ps\":1250"), std::string::npos) << canon;
+  EXPECT_NE(canon.find("\"pccx\":{\"isa_version\":\"2.3\",\"mac_dims\":[16,64],\"peak_tops\":2.05}"), std::string::npos)
+      << canon;
+  EXPECT_NE(canon.find("\"t_ns\":187.5"), std::string::npos) << canon;
+  // uscope -> jsonl -> uscope: the same clock, the same JSONL again.
+  conv(d.file("back.jsonl"), d.file("t2.uscope"));
+  EXPECT_EQ(uscope_period(d.file("t2.uscope")), 1250u);
+  conv(d.file("t2.uscope"), d.file("back2.jsonl"));
+  EXPECT_EQ(read_all(d.file("back2.jsonl")), canon);
+  // jsonl -> jsonl is a fixed point.
+  conv(d.file("canon.jsonl"), d.file("canon2.jsonl"));
+  EXPECT_EQ(read_all(d.file("canon2.jsonl")), canon);
+}
+
+// A period given as an option (no TRACE_META) is written back as TRACE_META
+// period_ps, so the next conversion needs no option.
+TEST(ConvertRoundTrip, PeriodGivenAsOptionIsKept) {
+  TempDir d("rt");
+  std::string text(kJsonl);
+  text = text.substr(text.find('\n') + 1);  // no TRACE_META
+  write_all(d.file("in.jsonl"), text);
+  conv(d.file("in.jsonl"), d.file("t.uscope"), 1250);
+  EXPECT_EQ(uscope_period(d.file("t.uscope")), 1250u);
+  conv(d.file("t.uscope"), d.file("back.jsonl"));
+  const std::string back = read_all(d.file("back.jsonl"));
+  EXPECT_EQ(back.substr(0, back.find('\n')), R"({"event_type":"TRACE_META","period_ps":1250})");
+  conv(d.file("back.jsonl"), d.file("t2.uscope"));  // no option now
+  EXPECT_EQ(uscope_period(d.file("t2.uscope")), 1250u);
+  // The default period writes no TRACE_META line (the canonical form of a
+  // file without one is unchanged).
+  std::string plain;
+  for (std::istringstream in(text); std::getline(in, text);) {
+    const size_t at = text.find(", \"t_ns\"");
+    plain += text.substr(0, at) + text.substr(text.find(',', at + 2)) + "\n";
+  }
+  write_all(d.file("plain.jsonl"), plain);
+  conv(d.file("plain.jsonl"), d.file("p.uscope"));
+  EXPECT_EQ(uscope_period(d.file("p.uscope")), 1000u);
+  conv(d.file("p.uscope"), d.file("p.jsonl"));
+  EXPECT_EQ(read_all(d.file("p.jsonl")).find("TRACE_META"), std::string::npos);
+}
+
+// pccx -> jsonl -> pccx: every header field and every event (of the kinds
+// the converters write) come back, for both encodings and a clock that is
+// not a whole number of picoseconds.
+TEST(ConvertRoundTrip, PccxJsonlPccxKeepsHeaderAndEvents) {
+  for (uint32_t enc : {uint32_t{PCCX_ENCODING_BINCODE}, uint32_t{PCCX_ENCODING_FLATBUF}}) {
+    for (uint32_t mhz : {800u, 1000u, 3000u}) {
+      SCOPED_TRACE(std::to_string(enc) + " " + std::to_string(mhz) + " MHz");
+      TempDir d("rt");
+      write_pccx(d.file("a.pccx"), enc, mhz);
+      conv(d.file("a.pccx"), d.file("a.jsonl"));
+      conv(d.file("a.jsonl"), d.file("b.pccx"));
+      const PccxFile a = read_pccx(d.file("a.pccx")), b = read_pccx(d.file("b.pccx"));
+      EXPECT_EQ(a, b) << a << "\n" << b;
+      EXPECT_EQ(b.mac_rows, 16u);
+      EXPECT_EQ(b.clock_mhz, mhz);
+      EXPECT_EQ(b.cycles, 100000u);
+      // And through µScope: pccx -> jsonl -> uscope -> jsonl -> pccx keeps
+      // the header. Lines from pccx that lack what the npu protocol requires
+      // are issues (docs/convert.md): CMD_ENQUEUE and SRAM_ACCESS (no
+      // source / access_type enum), the DMA pairs (no channel).
+      conv(d.file("a.jsonl"), d.file("a.uscope"), 0, 6);
+      EXPECT_EQ(uscope_period(d.file("a.uscope")), (1000000 + mhz / 2) / mhz);
+      conv(d.file("a.uscope"), d.file("c.jsonl"));
+      conv(d.file("c.jsonl"), d.file("c.pccx"));
+      PccxFile c = read_pccx(d.file("c.pccx")), want = a;
+      want.events.erase(std::remove_if(want.events.begin(), want.events.end(),
+                                       [](const auto &e) {
+                                         const std::string &n = std::get<4>(e);
+                                         return n == "CMD_ENQUEUE" || n == "SRAM_ACCESS" || n.rfind("DMA", 0) == 0;
+                                       }),
+                        want.events.end());
+      EXPECT_EQ(c, want) << c << "\n" << want;
+    }
+  }
+}
+
+// pccx-lab's own trace: the header comes back whole, the events with no NPU
+// meaning (SYSTOLIC_STALL, BARRIER_SYNC: WARN lines) exactly, the others
+// with their type, core, start and duration (their api_name is the
+// converters' naming: docs/convert.md "Round trips").
+TEST(ConvertRoundTrip, PccxLabTraceKeepsHeaderAndTimes) {
+  TempDir d("rt");
+  const std::string dummy = std::string(USCOPE_SHARED_DIR) + "/conformance/pccx/dummy_trace.pccx";
+  conv(dummy, d.file("d.jsonl"));
+  conv(d.file("d.jsonl"), d.file("d.pccx"));
+  PccxFile a = read_pccx(dummy), b = read_pccx(d.file("d.pccx"));
+  ASSERT_EQ(a.events.size(), 16008u);
+  EXPECT_EQ(a.mac_rows, 32u);
+  EXPECT_EQ(a.cycles, 5423940u);
+  auto strip = [](PccxFile f) {
+    for (auto &e : f.events)
+      if (std::get<3>(e) != PCCX_EVENT_SYSTOLIC_STALL && std::get<3>(e) != PCCX_EVENT_BARRIER_SYNC) std::get<4>(e).clear();
+    std::sort(f.events.begin(), f.events.end());
+    return f;
+  };
+  EXPECT_EQ(strip(a), strip(b)) << a << "\n" << b;
+}
+
+// The chain of issue 11: µScope (1250 ps) -> JSONL -> pccx -> JSONL -> µScope.
+TEST(ConvertRoundTrip, UscopeThroughPccxKeepsThePeriod) {
+  TempDir d("rt");
+  write_all(d.file("in.jsonl"), kJsonl);
+  conv(d.file("in.jsonl"), d.file("a.uscope"));
+  conv(d.file("a.uscope"), d.file("a.jsonl"));
+  conv(d.file("a.jsonl"), d.file("a.pccx"));
+  const PccxFile p = read_pccx(d.file("a.pccx"));
+  EXPECT_EQ(p.clock_mhz, 800u);
+  EXPECT_EQ(p.mac_rows, 16u);
+  EXPECT_EQ(p.mac_cols, 64u);
+  EXPECT_EQ(p.peak_tops, 2.05);
+  EXPECT_EQ(p.isa, "2.3");
+  conv(d.file("a.pccx"), d.file("b.jsonl"));
+  conv(d.file("b.jsonl"), d.file("b.uscope"), 0, 1);  // CMD_ENQUEUE from pccx has no source
+  EXPECT_EQ(uscope_period(d.file("b.uscope")), 1250u);
+  conv(d.file("b.uscope"), d.file("c.jsonl"));
+  const std::string c = read_all(d.file("c.jsonl"));
+  EXPECT_NE(c.find("\"period_ps\":1250"), std::string::npos) << c;
+  EXPECT_NE(c.find("\"mac_dims\":[16,64]"), std::string::npos) << c;
+  // jsonl -> pccx -> jsonl: the t_cycle of every event survives (pccx keeps
+  // no t_ns, no TRACE_META version / sim_config / sim_version: the table in
+  // docs/convert.md).
+  EXPECT_NE(c.find("\"event_type\":\"TE_START\",\"t_cycle\":230"), std::string::npos) << c;
+  EXPECT_NE(c.find("\"event_type\":\"CMD_END\",\"t_cycle\":900"), std::string::npos) << c;
+}
+
+// TRACE_META's period_ps is checked like the option: t_ns must agree; a
+// caller's period wins.
+TEST(ConvertRoundTrip, TraceMetaPeriodAndOptions) {
+  TempDir d("rt");
+  write_all(d.file("in.jsonl"), kJsonl);
+  uscope_convert_options_t o;
+  uscope_convert_options_init(&o);
+  EXPECT_EQ(o.period_ps, 0u);  // the trace's
+  o.period_ps = 1000;          // disagrees with t_ns: every event line is an issue
+  uscope_convert_stats_t st{};
+  st.struct_size = sizeof st;
+  EXPECT_EQ(uscope_convert(d.file("in.jsonl").c_str(), 0, d.file("o.uscope").c_str(), 0, &o, &st), USCOPE_OK);
+  EXPECT_EQ(st.skipped, 5u);
+  // A bad period_ps or pccx object is an issue of the TRACE_META line.
+  write_all(d.file("bad.jsonl"), std::string(R"({"event_type": "TRACE_META", "period_ps": 0})") + "\n" +
+                                     R"({"event_type": "TRACE_META", "pccx": {"mac_dims": [1]}})" "\n" +
+                                     R"({"event_type": "CMD_START", "t_cycle": 1, "cmd_id": 1})" "\n");
+  uscope_convert_options_init(&o);
+  std::vector<std::string> why;
+  o.user = &why;
+  o.on_issue = [](void *u, uint64_t, const char *r) { static_cast<std::vector<std::string> *>(u)->push_back(r); };
+  EXPECT_EQ(uscope_convert(d.file("bad.jsonl").c_str(), 0, d.file("o.jsonl").c_str(), 0, &o, &st), USCOPE_OK);
+  ASSERT_EQ(why.size(), 2u);
+  EXPECT_NE(why[0].find("period_ps"), std::string::npos) << why[0];
+  EXPECT_NE(why[1].find("mac_dims"), std::string::npos) << why[1];
+}
+
+}  // namespace
