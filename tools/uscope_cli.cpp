@@ -484,8 +484,13 @@ int main(int argc, char **argv) {
     }
   } catch (const Failure &e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "uscope: %s%s\n", e.what(), *summary ? summary_hint(file).c_str() : "");
-    return dynamic_cast<const Usage *>(&e) ? 2 : 1;
+    const bool usage = dynamic_cast<const Usage *>(&e) != nullptr;
+    // Every error about the file names it (the reader's open message does already).
+    const std::string what = e.what();
+    const bool named = usage || what.rfind(file + ":", 0) == 0;
+    std::fprintf(stderr, "uscope: %s%s%s%s\n", named ? "" : file.c_str(), named ? "" : ": ", what.c_str(),
+                 *summary ? summary_hint(file).c_str() : "");
+    return usage ? 2 : 1;
   }
   return 0;
 }
