@@ -105,7 +105,7 @@ TEST(Cli, ErrorsGoToStderrWithNonZeroExit) {
 // running two commands (latencies 4 and 3 npu cycles) of which one keeps its
 // single tensor-engine job slot busy for 5000 of the trace's 9000 ps (and of
 // the 8000 ps during which a command was in flight), and a bus completing
-// two 4-byte reads and one 8-byte write.
+// two 4-byte reads (bytes_rx) and one 8-byte write (bytes_tx).
 TEST(Cli, SummaryOfProtocolScopes) {
   uscope::test::TempDir dir("uscope_cli");
   ASSERT_TRUE(dir.ok());
@@ -169,12 +169,16 @@ TEST(Cli, SummaryOfProtocolScopes) {
       ASSERT_EQ(uscope_cpu_flush(w, cpu, 3, USCOPE_CPU_FLUSH_MISPREDICT), USCOPE_OK);
       ASSERT_EQ(uscope_cpu_flush(w, cpu, 4, USCOPE_CPU_FLUSH_MISPREDICT), USCOPE_OK);
     }
-    if (c == 9) ASSERT_EQ(uscope_cpu_stall(w, cpu, 0), USCOPE_OK);
-    // Reads (opcode 0) of 1 beat of 4 bytes: 1 and 2; a write (opcode 1) of 2 beats of 4 bytes: 3.
+    if (c == 9) {
+      ASSERT_EQ(uscope_cpu_stall(w, cpu, 0), USCOPE_OK);
+    }
+    // Reads (opcode 0) 1 and 2 bring 4 bytes each (bytes_rx); write (opcode 1) 3 sends 8 (bytes_tx).
     if (c == 1 || c == 2) {
       ASSERT_EQ(uscope_noc_issue(w, bus, static_cast<uint32_t>(c), 0, 0x40, 1, 2, 0, 1), USCOPE_OK);
     }
-    if (c == 3) ASSERT_EQ(uscope_noc_issue(w, bus, 3, 1, 0x80, 2, 2, 0, 1), USCOPE_OK);
+    if (c == 3) {
+      ASSERT_EQ(uscope_noc_issue(w, bus, 3, 1, 0x80, 2, 2, 0, 1), USCOPE_OK);
+    }
     if (c == 3 || c == 4) {
       ASSERT_EQ(uscope_noc_complete(w, bus, static_cast<uint32_t>(c - 2)), USCOPE_OK);
       ASSERT_EQ(uscope_noc_counter_add(w, bus, USCOPE_NOC_COUNTER_BYTES_RX, 4), USCOPE_OK);
@@ -217,7 +221,6 @@ TEST(Cli, SummaryOfProtocolScopes) {
   EXPECT_EQ(std::string_view(c["clock"]), "core_clk");
   EXPECT_EQ(uint64_t(c["instructions_retired"]), 3u);
   EXPECT_EQ(std::string_view(c["retired_source"]), "counter committed_insns");
-  EXPECT_EQ(uint64_t(c["catalog_clears_without_flush"]), 3u);
   EXPECT_EQ(uint64_t(c["cycles"]), 10u);
   EXPECT_DOUBLE_EQ(double(c["ipc"]), 0.3);
   EXPECT_EQ(uint64_t(c["pipeline_flushes"]), 1u);       // one cycle with flush events
@@ -241,10 +244,6 @@ TEST(Cli, SummaryOfProtocolScopes) {
   EXPECT_EQ(uint64_t(b["transactions_completed"]), 3u);
   EXPECT_EQ(uint64_t(b["bytes_tx"]), 8u);
   EXPECT_EQ(uint64_t(b["bytes_rx"]), 8u);
-  EXPECT_EQ(uint64_t(b["completed_by_opcode"]["read"]["transactions"]), 2u);
-  EXPECT_EQ(uint64_t(b["completed_by_opcode"]["read"]["bytes"]), 8u);
-  EXPECT_EQ(uint64_t(b["completed_by_opcode"]["write"]["transactions"]), 1u);
-  EXPECT_EQ(uint64_t(b["completed_by_opcode"]["write"]["bytes"]), 8u);
 
   const CliRun text = cli("summary " + path);
   ASSERT_EQ(text.exit_code, 0);
@@ -256,7 +255,6 @@ TEST(Cli, SummaryOfProtocolScopes) {
                            "busy (at least one job running) 55.6% of the 9,000 ps of the trace (4.5 npu cycles)",
                            "busy 62.5% of the 8,000 ps (4 npu cycles) during which at least one command was in flight",
                            "transactions completed 3 (counter txn_completed)",
-                           "bytes transmitted 8 (counter bytes_tx), bytes received 8 (counter bytes_rx)",
-                           "read 2 (8 bytes) write 1 (8 bytes)"})
+                           "bytes transmitted 8 (counter bytes_tx), bytes received 8 (counter bytes_rx)"})
     EXPECT_NE(text.out.find(want), std::string::npos) << want << "\n" << text.out;
 }
