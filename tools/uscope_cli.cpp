@@ -393,12 +393,15 @@ uint64_t state_time(const Trace &t, bool by_cycle, uint64_t time_ps, uint64_t cy
   return time_ps;
 }
 
-// events --from A --to B: A after B is a usage error; a range reaching past
-// the trace's end is clipped to it, with a warning.
-void events_range(const Trace &t, uint64_t from, uint64_t *to) {
-  if (from > *to)
-    throw Usage("events: --from " + std::to_string(from) + " ps is after --to " + std::to_string(*to) +
+// events --from A --to B: A after B is a usage error (checked before the
+// file is opened, as CLI11's own); a range reaching past the trace's end is
+// clipped to it, with a warning.
+void check_range(uint64_t from, uint64_t to) {
+  if (from > to)
+    throw Usage("events: --from " + std::to_string(from) + " ps is after --to " + std::to_string(to) +
                 " ps; expected --from <= --to");
+}
+void events_range(const Trace &t, uint64_t from, uint64_t *to) {
   const uint64_t end = trace_end(t);
   if (*to <= end) return;
   if (from > end)
@@ -472,6 +475,7 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (*state && !*opt_time && !*opt_cycle) throw Usage("state: give --time PS or --cycle N");
+    if (*events) check_range(from, to);
     Trace t(file);
     if (*info) cmd_info(t, json);
     else if (*dump) cmd_dump(t);

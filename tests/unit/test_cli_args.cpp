@@ -103,6 +103,10 @@ TEST(CliArgs, FromAfterToIsAUsageError) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--from 2000 ps is after --to 1000 ps"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "");
+  // A usage error, found before the file is opened.
+  const Split missing = run("events /nonexistent/x.uscope --from 2 --to 1");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("--from 2 ps is after --to 1 ps"), std::string::npos) << missing.err;
   // from == to is a one-instant range.
   const Split one = run("events " + kTiny + " --from 2000 --to 2000 --json");
   EXPECT_EQ(one.exit_code, 0) << one.err;
