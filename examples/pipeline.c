@@ -6,12 +6,17 @@
  * The "CPU" is a classic IF/ID/EX/MEM/WB pipeline running a small RV32I loop
  * (sum an array, then start over). It stalls one cycle on a load-use hazard
  * and flushes the two younger instructions when a branch or jump is taken in
- * EX. Every instruction is an entity: fetch makes its slot of the sparse
- * `entities` storage valid (entity_id, pc, inst_bits), every stage it enters
- * is a `stage_transition` event, and retirement clears the slot and adds one
- * to the `committed` counter.
+ * EX. It follows the cpu protocol of the spec (chapter "µScope cpu
+ * Protocol"), so that `uscope summary` and any cpu-aware viewer understand it:
+ * every instruction is an entity whose entity_id is its slot of the sparse
+ * `entities` catalog (§3): fetch makes the slot valid (entity_id, pc,
+ * inst_bits), every stage it enters is a `stage_transition` event (§5.1),
+ * retirement clears the slot and adds one to the `committed_insns` counter
+ * (§3.4, §6), a squashed instruction gets a `flush` event before its slot is
+ * cleared (§5.4), and a load-use bubble is a `stall` event (§5.5).
  *
- * Plain C; it uses only <uscope/uscope.h> and checks every status.
+ * Plain C; it uses only <uscope/uscope.h> and checks every status (the same
+ * trace, with less code, comes from the helpers of <uscope/protocols.h>).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -115,22 +120,36 @@ typedef struct {
 
 typedef struct {
   uscope_writer_t *w;
-  uint16_t entities, committed, stage_event;
+  uint16_t entities, committed_insns, stage_event, flush_event, stall_event;
 } trace_t;
 
+/* The entity id of the cpu protocol is the catalog slot (§3.2); the
+   simulation numbers its instructions eid = 0, 1, 2, ... and at most 5 are in
+   flight, so eid % NUM_SLOTS is free when an instruction is fetched. */
 static uint16_t slot_of(uint32_t eid) { return (uint16_t)(eid % NUM_SLOTS); }
 
-static void stage_transition(const trace_t *t, const inst_t *in, uint8_t stage) {
-  if (!in->valid) return;
-  /* The payload is the event's fields packed little-endian: u32 entity_id, u8 stage. */
-  const uint8_t payload[5] = {(uint8_t)in->eid, (uint8_t)(in->eid >> 8), (uint8_t)(in->eid >> 16),
-                              (uint8_t)(in->eid >> 24), stage};
-  CHECK(uscope_event(t->w, t->stage_event, payload, sizeof payload));
+/* An event whose payload is (u32 entity_id, u8 value), packed little-endian:
+   stage_transition (value: stage) and flush (value: reason). */
+static void entity_event(const trace_t *t, uint16_t event, const inst_t *in, uint8_t value) {
+  const uint32_t id = slot_of(in->eid);
+  const uint8_t payload[5] = {(uint8_t)id, (uint8_t)(id >> 8), (uint8_t)(id >> 16), (uint8_t)(id >> 24), value};
+  CHECK(uscope_event(t->w, event, payload, sizeof payload));
 }
 
-static void squash(const trace_t *t, inst_t *in) {
-  if (in->valid) CHECK(uscope_slot_clear(t->w, t->entities, slot_of(in->eid)));
+static void stage_transition(const trace_t *t, const inst_t *in, uint8_t stage) {
+  if (in->valid) entity_event(t, t->stage_event, in, stage);
+}
+
+enum { FLUSH_MISPREDICT = 0 }; /* flush_reason (cpu §5.4) */
+enum { STALL_LOAD_USE = 0 };   /* stall_reason (cpu §5.5: DUT-defined) */
+
+/* Returns 1 when an instruction was squashed. */
+static int squash(const trace_t *t, inst_t *in) {
+  if (!in->valid) return 0;
+  entity_event(t, t->flush_event, in, FLUSH_MISPREDICT); /* the event first, then the clear */
+  CHECK(uscope_slot_clear(t->w, t->entities, slot_of(in->eid)));
   in->valid = 0;
+  return 1;
 }
 
 static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
@@ -141,7 +160,9 @@ int main(int argc, char **argv) {
 
   /* ── schema ── */
   uscope_schema_t *schema = NULL;
-  uint8_t clk = 0, stage_enum = 0;
+  uint8_t clk = 0, stage_enum = 0, flush_enum = 0, stall_enum = 0;
+  static const char *const kFlushReasons[] = {"mispredict", "exception", "interrupt", "pipeline_clear"};
+  static const char *const kStallReasons[] = {"load_use"};
   uint16_t root = 0, core = 0;
   trace_t t = {0};
   CHECK(uscope_schema_new(&schema));
@@ -149,6 +170,8 @@ int main(int argc, char **argv) {
   CHECK(uscope_schema_add_scope(schema, "root", USCOPE_NO_PARENT, NULL, clk, &root));
   CHECK(uscope_schema_add_scope(schema, "core0", root, "cpu", USCOPE_CLOCK_INHERIT, &core));
   CHECK(uscope_schema_add_enum(schema, "pipeline_stage", kStageNames, NUM_STAGES, &stage_enum));
+  CHECK(uscope_schema_add_enum(schema, "flush_reason", kFlushReasons, 4, &flush_enum));
+  CHECK(uscope_schema_add_enum(schema, "stall_reason", kStallReasons, 1, &stall_enum));
   {
     const uscope_field_t fields[] = {
         {"entity_id", USCOPE_FT_U32, 0, 0, 0},
@@ -160,8 +183,9 @@ int main(int argc, char **argv) {
   }
   {
     const uscope_field_t fields[] = {{"count", USCOPE_FT_U64, 0, 0, 0}};
-    CHECK(uscope_schema_add_storage(schema, "committed", core, 1, 0, fields, 1, NULL, 0,
-                                    &t.committed));
+    /* A counter (1 slot, dense); cpu §6 names the retired-instruction count committed_insns. */
+    CHECK(uscope_schema_add_storage(schema, "committed_insns", core, 1, 0, fields, 1, NULL, 0,
+                                    &t.committed_insns));
   }
   {
     const uscope_field_t fields[] = {
@@ -170,17 +194,29 @@ int main(int argc, char **argv) {
     };
     CHECK(uscope_schema_add_event(schema, "stage_transition", core, fields, 2, &t.stage_event));
   }
+  {
+    const uscope_field_t fields[] = {
+        {"entity_id", USCOPE_FT_U32, 0, 0, 0},
+        {"reason", USCOPE_FT_ENUM, flush_enum, 0, 0},
+    };
+    CHECK(uscope_schema_add_event(schema, "flush", core, fields, 2, &t.flush_event));
+  }
+  {
+    const uscope_field_t fields[] = {{"reason", USCOPE_FT_ENUM, stall_enum, 0, 0}};
+    CHECK(uscope_schema_add_event(schema, "stall", core, fields, 1, &t.stall_event));
+  }
 
   /* ── writer ── */
   const uscope_dut_property_t props[] = {
       {"dut_name", "toy_5stage"},
+      {"cpu.protocol_version", "0.1"},
       {"cpu.isa", "RV32I"},
       {"cpu.pipeline_stages", "fetch,decode,execute,memory,writeback"},
   };
   uscope_writer_options_t opts;
   uscope_writer_options_init(&opts);
   opts.checkpoint_interval_ps = CHECKPOINT_PS;
-  CHECK(uscope_writer_open(&t.w, path, schema, props, 3, &opts));
+  CHECK(uscope_writer_open(&t.w, path, schema, props, 4, &opts));
   g_writer = t.w;
   uscope_schema_free(schema); /* the writer copied what it needs */
 
@@ -189,7 +225,7 @@ int main(int argc, char **argv) {
   memset(stage, 0, sizeof stage);
   uint32_t regs[32] = {0};
   uint32_t pc = RESET_PC, next_eid = 0;
-  uint64_t retired = 0, stall_cycles = 0, flushes = 0;
+  uint64_t retired = 0, stall_cycles = 0, flushes = 0, squashed = 0;
 
   for (uint32_t cycle = 0; cycle < NUM_CYCLES; ++cycle) {
     CHECK(uscope_begin_cycle(t.w, (uint64_t)cycle * PERIOD_PS));
@@ -197,7 +233,7 @@ int main(int argc, char **argv) {
     /* The instruction that was in WB last cycle retires. */
     if (stage[ST_WRITEBACK].valid) {
       CHECK(uscope_slot_clear(t.w, t.entities, slot_of(stage[ST_WRITEBACK].eid)));
-      CHECK(uscope_slot_add(t.w, t.committed, 0, 0, 1));
+      CHECK(uscope_slot_add(t.w, t.committed_insns, 0, 0, 1));
       ++retired;
     }
 
@@ -215,13 +251,17 @@ int main(int argc, char **argv) {
     if (stall) {
       stage[ST_EXECUTE].valid = 0;
       ++stall_cycles;
+      {
+        const uint8_t reason = STALL_LOAD_USE;
+        CHECK(uscope_event(t.w, t.stall_event, &reason, 1));
+      }
     } else {
       stage[ST_EXECUTE] = stage[ST_DECODE];
       stage[ST_DECODE] = stage[ST_FETCH];
       stage[ST_FETCH].valid = 0;
       const inst_t f = {1, next_eid++, pc, fetch_word(pc)};
       const uint16_t s = slot_of(f.eid);
-      CHECK(uscope_slot_set(t.w, t.entities, s, 0, f.eid));
+      CHECK(uscope_slot_set(t.w, t.entities, s, 0, s)); /* entity_id = slot (cpu §3.2) */
       CHECK(uscope_slot_set(t.w, t.entities, s, 1, f.pc));
       CHECK(uscope_slot_set(t.w, t.entities, s, 2, f.inst));
       stage[ST_FETCH] = f;
@@ -249,8 +289,8 @@ int main(int argc, char **argv) {
       if (op == 0x63u && a != b) taken = 1, target = ex->pc + (uint32_t)imm_b(in);
       if (op == 0x6Fu) taken = 1, target = ex->pc + (uint32_t)imm_j(in);
       if (taken) {
-        squash(&t, &stage[ST_DECODE]);
-        squash(&t, &stage[ST_FETCH]);
+        squashed += (uint64_t)squash(&t, &stage[ST_DECODE]);
+        squashed += (uint64_t)squash(&t, &stage[ST_FETCH]);
         pc = target;
         ++flushes;
       }
@@ -272,8 +312,8 @@ int main(int argc, char **argv) {
   printf("wrote %s: %" PRIu64 " bytes, %.2f bytes/cycle\n", path, st.file_bytes,
          (double)st.file_bytes / (double)st.cycles);
   printf("  simulation  %" PRIu64 " cycles: %" PRIu64 " instructions retired, %" PRIu64
-         " load-use stalls, %" PRIu64 " flushes\n",
-         st.cycles, retired, stall_cycles, flushes);
+         " load-use stalls, %" PRIu64 " flushes (%" PRIu64 " instructions squashed)\n",
+         st.cycles, retired, stall_cycles, flushes, squashed);
   printf("  recorded    %" PRIu64 " ops + %" PRIu64 " events (%.1f per cycle); "
          "%.0f MiB queue, %" PRIu64 " waits (%.3f ms)\n",
          st.ops, st.events, (double)(st.ops + st.events) / (double)st.cycles,

@@ -2,21 +2,90 @@
 // handle with throwing accessors. Built only on the public C API.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <uscope/uscope.h>
 
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 namespace uscope_cli {
-
 
 struct Failure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// An error in the command line found after parsing (--from after --to, no
+// --time nor --cycle): exit code 2, as CLI11's own usage errors.
+struct Usage : Failure {
+  using Failure::Failure;
+};
+
+// The one parser of every numeric option: a plain decimal number from 0 to
+// max, nothing before or after it. CLI11's own conversion wraps "-5" into a
+// huge uint64_t, takes "0x10" as hex and "" as 0; this says what was wrong.
+// Returns "" when text is a number (stored in *out), else the reason.
+inline std::string parse_number(std::string_view text, uint64_t max, uint64_t *out) {
+  const std::string got = "got \"" + std::string(text) + "\"";
+  const std::string want = "expected a whole number from 0 to " + std::to_string(max);
+  if (text.empty()) return want + ", got an empty value";
+  if (text[0] == '-') return want + ", " + got + " (negative)";
+  uint64_t v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec == std::errc::result_out_of_range) return want + ", " + got + " (too large)";
+  if (r.ec != std::errc() || r.ptr == text.data()) return want + ", " + got + " (not a decimal number)";
+  if (r.ptr != text.data() + text.size())
+    return want + ", " + got + " (\"" + std::string(r.ptr, text.data() + text.size()) + "\" after the number)";
+  if (v > max) return want + ", " + got + " (too large)";
+  *out = v;
+  return {};
+}
+
+// parse_number as a CLI11 validator: it runs on the option's text before
+// CLI11 converts it, so a value that passes converts exactly.
+inline CLI::Validator number_check(uint64_t max) {
+  return CLI::Validator(
+      [max](std::string &s) {
+        uint64_t v = 0;
+        return parse_number(s, max, &v);
+      },
+      "");  // no description: the help shows the type name "N" alone
+}
+
+// A numeric option stored in *target (an unsigned integer), checked by
+// parse_number against the largest value *target can hold.
+template <class T>
+CLI::Option *add_number(CLI::App *sub, const std::string &name, T *target, const std::string &help) {
+  static_assert(std::is_unsigned_v<T>, "numeric options are unsigned");
+  return sub->add_option(name, *target, help)->check(number_check(std::numeric_limits<T>::max()))->type_name("N");
+}
+
+// Every integer option registered without add_number (another file's
+// subcommand) gets the same check, up to 2^64-1; CLI11 then refuses a value
+// too large for a narrower type. Call once, after every subcommand is added.
+inline void check_all_numbers(CLI::App &app) {
+  for (CLI::App *sub : app.get_subcommands([](CLI::App *) { return true; })) {
+    for (CLI::Option *o : sub->get_options()) {
+      const std::string t = o->get_type_name();
+      if (t.rfind("UINT", 0) == 0 || t.rfind("INT", 0) == 0) o->check(number_check(UINT64_MAX))->type_name("N");
+    }
+  }
+}
+
+// 1234567 -> "1,234,567": the text output's figures, for people.
+inline std::string grouped(uint64_t v) {
+  std::string d = std::to_string(v), o;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i && (d.size() - i) % 3 == 0) o += ',';
+    o += d[i];
+  }
+  return o;
+}
 
 inline void check(uscope_status_t s, const char *what) {
   if (s < 0) throw Failure(std::string(what) + ": " + uscope_status_str(s) + ": " + uscope_last_error());
@@ -148,6 +217,9 @@ inline uint64_t payload_field(const uint8_t *p, const uscope_field_info_t &f) {
 
 // Subcommands defined in their own files.
 void cmd_summary(const Trace &t, bool json);
+// For an error of `uscope summary` on a file that is not a µScope trace (by
+// its magic): which files summary reads, and what reads this one. "" else.
+std::string summary_hint(const std::string &path);
 // cmd_pccx_info.cpp: `uscope info` on a pccx-lab .pccx file (detected by magic).
 bool is_pccx_file(const std::string &path);
 void cmd_pccx_info(const std::string &path, bool json);

@@ -22,6 +22,16 @@ std::unique_ptr<NpuReportCmd> add_npu_report(CLI::App &app) {
 }
 
 int NpuReportCmd::run() {
+  // The kind comes from the name; say which names are read rather than the
+  // library's terse "unknown format".
+  if (uscope_convert_format_of(in.c_str()) == USCOPE_CONVERT_AUTO) {
+    std::fprintf(stderr,
+                 "uscope: npu-report: %s: unknown kind of file: expected a name ending in .jsonl, .jsonl.gz, .json or "
+                 ".json.gz (NPU JSON-Lines), .uscope (a µScope trace with an npu scope) or .pccx (a pccx-lab "
+                 "container)\n",
+                 in.c_str());
+    return 1;
+  }
   IssuePrinter printer{in.c_str()};
   opts.strict = strict ? 1 : 0;
   opts.on_issue = print_issue;
@@ -31,6 +41,7 @@ int NpuReportCmd::run() {
   char *text = nullptr;
   const uscope_status_t s = uscope_convert_npu_report(in.c_str(), USCOPE_CONVERT_AUTO, &opts, json ? 1 : 0, &text, &st);
   if (s != USCOPE_OK) {
+    // The library's message names the file; keep it whole.
     std::fprintf(stderr, "uscope: npu-report: %s: %s\n", uscope_status_str(s), uscope_last_error());
     return 1;
   }

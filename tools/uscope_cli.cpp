@@ -3,13 +3,15 @@
 //
 //   uscope info   FILE [--json]
 //   uscope dump   FILE --json
-//   uscope state  FILE (--time PS | --cycle N) [--json]
-//   uscope events FILE --from PS --to PS [--json]
+//   uscope state  FILE (--time PS | --cycle N) [--json]   (past the end: the end, with a warning)
+//   uscope events FILE --from PS --to PS [--json]       (from <= to; clipped to the end, with a warning)
 //   uscope summary FILE [--json]     (cpu / npu / noc scopes; cmd_summary.cpp)
 //   uscope convert IN -o OUT [--strict]   (NPU JSONL <-> .uscope / .pccx; cmd_convert.cpp)
 //   uscope npu-report FILE [--json]  (NPU metrics of .jsonl / .uscope / .pccx; cmd_npu_report.cpp)
 //
-// Output is deterministic. Errors go to stderr with exit code 1 (2 for usage).
+// Output is deterministic. Errors go to stderr with exit code 1 (2 for usage:
+// every numeric option is a plain decimal number, parse_number in
+// cli_common.hpp). uscope --version; uscope <command> --help.
 #include <CLI/CLI.hpp>
 #include <uscope/uscope.h>
 
@@ -275,6 +277,10 @@ void event_text(const Trace &t, uint64_t time, uint16_t id, const uint8_t *paylo
 }
 
 void cmd_events(const Trace &t, uint64_t from, uint64_t to, bool json) {
+  if (from > to) {  // a range that starts after the trace's end (events_range clipped it)
+    if (json) std::printf("[]\n");
+    return;
+  }
   uscope_event_iter_t *it = nullptr;
   check(uscope_reader_events_in_range(t.r(), from, to, &it), "events_in_range");
   struct Free {
@@ -358,6 +364,64 @@ void cmd_dump(const Trace &t) {
   j.end();
 }
 
+// ── argument checks that need the trace ──
+
+// The trace's last time: that of its last frame (the header's total is 0
+// while a file is live, COMPAT 11).
+uint64_t trace_end(const Trace &t) { return t.info().last_time_ps; }
+
+// state --time PS | --cycle N: the time asked for, or the trace's end (with
+// a warning) when that is past it; a cycle whose time does not fit in 64
+// bits is past any end.
+uint64_t state_time(const Trace &t, bool by_cycle, uint64_t time_ps, uint64_t cycle) {
+  const uint64_t end = trace_end(t);
+  std::string asked = "--time " + std::to_string(time_ps) + " ps";
+  bool past = false;
+  if (by_cycle) {
+    uscope_clock_info_t ck{};
+    check(uscope_reader_clock(t.r(), 0, &ck), "clock 0");
+    if (ck.period_ps == 0) throw Failure("state --cycle: clock 0 has no period; use --time");
+    asked = "--cycle " + std::to_string(cycle) + " (clock 0, " + std::to_string(ck.period_ps) + " ps)";
+    if (cycle > UINT64_MAX / ck.period_ps) past = true;
+    else time_ps = cycle * ck.period_ps, asked += " = " + std::to_string(time_ps) + " ps";
+  }
+  if (past || time_ps > end) {
+    std::fprintf(stderr, "uscope: warning: state %s is past the end of the trace (last frame at %" PRIu64
+                 " ps); showing the state at %" PRIu64 " ps\n", asked.c_str(), end, end);
+    return end;
+  }
+  return time_ps;
+}
+
+// events --from A --to B: A after B is a usage error (checked before the
+// file is opened, as CLI11's own); a range reaching past the trace's end is
+// clipped to it, with a warning.
+void check_range(uint64_t from, uint64_t to) {
+  if (from > to)
+    throw Usage("events: --from " + std::to_string(from) + " ps is after --to " + std::to_string(to) +
+                " ps; expected --from <= --to");
+}
+void events_range(const Trace &t, uint64_t from, uint64_t *to) {
+  const uint64_t end = trace_end(t);
+  if (*to <= end) return;
+  if (from > end)
+    std::fprintf(stderr, "uscope: warning: events --from %" PRIu64 " ps is past the end of the trace (last frame at %"
+                 PRIu64 " ps); no events\n", from, end);
+  else
+    std::fprintf(stderr, "uscope: warning: events --to %" PRIu64 " ps is past the end of the trace (last frame at %"
+                 PRIu64 " ps); showing %" PRIu64 "..%" PRIu64 " ps\n", *to, end, from, end);
+  *to = end;
+}
+
+// "uscope --version": the CLI's version (the headers it was built with) and
+// the library's (the one loaded now; they differ after a library upgrade).
+std::string version_text() {
+  const uint32_t f = uscope_format_version();
+  return "uscope " + std::to_string(USCOPE_VERSION_MAJOR) + "." + std::to_string(USCOPE_VERSION_MINOR) + "." +
+         std::to_string(USCOPE_VERSION_PATCH) + "\nlibuscope " + uscope_version_string() + " (writes µScope format " +
+         std::to_string(f >> 16) + "." + std::to_string(f & 0xFFFF) + ")";
+}
+
 }  // namespace uscope_cli
 
 using namespace uscope_cli;
@@ -365,33 +429,38 @@ using namespace uscope_cli;
 int main(int argc, char **argv) {
   CLI::App app{"Inspect µScope traces (libuscope " + std::string(uscope_version_string()) + ")", "uscope"};
   app.require_subcommand(1);
+  app.failure_message([](const CLI::App *, const CLI::Error &e) {
+    return std::string("uscope: ") + e.what() + "\nRun with --help for more information.\n";
+  });
+  app.set_version_flag("--version", version_text(), "print the uscope and libuscope versions and exit");
   std::string file;
   bool json = false;
   auto *info = app.add_subcommand("info", "file overview: format, time, segments, schema, DUT");
-  info->add_option("file", file, "trace file")->required();
+  info->add_option("file", file, "trace file (.uscope, or a .pccx container)")->required();
   info->add_flag("--json", json, "JSON output");
   auto *dump = app.add_subcommand("dump", "canonical full dump of every segment's items");
-  dump->add_option("file", file, "trace file")->required();
+  dump->add_option("file", file, "trace file (.uscope)")->required();
   bool dump_json = false;
   dump->add_flag("--json", dump_json, "JSON output (the only format)")->required();
-  auto *state = app.add_subcommand("state", "storage state at a time");
-  state->add_option("file", file, "trace file")->required();
+  auto *state = app.add_subcommand("state", "storage state at a time (past the end: the state at the end)");
+  state->add_option("file", file, "trace file (.uscope)")->required();
   uint64_t time_ps = 0, cycle = 0;
-  auto *opt_time = state->add_option("--time", time_ps, "time in ps");
-  auto *opt_cycle = state->add_option("--cycle", cycle, "cycle of clock 0");
+  auto *opt_time = add_number(state, "--time", &time_ps, "time in ps");
+  auto *opt_cycle = add_number(state, "--cycle", &cycle, "cycle of clock 0");
   opt_time->excludes(opt_cycle);
   state->add_flag("--json", json, "JSON output");
-  auto *events = app.add_subcommand("events", "events in a closed time range");
-  events->add_option("file", file, "trace file")->required();
+  auto *events = app.add_subcommand("events", "events in a closed time range (clipped to the trace's end)");
+  events->add_option("file", file, "trace file (.uscope)")->required();
   uint64_t from = 0, to = 0;
-  events->add_option("--from", from, "first time in ps")->required();
-  events->add_option("--to", to, "last time in ps")->required();
+  add_number(events, "--from", &from, "first time in ps")->required();
+  add_number(events, "--to", &to, "last time in ps (>= --from)")->required();
   events->add_flag("--json", json, "JSON output");
   auto *summary = app.add_subcommand("summary", "per-scope figures of cpu, npu and noc protocol scopes");
-  summary->add_option("file", file, "trace file")->required();
+  summary->add_option("file", file, "trace file (.uscope)")->required();
   summary->add_flag("--json", json, "JSON output");
   auto convert = add_convert(app);         // cmd_convert.cpp
   auto npu_report = add_npu_report(app);   // cmd_npu_report.cpp
+  check_all_numbers(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -405,27 +474,27 @@ int main(int argc, char **argv) {
       cmd_pccx_info(file, json);
       return 0;
     }
+    if (*state && !*opt_time && !*opt_cycle) throw Usage("state: give --time PS or --cycle N");
+    if (*events) check_range(from, to);
     Trace t(file);
     if (*info) cmd_info(t, json);
     else if (*dump) cmd_dump(t);
-    else if (*state) {
-      if (!*opt_time && !*opt_cycle) throw Failure("state: give --time PS or --cycle N");
-      if (*opt_cycle) {
-        uscope_clock_info_t ck{};
-        check(uscope_reader_clock(t.r(), 0, &ck), "clock 0");
-        if (ck.period_ps == 0) throw Failure("state --cycle: clock 0 has no period; use --time");
-        time_ps = cycle * ck.period_ps;
-      }
-      cmd_state(t, time_ps, json);
-    } else if (*events) {
+    else if (*state) cmd_state(t, state_time(t, opt_cycle->count() > 0, time_ps, cycle), json);
+    else if (*events) {
+      events_range(t, from, &to);
       cmd_events(t, from, to, json);
     } else if (*summary) {
       cmd_summary(t, json);
     }
   } catch (const Failure &e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "uscope: %s\n", e.what());
-    return 1;
+    const bool usage = dynamic_cast<const Usage *>(&e) != nullptr;
+    // Every error about the file names it (the reader's open message does already).
+    const std::string what = e.what();
+    const bool named = usage || what.rfind(file + ":", 0) == 0;
+    std::fprintf(stderr, "uscope: %s%s%s%s\n", named ? "" : file.c_str(), named ? "" : ": ", what.c_str(),
+                 *summary ? summary_hint(file).c_str() : "");
+    return usage ? 2 : 1;
   }
   return 0;
 }

@@ -14,11 +14,14 @@ void Report::interval(const Interval &iv) {
   switch (iv.kind) {
     case P_TE: add_busy(te_, P_TE, iv.start, iv.end); break;
     case P_VE: add_busy(ve_, P_VE, iv.start, iv.end); break;
-    case P_DMA:
+    case P_DMA: {
       ++dma_transfers_;
       dma_busy_ += d;
-      if (iv.size != kNoSize) dma_bytes_ += iv.size;
+      Direction &dir = dma_dir_[iv.label == kNoLabel ? std::string("(none)") : std::string(strs->str(iv.label))];
+      ++dir.transfers;
+      if (iv.size != kNoSize) dma_bytes_ += iv.size, dir.bytes += iv.size;
       break;
+    }
     case P_DRAM: add_busy(dram_[iv.unit], P_DRAM, iv.start, iv.end); break;
     case P_CMD: {
       Phase &p = phases_[iv.label == kNoLabel ? std::string("(none)") : std::string(strs->str(iv.label))];
@@ -121,10 +124,18 @@ std::string Report::render(bool json) const {
           ",\"utilization\":" + Out::ratio(frac(te_busy)) + "}");
     o.raw(",\"ve_utilization\":{\"jobs\":" + Out::num(counts_[P_VE]) + ",\"busy_cycles\":" + Out::num(ve_busy) +
           ",\"utilization\":" + Out::ratio(frac(ve_busy)) + "}");
-    if (has_sizes)
+    if (has_sizes) {
+      // bytes: every direction; by_direction: each apart (reads are not writes).
       o.raw(",\"dma_bandwidth\":{\"transfers\":" + Out::num(dma_transfers_) + ",\"bytes\":" + Out::num(dma_bytes_) +
-            ",\"bytes_per_cycle\":" + Out::ratio(bpc) + ",\"gb_per_s\":" + Out::ratio(gbps) + "}");
-    else
+            ",\"bytes_per_cycle\":" + Out::ratio(bpc) + ",\"gb_per_s\":" + Out::ratio(gbps) + ",\"by_direction\":[");
+      bool first = true;
+      for (const auto &[dir, d] : dma_dir_) {
+        o.raw(std::string(first ? "" : ",") + "{\"direction\":" + Out::q(dir) + ",\"transfers\":" +
+              Out::num(d.transfers) + ",\"bytes\":" + Out::num(d.bytes) + "}");
+        first = false;
+      }
+      o.raw("]}");
+    } else
       o.raw(",\"dma_bandwidth\":{\"unavailable\":" + Out::q(na_sizes) + "}");
     if (has_units) {
       o.raw(",\"dram_channels\":[");
@@ -180,20 +191,27 @@ std::string Report::render(bool json) const {
     std::snprintf(b, sizeof b, fmt, a...);
     o.s += b;
   };
+  // Every ratio over time is over the same base, said once and in each line:
+  // the T cycles from the first to the last event.
   line("npu report (%s), period %" PRIu64 " ps\n", format.c_str(), period_ps);
-  line("cycles           %" PRIu64 " .. %" PRIu64 " (%" PRIu64 ")\n", any_ ? first_ : 0, any_ ? last_ : 0, total);
-  line("TE utilization   %.6f  (%" PRIu64 " busy cycles, %" PRIu64 " jobs)\n", frac(te_busy), te_busy, counts_[P_TE]);
-  line("VE utilization   %.6f  (%" PRIu64 " busy cycles, %" PRIu64 " jobs)\n", frac(ve_busy), ve_busy, counts_[P_VE]);
-  if (has_sizes)
-    line("DMA bandwidth    %.6f B/cycle, %.6f GB/s  (%" PRIu64 " bytes, %" PRIu64 " transfers)\n", bpc, gbps,
-         dma_bytes_, dma_transfers_);
-  else
+  line("cycles           %" PRIu64 " .. %" PRIu64 " (%" PRIu64 " cycles from the first to the last event: T below)\n",
+       any_ ? first_ : 0, any_ ? last_ : 0, total);
+  line("TE utilization   %.6f  (%" PRIu64 " of the %" PRIu64 " cycles T with at least one TE job running; %" PRIu64
+       " jobs)\n", frac(te_busy), te_busy, total, counts_[P_TE]);
+  line("VE utilization   %.6f  (%" PRIu64 " of the %" PRIu64 " cycles T with at least one VE job running; %" PRIu64
+       " jobs)\n", frac(ve_busy), ve_busy, total, counts_[P_VE]);
+  if (has_sizes) {
+    line("DMA bandwidth    %.6f B/cycle, %.6f GB/s  (%" PRIu64 " bytes in all directions over the %" PRIu64
+         " cycles T, %" PRIu64 " transfers)\n", bpc, gbps, dma_bytes_, total, dma_transfers_);
+    for (const auto &[dir, d] : dma_dir_)
+      line("  direction %-16s %" PRIu64 " bytes, %" PRIu64 " transfers\n", dir.c_str(), d.bytes, d.transfers);
+  } else
     line("DMA bandwidth    unavailable: %s\n", na_sizes);
   if (has_units) {
     for (const auto &[ch, busy] : dram_) {
       const uint64_t bz = busy.total();
-      if (ch == kNoUnit) line("DRAM channel  -  %.6f  (%" PRIu64 " busy cycles)\n", frac(bz), bz);
-      else line("DRAM channel %2u  %.6f  (%" PRIu64 " busy cycles)\n", ch, frac(bz), bz);
+      if (ch == kNoUnit) line("DRAM channel  -  %.6f  (%" PRIu64 " of the %" PRIu64 " cycles T busy)\n", frac(bz), bz, total);
+      else line("DRAM channel %2u  %.6f  (%" PRIu64 " of the %" PRIu64 " cycles T busy)\n", ch, frac(bz), bz, total);
     }
   } else {
     line("DRAM channels    unavailable: %s\n", na_units);
@@ -204,12 +222,12 @@ std::string Report::render(bool json) const {
   else
     line("SRAM conflicts   n/a  (%" PRIu64 " conflicts, no accesses)\n", sram_conflict_);
   for (const auto &[name, p] : phases_)
-    line("phase %-16s %" PRIu64 " commands, mean %.1f, min %" PRIu64 ", max %" PRIu64 " cycles\n", name.c_str(), p.n,
+    line("phase %-16s %" PRIu64 " commands, CMD_START to CMD_END mean %.1f, min %" PRIu64 ", max %" PRIu64 " cycles\n", name.c_str(), p.n,
          static_cast<double>(p.total) / static_cast<double>(p.n), p.min, p.max);
   if (has_layers) {
     for (const auto &[id, l] : layers_) {
       const double sum = static_cast<double>(l.te + l.ve + l.dma);
-      line("layer %-4u latency %" PRIu64 " cycles; TE %.1f%%  VE %.1f%%  DMA %.1f%%\n", id,
+      line("layer %-4u latency %" PRIu64 " cycles (first CMD_START to last CMD_END); of its TE+VE+DMA busy cycles: TE %.1f%%  VE %.1f%%  DMA %.1f%%\n", id,
            l.cmds ? l.last - l.first : 0, sum ? 100.0 * static_cast<double>(l.te) / sum : 0.0,
            sum ? 100.0 * static_cast<double>(l.ve) / sum : 0.0, sum ? 100.0 * static_cast<double>(l.dma) / sum : 0.0);
     }

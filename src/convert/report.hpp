@@ -67,6 +67,10 @@ class Report final : public PairSink {
   Busy te_, ve_;
   std::map<uint32_t, Busy> dram_;
   uint64_t dma_bytes_ = 0, dma_transfers_ = 0, dma_busy_ = 0;
+  struct Direction {
+    uint64_t transfers = 0, bytes = 0;
+  };
+  std::map<std::string, Direction> dma_dir_;  // by DMA_START direction: bytes in each, not only the sum
   uint64_t sram_access_ = 0, sram_conflict_ = 0;
   uint64_t counts_[kNumPairKinds] = {};
   std::map<std::string, Phase> phases_;

@@ -92,7 +92,7 @@ TEST(Cli, ErrorsGoToStderrWithNonZeroExit) {
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.out.find("uscope: "), std::string::npos);
   EXPECT_NE(missing.out.find("No such file"), std::string::npos);
-  EXPECT_EQ(cli("state " + kCorpusDir + "01_tiny.uscope").exit_code, 1);  // neither --time nor --cycle
+  EXPECT_EQ(cli("state " + kCorpusDir + "01_tiny.uscope").exit_code, 2);  // neither --time nor --cycle: usage
   EXPECT_EQ(cli("frobnicate").exit_code, 2);
   EXPECT_EQ(cli("").exit_code, 2);
 }
@@ -100,10 +100,12 @@ TEST(Cli, ErrorsGoToStderrWithNonZeroExit) {
 }  // namespace
 
 // `uscope summary` on a trace written through the protocol helpers, with
-// figures known by construction: a cpu retiring 3 of 4 fetched instructions
-// in 10 cycles, an npu running two commands (latencies 4 and 6 npu cycles) of
-// which one keeps its single tensor engine busy for 5 of the trace's cycles,
-// and a bus completing two transactions.
+// figures known by construction: a cpu retiring 3 of 5 fetched instructions
+// in 10 cycles and squashing the other 2 in one pipeline flush, an npu
+// running two commands (latencies 4 and 3 npu cycles) of which one keeps its
+// single tensor-engine job slot busy for 5000 of the trace's 9000 ps (and of
+// the 8000 ps during which a command was in flight), and a bus completing
+// two 4-byte reads (bytes_rx) and one 8-byte write (bytes_tx).
 TEST(Cli, SummaryOfProtocolScopes) {
   uscope::test::TempDir dir("uscope_cli");
   ASSERT_TRUE(dir.ok());
@@ -157,7 +159,7 @@ TEST(Cli, SummaryOfProtocolScopes) {
   for (uint64_t c = 0; c < 10; ++c) {
     const uint64_t t = c * kCore;
     ASSERT_EQ(uscope_begin_cycle(w, t), USCOPE_OK);
-    if (c < 4) {
+    if (c < 5) {
       ASSERT_EQ(uscope_cpu_fetch(w, cpu, static_cast<uint32_t>(c), 0x100 + 4 * c, 0x13), USCOPE_OK);
     }
     if (c >= 5 && c < 8) {
@@ -165,12 +167,25 @@ TEST(Cli, SummaryOfProtocolScopes) {
     }
     if (c == 8) {
       ASSERT_EQ(uscope_cpu_flush(w, cpu, 3, USCOPE_CPU_FLUSH_MISPREDICT), USCOPE_OK);
+      ASSERT_EQ(uscope_cpu_flush(w, cpu, 4, USCOPE_CPU_FLUSH_MISPREDICT), USCOPE_OK);
     }
+    if (c == 9) {
+      ASSERT_EQ(uscope_cpu_stall(w, cpu, 0), USCOPE_OK);
+    }
+    // Reads (opcode 0) 1 and 2 bring 4 bytes each (bytes_rx); write (opcode 1) 3 sends 8 (bytes_tx).
     if (c == 1 || c == 2) {
       ASSERT_EQ(uscope_noc_issue(w, bus, static_cast<uint32_t>(c), 0, 0x40, 1, 2, 0, 1), USCOPE_OK);
     }
+    if (c == 3) {
+      ASSERT_EQ(uscope_noc_issue(w, bus, 3, 1, 0x80, 2, 2, 0, 1), USCOPE_OK);
+    }
     if (c == 3 || c == 4) {
       ASSERT_EQ(uscope_noc_complete(w, bus, static_cast<uint32_t>(c - 2)), USCOPE_OK);
+      ASSERT_EQ(uscope_noc_counter_add(w, bus, USCOPE_NOC_COUNTER_BYTES_RX, 4), USCOPE_OK);
+    }
+    if (c == 6) {
+      ASSERT_EQ(uscope_noc_complete(w, bus, 3), USCOPE_OK);
+      ASSERT_EQ(uscope_noc_counter_add(w, bus, USCOPE_NOC_COUNTER_BYTES_TX, 8), USCOPE_OK);
     }
     if (t == 0) {
       ASSERT_EQ(uscope_npu_context(w, npu, 0, 0, 0, 0, 1, 1, 0, 0, 8, "QKV_PROJ"), USCOPE_OK);
@@ -203,23 +218,43 @@ TEST(Cli, SummaryOfProtocolScopes) {
   EXPECT_EQ(uint64_t(j["time_ps"]), 9000u);
   auto c = j["cpu"].at(0);
   EXPECT_EQ(std::string_view(c["scope"]), "core0");
-  EXPECT_EQ(uint64_t(c["retired"]), 3u);
+  EXPECT_EQ(std::string_view(c["clock"]), "core_clk");
+  EXPECT_EQ(uint64_t(c["instructions_retired"]), 3u);
+  EXPECT_EQ(std::string_view(c["retired_source"]), "counter committed_insns");
   EXPECT_EQ(uint64_t(c["cycles"]), 10u);
   EXPECT_DOUBLE_EQ(double(c["ipc"]), 0.3);
-  EXPECT_EQ(uint64_t(c["flushes"]), 1u);
+  EXPECT_EQ(uint64_t(c["pipeline_flushes"]), 1u);       // one cycle with flush events
+  EXPECT_EQ(uint64_t(c["instructions_squashed"]), 2u);  // two flush events
+  EXPECT_EQ(uint64_t(c["stall_events"]), 1u);
   auto n = j["npu"].at(0);
   EXPECT_EQ(uint64_t(n["commands"]), 2u);
   EXPECT_EQ(uint64_t(n["unfinished"]), 0u);
   EXPECT_EQ(uint64_t(n["latency_cycles"]["MATMUL"]["max"]), 4u);
   EXPECT_EQ(uint64_t(n["latency_cycles"]["SOFTMAX"]["min"]), 3u);
   EXPECT_EQ(uint64_t(n["te_macs"]), 8u);
-  // Busy 5000 of 9000 ps on one engine; commands ran from 0 to 8000 ps.
+  EXPECT_EQ(uint64_t(n["te_job_slots"]), 1u);
+  EXPECT_EQ(uint64_t(n["te_jobs"]), 1u);
+  // Busy 5000 of 9000 ps; at least one command was in flight from 0 to 8000 ps.
+  EXPECT_EQ(uint64_t(n["te_busy_ps"]), 5000u);
   EXPECT_DOUBLE_EQ(double(n["te_utilization"]), 0.5556);
-  EXPECT_DOUBLE_EQ(double(n["te_utilization_active"]), 0.625);
+  EXPECT_EQ(uint64_t(n["commands_in_flight_ps"]), 8000u);
+  EXPECT_EQ(uint64_t(n["te_busy_while_commands_in_flight_ps"]), 5000u);
+  EXPECT_DOUBLE_EQ(double(n["te_utilization_while_commands_in_flight"]), 0.625);
   auto b = j["noc"].at(0);
-  EXPECT_EQ(uint64_t(b["transactions"]), 2u);
+  EXPECT_EQ(uint64_t(b["transactions_completed"]), 3u);
+  EXPECT_EQ(uint64_t(b["bytes_tx"]), 8u);
+  EXPECT_EQ(uint64_t(b["bytes_rx"]), 8u);
 
   const CliRun text = cli("summary " + path);
   ASSERT_EQ(text.exit_code, 0);
-  EXPECT_NE(text.out.find("retired 3 in 10 cycles: IPC 0.300"), std::string::npos) << text.out;
+  for (const char *want : {"cpu core0    10 cycles of core_clk (1,000 ps)",
+                           "instructions retired  3 (counter committed_insns); IPC 0.300",
+                           "pipeline flushes      1 (cycles with at least one flush event)",
+                           "instructions squashed 2 (flush events, one per squashed instruction)",
+                           "tensor engine: 1 jobs on 1 job slots (storage te), 8 MACs",
+                           "busy (at least one job running) 55.6% of the 9,000 ps of the trace (4.5 npu cycles)",
+                           "busy 62.5% of the 8,000 ps (4 npu cycles) during which at least one command was in flight",
+                           "transactions completed 3 (counter txn_completed)",
+                           "bytes transmitted 8 (counter bytes_tx), bytes received 8 (counter bytes_rx)"})
+    EXPECT_NE(text.out.find(want), std::string::npos) << want << "\n" << text.out;
 }

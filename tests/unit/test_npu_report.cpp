@@ -145,6 +145,36 @@ TEST(NpuReport, SameNumbersFromJsonlUscopeAndPccx) {
   EXPECT_EQ(simdjson::dom::array(j["phases"]).size(), 3u);
   EXPECT_EQ(simdjson::dom::array(j["layers"]).size(), 2u);
   EXPECT_EQ(simdjson::dom::array(j["dram_channels"]).size(), 4u);
+  // DMA bytes by direction (two reads into SRAM, one write back per command), adding up to the total.
+  auto dirs = simdjson::dom::array(j["dma_bandwidth"]["by_direction"]);
+  ASSERT_EQ(dirs.size(), 2u);
+  EXPECT_EQ(std::string_view(dirs.at(0)["direction"]), "DRAM_TO_SRAM");
+  EXPECT_EQ(uint64_t(dirs.at(0)["transfers"]), 30u * 2);
+  EXPECT_EQ(std::string_view(dirs.at(1)["direction"]), "SRAM_TO_DRAM");
+  EXPECT_EQ(uint64_t(dirs.at(1)["transfers"]), 30u);
+  EXPECT_GT(uint64_t(dirs.at(1)["bytes"]), 0u);
+  EXPECT_EQ(uint64_t(dirs.at(0)["bytes"]) + uint64_t(dirs.at(1)["bytes"]), uint64_t(j["dma_bandwidth"]["bytes"]));
+}
+
+// The text report says what each figure counts and over which time base.
+TEST(NpuReport, TextSaysWhatEachFigureCounts) {
+  TempDir d("reptext");
+  {
+    std::ofstream f(d.file("w.jsonl"));
+    f << workload(7, 6);
+  }
+  char *text = nullptr;
+  uscope_convert_options_t o;
+  uscope_convert_options_init(&o);
+  ASSERT_EQ(uscope_convert_npu_report(d.file("w.jsonl").c_str(), 0, &o, 0, &text, nullptr), USCOPE_OK)
+      << uscope_last_error();
+  const std::string r = text;
+  uscope_convert_free(text);
+  for (const char *want : {"cycles from the first to the last event: T below", "cycles T with at least one TE job running",
+                           "cycles T with at least one VE job running", "bytes in all directions over the",
+                           "direction DRAM_TO_SRAM", "direction SRAM_TO_DRAM", "cycles T busy)",
+                           "CMD_START to CMD_END mean", "(first CMD_START to last CMD_END); of its TE+VE+DMA busy cycles"})
+    EXPECT_NE(r.find(want), std::string::npos) << want << "\n" << r;
 }
 
 using uscope::test::CliRun;

@@ -1,0 +1,241 @@
+// `uscope summary` figures say what they count: on the README demo
+// (examples/pipeline.c, run here), on cpu scopes that trace retirement only
+// through the entity catalog, or not at all (n/a with the reason, not 0),
+// and its errors on files it does not read. Also npu-report's.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <fstream>
+#include <string>
+
+#include "support/cli_run.hpp"
+#include "support/test_util.hpp"
+#include "uscope/uscope.h"
+
+namespace {
+
+using uscope::test::CliRun;
+using uscope::test::TempDir;
+
+CliRun cli(const std::string &args, bool merge_stderr = false) { return uscope::test::run_cli(args, merge_stderr); }
+
+std::string grouped(unsigned long long v) {
+  std::string d = std::to_string(v), o;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i && (d.size() - i) % 3 == 0) o += ',';
+    o += d[i];
+  }
+  return o;
+}
+
+#ifndef USCOPE_EXAMPLE_PIPELINE
+#define USCOPE_EXAMPLE_PIPELINE "(examples not built: configure with -DUSCOPE_BUILD_EXAMPLES=ON)"
+#endif
+
+// The example prints "N instructions retired, S load-use stalls, F flushes
+// (Q instructions squashed)"; the summary of its trace must find the same.
+TEST(CliSummary, ExamplePipelineShowsItsRetirementFlushesAndStalls) {
+  TempDir d("summary_example");
+  const std::string trace = d.file("pipeline.uscope");
+  const std::string cmd = std::string(USCOPE_EXAMPLE_PIPELINE) + " " + trace;
+  FILE *p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  ASSERT_EQ(pclose(p), 0) << cmd << "\n" << out;
+  unsigned long long retired = 0, stalls = 0, flushes = 0, squashed = 0;
+  const auto at = out.find("cycles: ");
+  ASSERT_NE(at, std::string::npos) << out;
+  ASSERT_EQ(std::sscanf(out.c_str() + at,
+                        "cycles: %llu instructions retired, %llu load-use stalls, %llu flushes (%llu instructions "
+                        "squashed)",
+                        &retired, &stalls, &flushes, &squashed),
+            4)
+      << out;
+  ASSERT_GT(retired, 1000u);
+  ASSERT_GT(flushes, 100u);
+  ASSERT_GT(squashed, flushes);  // a taken branch squashes up to two younger instructions
+
+  const CliRun r = cli("summary " + trace + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  simdjson::dom::parser parser;
+  auto j = parser.parse(r.out);
+  ASSERT_FALSE(j.error()) << r.out;
+  auto c = j.value()["cpu"].at(0);
+  EXPECT_EQ(std::string_view(c["scope"]), "core0");
+  EXPECT_EQ(uint64_t(c["instructions_retired"]), retired);
+  EXPECT_EQ(std::string_view(c["retired_source"]), "counter committed_insns");
+  EXPECT_EQ(uint64_t(c["cycles"]), 10000u);
+  EXPECT_DOUBLE_EQ(double(c["ipc"]), static_cast<double>(retired) / 10000.0);
+  EXPECT_EQ(uint64_t(c["pipeline_flushes"]), flushes);
+  EXPECT_EQ(uint64_t(c["instructions_squashed"]), squashed);
+  EXPECT_EQ(uint64_t(c["stall_events"]), stalls);
+
+  const CliRun text = cli("summary " + trace);
+  ASSERT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("instructions retired  " + grouped(retired) + " (counter committed_insns)"),
+            std::string::npos)
+      << text.out;
+}
+
+// A cpu scope written with the raw API, with or without its parts: a
+// counter (by the given name), the entity catalog, a flush event. Over 6
+// cycles it fetches entities 0..3, retires 0 and 1 (clear), and squashes 2
+// (flush event, then clear); 3 stays in flight.
+struct RawCpu {
+  const char *counter = nullptr;  // nullptr: none
+  bool catalog = true, clears = true;
+};
+std::string write_raw_cpu(const TempDir &d, const char *name, const RawCpu &o) {
+  const std::string path = d.file(name);
+  uscope_schema_t *s = nullptr;
+  EXPECT_EQ(uscope_schema_new(&s), USCOPE_OK);
+  uint8_t clk = 0, reason = 0;
+  uint16_t root = 0, core = 0, entities = 0, counter = 0, flush = 0, stage = 0;
+  EXPECT_EQ(uscope_schema_add_clock(s, "clk", 500, &clk), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, clk, &root), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, "core0", root, "cpu", USCOPE_CLOCK_INHERIT, &core), USCOPE_OK);
+  const char *reasons[] = {"mispredict"};
+  EXPECT_EQ(uscope_schema_add_enum(s, "flush_reason", reasons, 1, &reason), USCOPE_OK);
+  if (o.catalog) {
+    const uscope_field_t f[] = {{"entity_id", USCOPE_FT_U32, 0, 0, 0}, {"pc", USCOPE_FT_U64, 0, 0, 0},
+                                {"inst_bits", USCOPE_FT_U32, 0, 0, 0}};
+    EXPECT_EQ(uscope_schema_add_storage(s, "entities", core, 8, USCOPE_SF_SPARSE, f, 3, nullptr, 0, &entities),
+              USCOPE_OK);
+  }
+  if (o.counter) {
+    const uscope_field_t f[] = {{"count", USCOPE_FT_U64, 0, 0, 0}};
+    EXPECT_EQ(uscope_schema_add_storage(s, o.counter, core, 1, 0, f, 1, nullptr, 0, &counter), USCOPE_OK);
+  }
+  const uscope_field_t fl[] = {{"entity_id", USCOPE_FT_U32, 0, 0, 0}, {"reason", USCOPE_FT_ENUM, reason, 0, 0}};
+  EXPECT_EQ(uscope_schema_add_event(s, "flush", core, fl, 2, &flush), USCOPE_OK);
+  const uscope_field_t st[] = {{"entity_id", USCOPE_FT_U32, 0, 0, 0}};
+  EXPECT_EQ(uscope_schema_add_event(s, "stage_transition", core, st, 1, &stage), USCOPE_OK);
+  uscope_writer_t *w = nullptr;
+  EXPECT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
+  uscope_schema_free(s);
+  for (uint16_t c = 0; c < 6; ++c) {
+    EXPECT_EQ(uscope_begin_cycle(w, c * 500ull), USCOPE_OK);
+    const uint8_t ev[4] = {static_cast<uint8_t>(c), 0, 0, 0};
+    EXPECT_EQ(uscope_event(w, stage, ev, 4), USCOPE_OK);
+    if (c < 4 && o.catalog) {
+      EXPECT_EQ(uscope_slot_set(w, entities, c, 0, c), USCOPE_OK);
+      EXPECT_EQ(uscope_slot_set(w, entities, c, 1, 0x1000 + 4 * c), USCOPE_OK);
+    }
+    if ((c == 4 || c == 5) && o.catalog && o.clears) {  // entities 0 and 1 retire
+      EXPECT_EQ(uscope_slot_clear(w, entities, c - 4), USCOPE_OK);
+    }
+    if ((c == 4 || c == 5) && o.counter) {
+      EXPECT_EQ(uscope_slot_add(w, counter, 0, 0, 1), USCOPE_OK);
+    }
+    if (c == 5) {  // entity 2 is squashed: the event, then the clear (cpu §3.4)
+      const uint8_t p[5] = {2, 0, 0, 0, 0};
+      EXPECT_EQ(uscope_event(w, flush, p, 5), USCOPE_OK);
+      if (o.catalog && o.clears) {
+        EXPECT_EQ(uscope_slot_clear(w, entities, 2), USCOPE_OK);
+      }
+    }
+    EXPECT_EQ(uscope_end_cycle(w), USCOPE_OK);
+  }
+  EXPECT_EQ(uscope_writer_close(w), USCOPE_OK);
+  return path;
+}
+
+simdjson::dom::element summary_cpu(simdjson::dom::parser &p, const std::string &path, std::string *text) {
+  const CliRun r = cli("summary " + path + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  auto j = p.parse(r.out);
+  EXPECT_FALSE(j.error()) << r.out;
+  const CliRun t = cli("summary " + path);
+  EXPECT_EQ(t.exit_code, 0) << t.out;
+  *text = t.out;
+  return j.value()["cpu"].at(0);
+}
+
+// Retirement from the roles of the cpu protocol, whatever the counter's name.
+TEST(CliSummary, RetirementFromACommittedCounterOrTheEntityCatalog) {
+  TempDir d("summary_roles");
+  simdjson::dom::parser p1, p2;
+  std::string text;
+  // cpu §10's examples name the counter "committed".
+  auto a = summary_cpu(p1, write_raw_cpu(d, "a.uscope", {"committed", true, true}), &text);
+  EXPECT_EQ(uint64_t(a["instructions_retired"]), 2u);
+  EXPECT_EQ(std::string_view(a["retired_source"]), "counter committed");
+  EXPECT_NE(text.find("instructions retired  2 (counter committed); IPC 0.333"), std::string::npos) << text;
+  // No counter: the entity catalog's clears without a flush event.
+  auto b = summary_cpu(p2, write_raw_cpu(d, "b.uscope", {nullptr, true, true}), &text);
+  EXPECT_EQ(uint64_t(b["instructions_retired"]), 2u);
+  EXPECT_EQ(std::string_view(b["retired_source"]), "entity catalog entities: slots cleared without a flush event");
+  EXPECT_EQ(uint64_t(b["instructions_squashed"]), 1u);
+  EXPECT_EQ(uint64_t(b["pipeline_flushes"]), 1u);
+  EXPECT_NE(text.find("instructions retired  2 (entity catalog entities: slots cleared without a flush event)"),
+            std::string::npos)
+      << text;
+}
+
+// What the trace cannot tell is n/a with the reason, not 0.
+TEST(CliSummary, RetiredIsNotAvailableWithTheReason) {
+  TempDir d("summary_na");
+  simdjson::dom::parser p1, p2;
+  std::string text;
+  auto a = summary_cpu(p1, write_raw_cpu(d, "none.uscope", {nullptr, false, false}), &text);
+  EXPECT_TRUE(a["instructions_retired"].is_null());
+  EXPECT_TRUE(a["ipc"].is_null());
+  EXPECT_EQ(std::string_view(a["retired_unavailable"]),
+            "no counter with the committed role (committed_insns, or committed) in scope 'core0', and no entity "
+            "catalog 'entities' (sparse) in it");
+  EXPECT_NE(text.find("instructions retired  n/a (no counter with the committed role (committed_insns, or "
+                      "committed) in scope 'core0', and no entity catalog 'entities' (sparse) in it); IPC n/a"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("retired  0"), std::string::npos) << text;
+  // A catalog that is filled but never cleared says nothing about retirement.
+  auto b = summary_cpu(p2, write_raw_cpu(d, "noclear.uscope", {nullptr, true, false}), &text);
+  EXPECT_TRUE(b["instructions_retired"].is_null());
+  EXPECT_EQ(std::string_view(b["retired_unavailable"]),
+            "no counter with the committed role (committed_insns, or committed) in scope 'core0', and no slot of its "
+            "entity catalog 'entities' was cleared without a flush event (4 fetched)");
+}
+
+// Files summary does not read: the error names the file, what summary
+// expected and what reads the file instead.
+TEST(CliSummary, ErrorsNameTheFileAndTheKindsAccepted) {
+  TempDir d("summary_err");
+  const std::string jsonl = d.file("run.jsonl");
+  {
+    std::ofstream f(jsonl);
+    f << R"({"event_type":"CMD_START","t_cycle":1,"cmd_id":1})" "\n";
+  }
+  const CliRun j = cli("summary " + jsonl, true);
+  EXPECT_EQ(j.exit_code, 1);
+  EXPECT_NE(j.out.find("uscope: " + jsonl + ": "), std::string::npos) << j.out;  // the reader's message, whole
+  EXPECT_NE(j.out.find("magic"), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("summary reads µScope traces (.uscope"), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("uscope npu-report " + jsonl), std::string::npos) << j.out;
+  const std::string pccx = std::string(USCOPE_SHARED_DIR) + "/conformance/pccx/dummy_trace.pccx";
+  const CliRun x = cli("summary " + pccx, true);
+  EXPECT_EQ(x.exit_code, 1);
+  EXPECT_NE(x.out.find("uscope: " + pccx + ": "), std::string::npos) << x.out;
+  EXPECT_NE(x.out.find("this is a pccx-lab .pccx container"), std::string::npos) << x.out;
+  // A file that does not exist: the reader's message with the path, no hint.
+  const CliRun m = cli("summary " + d.file("missing.uscope"), true);
+  EXPECT_EQ(m.exit_code, 1);
+  EXPECT_NE(m.out.find("uscope: " + d.file("missing.uscope") + ": "), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("No such file"), std::string::npos) << m.out;
+  EXPECT_EQ(m.out.find("summary reads"), std::string::npos) << m.out;
+
+  const CliRun r = cli("npu-report " + d.file("run.txt"), true);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("uscope: npu-report: " + d.file("run.txt") +
+                       ": unknown kind of file: expected a name ending in .jsonl, .jsonl.gz, .json or .json.gz (NPU "
+                       "JSON-Lines), .uscope (a µScope trace with an npu scope) or .pccx (a pccx-lab container)"),
+            std::string::npos)
+      << r.out;
+  const CliRun nf = cli("npu-report " + d.file("missing.jsonl"), true);
+  EXPECT_EQ(nf.exit_code, 1);
+  EXPECT_NE(nf.out.find(d.file("missing.jsonl")), std::string::npos) << nf.out;
+}
+
+}  // namespace
