@@ -48,7 +48,12 @@ std::string json_double(double v) {
   const char *p = buf;
   for (; p < r.ptr && *p != 'e'; ++p)
     if (*p != '.') digits += *p;
-  const int exp10 = std::atoi(p + 1);              // v = d.ddd x 10^exp10
+  // to_chars writes no terminating NUL: the exponent is parsed up to r.ptr
+  // only (atoi read on into stale stack bytes, so 1.23e-04 could become e-040).
+  int exp10 = 0;                                   // v = d.ddd x 10^exp10
+  const char *e = p + 1;
+  if (e < r.ptr && *e == '+') ++e;
+  std::from_chars(e, r.ptr, exp10);
   const int n = static_cast<int>(digits.size());
   const int kk = exp10 + 1;                        // digits before the decimal point
   const int k = kk - n;                            // v = digits x 10^k

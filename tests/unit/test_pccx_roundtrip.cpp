@@ -279,6 +279,25 @@ TEST(PccxCli, InfoOnDummyTrace) {
 // peak_tops is written as serde_json writes an f64 (pccx-lab's own headers):
 // the expected texts are serde_json 1.0.146's output for these doubles. The
 // value reads back exactly, and the text does not depend on the C locale.
+// Fills the stack below the caller with digits, where json_double's buffer
+// will be: its exponent parse must stop at the end of what to_chars wrote
+// (it used atoi, which read on into such bytes: 0.000123 came out 1.23e-40
+// when an earlier call had left a '0' there; seen under parallel ctest).
+__attribute__((noinline)) static void dirty_stack() {
+  volatile char junk[512];
+  for (size_t i = 0; i < sizeof junk; ++i) junk[i] = '0' + static_cast<char>(i % 10);
+}
+TEST(PccxWriter, JsonDoubleExponentIgnoresStaleStackBytes) {
+  for (int i = 0; i < 100; ++i) {
+    dirty_stack();
+    ASSERT_EQ(uscope::pccx::json_double(0.000123), "0.000123");
+    dirty_stack();
+    ASSERT_EQ(uscope::pccx::json_double(1e300), "1e300");
+    dirty_stack();
+    ASSERT_EQ(uscope::pccx::json_double(1.5e-7), "1.5e-7");
+  }
+}
+
 TEST(PccxWriter, PeakTopsIsWrittenAsSerdeJsonDoes) {
   const std::pair<uint64_t, const char *> cases[] = {
       {0x0000000000000000, "0.0"},       {0x4059000000000000, "100.0"},
