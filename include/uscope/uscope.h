@@ -109,6 +109,10 @@ typedef int32_t uscope_status_t;
 #define USCOPE_ERR_CHECKSUM            (-24) /* payload checksum mismatch (strict mode) */
 #define USCOPE_ERR_BAD_HEADER          (-25) /* JSON header invalid, field missing or mistyped */
 #define USCOPE_ERR_BAD_UTF8            (-26) /* a string is not valid UTF-8 */
+#define USCOPE_ERR_DUPLICATE           (-27) /* schema: a name is already used where look-ups need it
+                                                unique (the message names the scope and the name) */
+#define USCOPE_ERR_AMBIGUOUS           (-28) /* look-up by name: several items have that name (the
+                                                message lists their ids); qualify it, or use an id */
 
 /** Not an error: an iterator has no more items. */
 #define USCOPE_DONE 1
@@ -181,6 +185,19 @@ typedef struct uscope_schema uscope_schema_t;
  * pool matches the reference writer's for the same calls). Every add_* call
  * validates its arguments and returns USCOPE_ERR_SCHEMA or USCOPE_ERR_LIMIT
  * without changing the schema when they are wrong.
+ *
+ * Names are unique where a look-up by name needs them to be, and a repeat is
+ * USCOPE_ERR_DUPLICATE (schema unchanged; the message names the scope and
+ * the name): a clock's name among clocks; a scope's among the scopes of the
+ * same parent; a value's name within its enum; a storage's, an event type's
+ * and a summary field's among those of the same scope; a field's among the
+ * fields of its storage or event, and a property's among the properties of
+ * its storage. Different kinds may share a name (a storage and an event
+ * "flush"), and so may items of different scopes (each core's "rob"):
+ * uscope_reader_find_storage() tells those apart by scope ("core0.rob").
+ * Enum names may repeat: enums have no scope (§4.5), fields refer to them by
+ * id, and two protocol instances may each need their own "pipeline_stage".
+ * See docs/compat.md.
  */
 USCOPE_API uscope_status_t uscope_schema_new(uscope_schema_t **out);
 USCOPE_API void uscope_schema_free(uscope_schema_t *schema);
@@ -270,7 +287,10 @@ typedef struct uscope_dut_property {
 
 /** Delta frame layout. */
 #define USCOPE_FRAMES_V02 0 /* default: interleaved tagged items (§8.6.6), call order kept */
-#define USCOPE_FRAMES_V01 1 /* v0.1 frames (§8.6.1) with compact ops: ops before events */
+#define USCOPE_FRAMES_V01 1 /* v0.1 frames (§8.6.1) with compact ops. Call order is lost:
+                               per segment and timestamp, all ops (in call order), then all
+                               events, which is the order the reference reader yields; the
+                               cycles of one timestamp share a frame (docs/compat.md) */
 
 /** What begin_cycle does when the background queue is full. */
 #define USCOPE_BACKPRESSURE_BLOCK 0 /* default: wait for the encoder; counted in stats */
@@ -494,7 +514,8 @@ typedef struct uscope_writer_stats_s {
   uint64_t ops;                   /* slot_set/clear/add and prop_set recorded (a cycle
                                      discarded by an error does not count) */
   uint64_t events;                /* events recorded */
-  uint64_t frames;                /* frames encoded (a cycle over 65,535 items is split) */
+  uint64_t frames;                /* frames encoded (a cycle over 65,535 items is split;
+                                     with USCOPE_FRAMES_V01 one frame per timestamp) */
   uint64_t segments;              /* segments committed to the file */
   uint64_t raw_bytes;             /* uncompressed delta bytes encoded */
   uint64_t compressed_bytes;      /* delta bytes after compression, with size prefix */
@@ -650,7 +671,22 @@ USCOPE_API uscope_status_t uscope_reader_event_type(const uscope_reader_t *reade
 USCOPE_API uscope_status_t uscope_reader_event_field(const uscope_reader_t *reader, uint16_t event_type_id,
                                                      uint16_t index, uscope_field_info_t *out);
 
-/** Lookups by name (first match in schema order); NOT_FOUND when absent. */
+/**
+ * Look-ups by name. `name` is either an item's own name ("rob") or that name
+ * qualified by the names of its enclosing scopes, nearest last, joined by '.'
+ * ("core0.rob", "top.core0.rob"): as many levels as it takes to single one
+ * out. Storages and events are matched this way; fields (and properties,
+ * with is_property) by their own name within the storage.
+ *
+ * Returns USCOPE_OK with the id (index) in *out when exactly one item
+ * matches; USCOPE_ERR_NOT_FOUND when none does; USCOPE_ERR_AMBIGUOUS when
+ * several do, with a message listing their ids (the first 16): two cores
+ * each with a "rob" storage, or a file whose writer did not keep names
+ * unique. *out is then left unchanged; qualify the name or use an id.
+ * (Before libuscope 0.1 these returned the first match in schema order.)
+ * Our schema builder keeps names unique where these look-ups need it (see
+ * uscope_schema_new, USCOPE_ERR_DUPLICATE); files of other writers may not.
+ */
 USCOPE_API uscope_status_t uscope_reader_find_storage(const uscope_reader_t *reader, const char *name,
                                                       uint16_t *out_storage_id);
 USCOPE_API uscope_status_t uscope_reader_find_field(const uscope_reader_t *reader, uint16_t storage_id,

@@ -86,6 +86,8 @@ USCOPE_API const char *uscope_status_str(uscope_status_t s) {
     case USCOPE_ERR_CHECKSUM: return "checksum mismatch";
     case USCOPE_ERR_BAD_HEADER: return "invalid file header";
     case USCOPE_ERR_BAD_UTF8: return "invalid UTF-8 string";
+    case USCOPE_ERR_DUPLICATE: return "name already defined";
+    case USCOPE_ERR_AMBIGUOUS: return "name is ambiguous";
     case USCOPE_DONE: return "done (no more items)";
     default: return "unknown status";
   }

@@ -39,8 +39,12 @@ inline bool op_fits_compact(uint16_t sid, uint64_t value) {
 enum class FrameFormat : uint8_t { V02 = 0, V01 = 1 };
 
 // Append the frame(s) for one cycle to out and return how many were written.
-// A cycle of more than 65,535 items (the u16 count of §8.6.6) becomes several
-// frames, the later ones with time delta 0, so nothing is ever dropped.
+// v0.2: call order; a cycle of more than 65,535 items (the u16 count of
+// §8.6.6) becomes several frames, the later ones with time delta 0, so
+// nothing is ever dropped. v0.1: the items may be those of several cycles at
+// one time; they are written ops first, then events, each in call order (the
+// order the reference reader yields: docs/compat.md), in as many frames as
+// the u16 op and event counts of §8.6.1 need.
 uint32_t encode_cycle(FrameFormat fmt, uint64_t time_delta, const CycleItems &items,
                       std::vector<uint8_t> &out);
 

@@ -131,6 +131,9 @@ inline constexpr uint16_t kCompactMaxStorage = 0xFF;
 inline constexpr uint64_t kCompactMaxValue = 0xFFFF;
 // The item count of a v0.2 frame is a u16 (§8.6.6).
 inline constexpr uint32_t kMaxItemsPerFrame = 0xFFFF;
+// A v0.1 frame counts its ops and its events in two u16s (§8.6.1).
+inline constexpr uint32_t kMaxV01OpsPerFrame = 0xFFFF;
+inline constexpr uint32_t kMaxV01EventsPerFrame = 0xFFFF;
 
 // COMPAT 2: compressed blobs carry a 4-byte little-endian uncompressed size.
 inline constexpr size_t kBlobSizePrefix = 4;

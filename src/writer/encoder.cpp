@@ -133,7 +133,13 @@ uint64_t Encoder::consume(uint64_t pos, uint64_t end) {
       case stream::kBegin:
         cycle_time_ = wire::get_u64(p + 8);
         in_cycle_ = true;
-        scratch_len_ = 0;
+        // v0.1: a cycle at the time of the open group joins it; another time
+        // closes the group first.
+        if (!(group_open_ && cycle_time_ == group_time_)) {
+          if (group_open_) emit_group();
+          scratch_len_ = 0;
+        }
+        cycle_start_ = scratch_len_;
         cycle_items_ = 0;
         cycle_compact_ = true;
         pos += stream::kBeginSize;
@@ -146,7 +152,7 @@ uint64_t Encoder::consume(uint64_t pos, uint64_t end) {
         break;
       case stream::kAbort:
         in_cycle_ = false;
-        scratch_len_ = 0;
+        scratch_len_ = cycle_start_;  // the group's earlier cycles stay
         pos += 1;
         break;
       case stream::kCkptBegin:
@@ -165,7 +171,7 @@ uint64_t Encoder::consume(uint64_t pos, uint64_t end) {
         break;
       }
       case stream::kFlush:  // uscope_writer_flush: cut the segment here
-        if (seg_frames_ > 0) flush_segment();
+        if (seg_frames_ > 0 || group_open_) flush_segment();
         pos += 1;
         break;
       case stream::kPad:
@@ -189,8 +195,8 @@ void Encoder::apply_checkpoint_override() {
 void Encoder::apply_cycle() {
   // Validated by the producer; applied only once the cycle is complete, so an
   // aborted cycle never touches the state.
-  const uint8_t *p = scratch_.data();
-  const uint8_t *end = p + scratch_len_;
+  const uint8_t *p = scratch_.data() + cycle_start_;
+  const uint8_t *end = scratch_.data() + scratch_len_;
   while (p < end) {
     if (p[0] == wire::TAG_WIDE_OP) {
       const uint16_t sid = wire::get_u16(p + 2), slot = wire::get_u16(p + 4),
@@ -228,27 +234,55 @@ void Encoder::end_cycle() {
     encode_checkpoint(states_, checkpoint_);
     checkpoint_pending_ = false;
   }
-  const CycleItems items{scratch_.data(), scratch_len_, cycle_items_, cycle_compact_};
-  const uint32_t frames =
-      encode_cycle(cfg_.format, cycle_time_ - last_frame_time_, items, deltas_);
+  if (cfg_.format == FrameFormat::V01) {
+    // docs/compat.md, "v0.1 frames": the reference reader sorts a segment's
+    // items by time, ops before events, so the cycles of one time are
+    // written together once the time moves on (emit_group).
+    if (!group_open_) {
+      group_open_ = true;
+      group_time_ = cycle_time_;
+      group_dt_ = cycle_time_ - last_frame_time_;
+      group_items_ = 0;
+      group_compact_ = true;
+    }
+    group_items_ += cycle_items_;
+    group_compact_ = group_compact_ && cycle_compact_;
+  } else {
+    const CycleItems items{scratch_.data(), scratch_len_, cycle_items_, cycle_compact_};
+    const uint32_t frames =
+        encode_cycle(cfg_.format, cycle_time_ - last_frame_time_, items, deltas_);
+    seg_frames_ += frames;
+    if (cycle_items_) seg_active_ += frames;
+    stats_.frames.fetch_add(frames, std::memory_order_relaxed);
+  }
   apply_cycle();
   tsum_.end_cycle(cycle_time_);
-  seg_frames_ += frames;
-  if (cycle_items_) seg_active_ += frames;
   last_frame_time_ = cycle_time_;
   seg_end_ = cycle_time_;  // COMPAT 10: inclusive time of the last frame
-  stats_.frames.fetch_add(frames, std::memory_order_relaxed);
   // COMPAT 10: a segment ends with the cycle whose time reaches the next
   // checkpoint time, which then becomes that time plus the interval.
   if (cycle_time_ >= next_checkpoint_) {
     flush_segment();
     next_checkpoint_ = wire::add_saturating(cycle_time_, cfg_.checkpoint_interval_ps);
-  } else if (deltas_.size() >= kMaxSegmentRaw) {
+  } else if (deltas_.size() + (group_open_ ? scratch_len_ : 0) >= kMaxSegmentRaw) {
     flush_segment();
   }
 }
 
+void Encoder::emit_group() {
+  const CycleItems items{scratch_.data(), scratch_len_, group_items_, group_compact_};
+  const uint32_t frames = encode_cycle(FrameFormat::V01, group_dt_, items, deltas_);
+  seg_frames_ += frames;
+  if (group_items_) seg_active_ += frames;
+  stats_.frames.fetch_add(frames, std::memory_order_relaxed);
+  group_open_ = false;
+  scratch_len_ = 0;
+  cycle_start_ = 0;
+}
+
 void Encoder::flush_segment() {
+  // Only between cycles: a group open here is complete.
+  if (group_open_) emit_group();
   if (deltas_.size() > UINT32_MAX - wire::kMaxLeb128)
     fail(USCOPE_ERR_LIMIT, "a single cycle produced %zu delta bytes; a segment holds at most 4 GiB",
          deltas_.size());
@@ -288,7 +322,7 @@ void Encoder::flush_segment() {
 }
 
 void Encoder::flush_open_segment() {
-  if (seg_frames_ > 0) flush_segment();
+  if (seg_frames_ > 0 || group_open_) flush_segment();
 }
 
 }  // namespace uscope

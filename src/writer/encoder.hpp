@@ -76,6 +76,7 @@ class Encoder {
   void end_cycle();
   void apply_cycle();
   void apply_checkpoint_override();
+  void emit_group();
   void flush_segment();
 
   stream::Ring &ring_;
@@ -87,13 +88,23 @@ class Encoder {
   TsumBuilder tsum_;
   std::vector<StorageState> states_;
 
-  // The cycle being received.
+  // The cycle being received: its items are scratch_[cycle_start_, scratch_len_).
   bool in_cycle_ = false;
   uint64_t cycle_time_ = 0;
   std::vector<uint8_t> scratch_;
   size_t scratch_len_ = 0;
+  size_t cycle_start_ = 0;
   uint32_t cycle_items_ = 0;
   bool cycle_compact_ = true;
+
+  // v0.1 only: the cycles of one timestamp in the open segment, scratch_[0,
+  // cycle_start_) and the cycle being received, written as one group (ops,
+  // then events: docs/compat.md) when the time moves on or the segment ends.
+  bool group_open_ = false;
+  uint64_t group_time_ = 0;
+  uint64_t group_dt_ = 0;
+  uint32_t group_items_ = 0;
+  bool group_compact_ = true;
 
   // A checkpoint override being received (uscope_checkpoint_storage).
   uint16_t ckpt_sid_ = 0;

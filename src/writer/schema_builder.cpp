@@ -1,5 +1,8 @@
 #include "writer/schema_builder.hpp"
 
+#include <string_view>
+#include <unordered_set>
+
 #include "format/error.hpp"
 #include "format/wire.hpp"
 
@@ -15,11 +18,40 @@ const char *need_name(const char *name, const char *what) {
 // Every add_* works on a copy of the pool and commits it only on success, so
 // a rejected call leaves no strings behind.
 
+std::string SchemaBuilder::name_key(uint16_t scope, const char *name) {
+  // Two fixed bytes of scope, then the name: no separator can be confused.
+  std::string k(2, '\0');
+  k[0] = static_cast<char>(scope & 0xFF);
+  k[1] = static_cast<char>(scope >> 8);
+  k += name;
+  return k;
+}
+
+std::string SchemaBuilder::scope_words(uint16_t scope) const {
+  if (scope == USCOPE_ROOT_SCOPE || scope >= schema_.scopes.size()) return "the root level";
+  const char *n = schema_.str(schema_.scopes[scope].name);
+  return "scope " + std::to_string(scope) + " \"" + (n ? n : "") + "\"";
+}
+
+void SchemaBuilder::check_unique(const NameIndex &index, uint16_t scope, const char *name,
+                                 const char *kind, const char *what) const {
+  const auto it = index.find(name_key(scope, name));
+  if (it == index.end()) return;
+  fail(USCOPE_ERR_DUPLICATE, "%s \"%s\": %s has a %s of that name already (%s %u); names are unique "
+       "within a scope so that a look-up by name finds one", what, name, scope_words(scope).c_str(), kind,
+       kind, it->second);
+}
+
 uint8_t SchemaBuilder::add_clock(const char *name, uint32_t period_ps) {
   need_name(name, "add_clock");
   // §4.1: num_clock_domains is a u8, and §4.4 reserves clock id 0xFF for "inherit".
   if (schema_.clocks.size() >= 0xFF)
     fail(USCOPE_ERR_LIMIT, "add_clock: at most 255 clock domains (spec §4.1)");
+  // Clocks are trace-wide (§4.9): one namespace.
+  const auto dup = clock_names_.find(name_key(0, name));
+  if (dup != clock_names_.end())
+    fail(USCOPE_ERR_DUPLICATE, "add_clock \"%s\": the schema has a clock of that name already (clock %u)",
+         name, dup->second);
   StringPool pool = schema_.pool;
   ClockDef c;
   c.name = pool.insert(name);
@@ -27,6 +59,7 @@ uint8_t SchemaBuilder::add_clock(const char *name, uint32_t period_ps) {
   c.period_ps = period_ps;
   schema_.pool = std::move(pool);
   schema_.clocks.push_back(c);
+  clock_names_.emplace(name_key(0, name), c.clock_id);
   return static_cast<uint8_t>(c.clock_id);
 }
 
@@ -43,6 +76,11 @@ uint16_t SchemaBuilder::add_scope(const char *name, uint16_t parent, const char 
   }
   if (clock_id != USCOPE_CLOCK_INHERIT && clock_id >= schema_.clocks.size())
     fail(USCOPE_ERR_SCHEMA, "add_scope \"%s\": clock %u does not exist", name, clock_id);
+  // Siblings only: a scope is named by its path ("core0.rob" in the reader's look-ups).
+  if (!schema_.scopes.empty() && scope_names_.count(name_key(parent, name)))
+    fail(USCOPE_ERR_DUPLICATE, "add_scope \"%s\": %s has a child scope of that name already (scope %u); "
+         "sibling scopes have distinct names", name, scope_words(parent).c_str(),
+         scope_names_.at(name_key(parent, name)));
   StringPool pool = schema_.pool;
   ScopeDef sc;
   sc.name = pool.insert(name);
@@ -52,6 +90,7 @@ uint16_t SchemaBuilder::add_scope(const char *name, uint16_t parent, const char 
   sc.clock_id = clock_id;
   schema_.pool = std::move(pool);
   schema_.scopes.push_back(sc);
+  scope_names_.emplace(name_key(parent, name), sc.scope_id);
   return sc.scope_id;
 }
 
@@ -64,8 +103,14 @@ uint8_t SchemaBuilder::add_enum(const char *name, const char *const *values, uin
   StringPool pool = schema_.pool;
   EnumDef e;
   e.name = pool.insert(name);
+  // Enum names may repeat (no scope, fields refer by id: docs/compat.md);
+  // a value name that means two numbers may not.
+  std::unordered_set<std::string_view> seen;
   for (uint16_t i = 0; i < count; ++i) {
     if (!values[i]) fail(USCOPE_ERR_INVALID_ARGUMENT, "add_enum \"%s\": value %u is NULL", name, i);
+    if (!seen.insert(values[i]).second)
+      fail(USCOPE_ERR_DUPLICATE, "add_enum \"%s\": value %u \"%s\" repeats an earlier value's name", name, i,
+           values[i]);
     e.values.push_back({static_cast<uint8_t>(i), pool.insert(values[i])});
   }
   schema_.pool = std::move(pool);
@@ -82,8 +127,12 @@ std::vector<FieldDef> SchemaBuilder::make_fields(const uscope_field_t *f, uint16
                                                  StringPool &pool, const char *what) const {
   if (n && !f) fail(USCOPE_ERR_INVALID_ARGUMENT, "%s: field array is NULL", what);
   std::vector<FieldDef> out;
+  std::unordered_set<std::string_view> seen;
   for (uint16_t i = 0; i < n; ++i) {
     if (!f[i].name) fail(USCOPE_ERR_INVALID_ARGUMENT, "%s: field %u has no name", what, i);
+    if (!seen.insert(f[i].name).second)
+      fail(USCOPE_ERR_DUPLICATE, "%s: %s %u \"%s\" repeats an earlier %s's name", what,
+           props ? "property" : "field", i, f[i].name, props ? "property" : "field");
     if (wire::field_type_size(f[i].type) == 0)
       fail(USCOPE_ERR_SCHEMA, "%s: field \"%s\" has unknown type 0x%02x (spec §4.2)", what,
            f[i].name, f[i].type);
@@ -115,6 +164,7 @@ uint16_t SchemaBuilder::add_storage(const char *name, uint16_t scope_id, uint16_
   if (num_slots == 0) fail(USCOPE_ERR_SCHEMA, "add_storage \"%s\": num_slots must be >= 1", name);
   if (flags & ~(wire::SF_SPARSE | wire::SF_BUFFER))
     fail(USCOPE_ERR_SCHEMA, "add_storage \"%s\": unknown flag bits 0x%04x (spec §4.6.1)", name, flags);
+  check_unique(storage_names_, scope_id, name, "storage", "add_storage");
   StringPool pool = schema_.pool;
   StorageDef st;
   st.name = pool.insert(name);
@@ -126,6 +176,7 @@ uint16_t SchemaBuilder::add_storage(const char *name, uint16_t scope_id, uint16_
   st.props = make_fields(props, num_props, true, pool, "add_storage (property)");
   schema_.pool = std::move(pool);
   schema_.storages.push_back(std::move(st));
+  storage_names_.emplace(name_key(scope_id, name), schema_.storages.back().storage_id);
   return schema_.storages.back().storage_id;
 }
 
@@ -135,6 +186,7 @@ uint16_t SchemaBuilder::add_event(const char *name, uint16_t scope_id, const usc
   if (schema_.events.size() >= 0xFFFF)
     fail(USCOPE_ERR_LIMIT, "add_event: at most 65,535 event types (spec §4.1)");
   check_scope_ref(scope_id, "add_event");
+  check_unique(event_names_, scope_id, name, "event type", "add_event");
   StringPool pool = schema_.pool;
   EventDef ev;
   ev.name = pool.insert(name);
@@ -143,6 +195,7 @@ uint16_t SchemaBuilder::add_event(const char *name, uint16_t scope_id, const usc
   ev.fields = make_fields(fields, num_fields, false, pool, "add_event");
   schema_.pool = std::move(pool);
   schema_.events.push_back(std::move(ev));
+  event_names_.emplace(name_key(scope_id, name), schema_.events.back().event_type_id);
   return schema_.events.back().event_type_id;
 }
 
@@ -153,6 +206,7 @@ uint16_t SchemaBuilder::add_summary_field(const char *name, uint8_t type, uint16
   if (wire::field_type_size(type) == 0)
     fail(USCOPE_ERR_SCHEMA, "add_summary_field \"%s\": unknown type 0x%02x", name, type);
   check_scope_ref(scope_id, "add_summary_field");
+  check_unique(summary_names_, scope_id, name, "summary field", "add_summary_field");
   StringPool pool = schema_.pool;
   SummaryFieldDef sf;
   sf.name = pool.insert(name);
@@ -160,7 +214,9 @@ uint16_t SchemaBuilder::add_summary_field(const char *name, uint8_t type, uint16
   sf.scope_id = scope_id;
   schema_.pool = std::move(pool);
   schema_.summary_fields.push_back(sf);
-  return static_cast<uint16_t>(schema_.summary_fields.size() - 1);
+  const auto id = static_cast<uint16_t>(schema_.summary_fields.size() - 1);
+  summary_names_.emplace(name_key(scope_id, name), id);
+  return id;
 }
 
 const std::string *SchemaBuilder::find_dut_property(const char *key) const {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "format/schema_codec.hpp"
@@ -42,11 +43,22 @@ class SchemaBuilder {
   const Schema &schema() const { return schema_; }
 
  private:
+  // Names a look-up by name must find once (uscope.h, uscope_schema_new;
+  // docs/compat.md): per kind, the key is the owning scope (or parent) and
+  // the name, the value the id already holding it.
+  using NameIndex = std::unordered_map<std::string, uint16_t>;
+  static std::string name_key(uint16_t scope, const char *name);
+  // Throws Error(DUPLICATE) naming the scope when `name` is in `index` under
+  // `scope`; `kind` ("storage") and `what` (the call) word the message.
+  void check_unique(const NameIndex &index, uint16_t scope, const char *name, const char *kind,
+                    const char *what) const;
+  std::string scope_words(uint16_t scope) const;
   void check_scope_ref(uint16_t scope_id, const char *what) const;
   std::vector<FieldDef> make_fields(const uscope_field_t *f, uint16_t n, bool props,
                                     StringPool &pool, const char *what) const;
   Schema schema_;
   std::vector<DutEntry> dut_;
+  NameIndex clock_names_, scope_names_, storage_names_, event_names_, summary_names_;
 };
 
 }  // namespace uscope

@@ -70,10 +70,18 @@ void check_trace(const std::string &path, const std::string &mode) {
   const char *v = nullptr;
   EXPECT(uscope_reader_dut_lookup(r, "dut_name", &v) == USCOPE_OK && std::strcmp(v, "demo_core") == 0);
   uint16_t rob = 0, regs = 0, ev_stage = 0, ev_done = 0;
-  EXPECT(uscope_reader_find_storage(r, "rob", &rob) == USCOPE_OK && rob == 0);
+  // Scope-qualified: the SV-declared schema has the cpu protocol's scope
+  // "cpu0" beside "core0", with its own "rob" buffer and "stage_transition".
+  EXPECT(uscope_reader_find_storage(r, "core0.rob", &rob) == USCOPE_OK && rob == 0);
   EXPECT(uscope_reader_find_storage(r, "regs", &regs) == USCOPE_OK && regs == 1);
-  EXPECT(uscope_reader_find_event(r, "stage_transition", &ev_stage) == USCOPE_OK);
+  EXPECT(uscope_reader_find_event(r, "core0.stage_transition", &ev_stage) == USCOPE_OK);
   EXPECT(uscope_reader_find_event(r, "npu_done", &ev_done) == USCOPE_OK);
+  if (mode != "json") {  // a plain name two scopes share is reported, never resolved to the first
+    uint16_t any = 0;
+    EXPECT(uscope_reader_find_storage(r, "rob", &any) == USCOPE_ERR_AMBIGUOUS);
+    EXPECT(uscope_reader_find_event(r, "stage_transition", &any) == USCOPE_ERR_AMBIGUOUS);
+    EXPECT(uscope_reader_find_storage(r, "cpu0.rob", &any) == USCOPE_OK && any != rob);
+  }
 
   const uint64_t last = (kCycles - 1) * 1000;
   for (uint64_t k = kCycles - 16; k < kCycles; ++k) {  // the last write of each rob slot

@@ -321,32 +321,43 @@ TEST(FrameSplit, SeventyThousandItemsSplitWithSecondDeltaZero) {
   }
 }
 
-TEST(FrameSplit, V01SplitKeepsEveryItem) {
+// v0.1 (docs/compat.md): a frame counts its ops and its events in two u16s
+// (§8.6.1), and the items of one time are written ops first, then events -
+// the order the reference reader yields - so frames split on the ops and
+// only the last ops frame and those after it carry events.
+// n items of many_items, in the order a v0.1 encoding must yield them.
+void expect_v01_order(uint32_t n, const std::vector<Rec> &got) {
+  ASSERT_EQ(got.size(), n);
+  size_t k = 0;
+  for (int events = 0; events < 2; ++events)
+    for (uint32_t i = 0; i < n; ++i) {
+      if ((i % 7 == 3) != (events == 1)) continue;
+      const Rec &r = got[k++];
+      ASSERT_EQ(r.is_event, events == 1) << "item " << k - 1;
+      if (events) EXPECT_EQ(r.payload[0], static_cast<uint8_t>(i)) << "item " << k - 1;
+      else EXPECT_EQ(r.op.slot, static_cast<uint16_t>(i)) << "item " << k - 1;
+    }
+}
+
+TEST(FrameSplit, V01OpsAndEventsEachUpTo65535InOneFrame) {
+  // 70,000 items: 60,000 ops and 10,000 events fit one v0.1 frame.
   const Items it = many_items(70000, false);
+  const auto b = encode(FrameFormat::V01, 5, it, 1);
+  const Recorder r = decode(b, 0, false, true);
+  EXPECT_EQ(r.frames, (std::vector<uint64_t>{5}));
+  expect_v01_order(70000, r.items);
+}
+
+TEST(FrameSplit, V01SplitPutsEveryOpBeforeAnyEvent) {
+  // 80,000 items: 68,571 ops (more than one frame holds) and 11,429 events.
+  const Items it = many_items(80000, false);
   const auto b = encode(FrameFormat::V01, 5, it, 2);
   const Recorder r = decode(b, 0, false, true);
   EXPECT_EQ(r.frames, (std::vector<uint64_t>{5, 5}));
-  // v0.1 reorders within each frame (ops, then events), so compare per frame.
-  size_t ops = 0, events = 0;
-  for (const auto &rec : r.items) (rec.is_event ? events : ops)++;
-  size_t in_ops = 0, in_events = 0;
-  for (uint32_t i = 0; i < 70000; ++i) (i % 7 == 3 ? in_events : in_ops)++;
-  EXPECT_EQ(ops, in_ops);
-  EXPECT_EQ(events, in_events);
-  // The first frame holds the first 65,535 items: ops first, then its events.
-  size_t k = 0;
-  for (uint32_t i = 0; i < 65535; ++i)
-    if (i % 7 != 3) {
-      ASSERT_FALSE(r.items[k].is_event) << k;
-      EXPECT_EQ(r.items[k].op.slot, static_cast<uint16_t>(i));
-      ++k;
-    }
-  for (uint32_t i = 0; i < 65535; ++i)
-    if (i % 7 == 3) {
-      ASSERT_TRUE(r.items[k].is_event) << k;
-      EXPECT_EQ(r.items[k].payload[0], static_cast<uint8_t>(i));
-      ++k;
-    }
+  // The first frame: 65,535 ops and no event; the second: the other ops, then every event.
+  EXPECT_EQ(w::get_u16(b.data() + 1 + 2), 65535u);
+  EXPECT_EQ(w::get_u16(b.data() + 1 + 4), 0u);
+  expect_v01_order(80000, r.items);
 }
 
 // ── v0.1 (§8.6.1-§8.6.4) ──

@@ -735,19 +735,24 @@ std::string describe(const Item &w, uint64_t t) {
 }
 
 // Every segment's items (uscope_reader_segment_items) against the model.
-// The writer records every completed cycle as exactly one frame (a cycle
-// is split only above 65,535 items; these have at most 8), empty cycles
-// included, and puts each frame in exactly one segment (COMPAT 10: a
-// segment ends with the cycle that reaches the next checkpoint time, or at a
-// flush; the next one starts at that same time, segment 0 at time 0). So the
-// segments, in order, take the cycles in order, num_frames at a time: segment
-// i holds cycles [c_i, c_i + num_frames), its items are exactly theirs in
-// order with their times, and the concatenation of all segments is the whole
-// call sequence. This pins both where items go and what they say.
+// Segments take the cycles in order and each cycle lies in exactly one
+// (COMPAT 10: a segment ends with the cycle that reaches the next checkpoint
+// time, which becomes that time plus the interval, or at a flush; the next
+// one starts at that same time, segment 0 at time 0), so the model knows
+// which cycles each segment holds. Within a segment:
+//  - v0.2: one frame per cycle (a cycle is split only above 65,535 items;
+//    these have at most 8), empty cycles included, items in call order;
+//  - v0.1 (docs/compat.md): one frame per run of cycles at one time, holding
+//    the run's ops, then its events, each in call order - the order the
+//    reference reader yields.
+// The concatenation of all segments is the whole call sequence. This pins
+// both where items go and what they say.
 void check_segment_items(const Trace &t, const Variant &v, uscope_reader_t *r,
                          const std::vector<uscope_segment_info_t> &segs, size_t *items_seen) {
   size_t ci = 0;  // the first cycle of the current segment
-  std::vector<const Item *> want;
+  uint64_t next_checkpoint = t.interval;
+  std::vector<const Item *> want, part;
+  std::vector<uint64_t> want_time;
   for (uint32_t i = 0; i < segs.size(); ++i) {
     const uscope_segment_info_t &sg = segs[i];
     // Built only on a failure: there are thousands of segments per case.
@@ -757,42 +762,66 @@ void check_segment_items(const Trace &t, const Variant &v, uscope_reader_t *r,
              std::to_string(ci) + ": ";
     };
     ASSERT_EQ(sg.time_start_ps, i == 0 ? 0 : segs[i - 1].time_end_ps) << where();
-    ASSERT_GE(sg.num_frames, 1u) << where() << "an empty segment";
-    ASSERT_LE(ci + sg.num_frames, t.cycles.size()) << where() << "more frames than cycles";
-    const size_t cend = ci + sg.num_frames;
+    ASSERT_LT(ci, t.cycles.size()) << where() << "more segments than the cycles fill";
+    // The cycles of this segment: up to the one that cuts it.
+    size_t cend = ci;
+    for (;;) {
+      const Cycle &c = t.cycles[cend++];
+      if (c.time >= next_checkpoint) {
+        next_checkpoint = c.time + t.interval;
+        break;
+      }
+      if (c.flush_after || cend == t.cycles.size()) break;
+    }
     ASSERT_GE(t.cycles[ci].time, sg.time_start_ps) << where();
     ASSERT_EQ(t.cycles[cend - 1].time, sg.time_end_ps) << where() << "time_end_ps is the time of the last frame";
-    uint32_t active = 0;
-    for (size_t c = ci; c < cend; ++c) {
-      frame_items(t.cycles[c], v.frames, &want);
-      active += !want.empty();
+    want.clear();
+    want_time.clear();
+    uint32_t frames = 0, active = 0;
+    for (size_t c = ci; c < cend;) {
+      size_t run = c + 1;  // v0.1: the run of cycles at this time is one frame
+      if (v.frames == USCOPE_FRAMES_V01)
+        while (run < cend && t.cycles[run].time == t.cycles[c].time) ++run;
+      const size_t before = want.size();
+      // v0.2: one pass, call order. v0.1: the run's ops, then its events.
+      const int passes = v.frames == USCOPE_FRAMES_V01 ? 2 : 1;
+      for (int pass = 0; pass < passes; ++pass)
+        for (size_t k = c; k < run; ++k) {
+          frame_items(t.cycles[k], v.frames, &part);
+          for (const Item *it : part)
+            if (passes == 1 || (it->kind == Kind::Event) == (pass == 1)) {
+              want.push_back(it);
+              want_time.push_back(t.cycles[k].time);
+            }
+        }
+      ++frames;
+      active += want.size() != before;
+      c = run;
     }
+    EXPECT_EQ(sg.num_frames, frames) << where();
     EXPECT_EQ(sg.num_frames_active, active) << where();
 
     uscope_item_iter_t *raw = nullptr;
     ASSERT_OK(uscope_reader_segment_items(r, i, &raw), r) << where();
     const ItemIterPtr it(raw);
-    for (const size_t c0 = ci; ci < cend; ++ci) {
-      const Cycle &c = t.cycles[ci];
-      frame_items(c, v.frames, &want);
-      for (size_t k = 0; k < want.size(); ++k) {
-        uscope_item_t g{};
-        const uscope_status_t st = uscope_item_iter_next(it.get(), &g);
-        ASSERT_NE(st, USCOPE_DONE) << where() << "the items end before item " << k << " of cycle " << ci
-                                   << ", " << describe(*want[k], c.time);
-        ASSERT_OK(st, r) << where();
-        ++*items_seen;
-        ASSERT_TRUE(same_item(g, *want[k], c.time))
-            << where() << "item " << k << " of cycle " << ci << " (" << ci - c0 << " in the segment)\n    got "
-            << describe(g) << "\n  model " << describe(*want[k], c.time);
-      }
+    for (size_t k = 0; k < want.size(); ++k) {
+      uscope_item_t g{};
+      const uscope_status_t st = uscope_item_iter_next(it.get(), &g);
+      ASSERT_NE(st, USCOPE_DONE) << where() << "the items end before item " << k << " of the segment, "
+                                 << describe(*want[k], want_time[k]);
+      ASSERT_OK(st, r) << where();
+      ++*items_seen;
+      ASSERT_TRUE(same_item(g, *want[k], want_time[k]))
+          << where() << "item " << k << " of the segment\n    got " << describe(g) << "\n  model "
+          << describe(*want[k], want_time[k]);
     }
     uscope_item_t extra{};
     const uscope_status_t st = uscope_item_iter_next(it.get(), &extra);
     ASSERT_EQ(st, USCOPE_DONE) << where() << "items after the last cycle of the segment: "
                                << (st == USCOPE_OK ? describe(extra) : why(r));
+    ci = cend;
   }
-  ASSERT_EQ(ci, t.cycles.size()) << "the segments hold fewer frames than there were cycles";
+  ASSERT_EQ(ci, t.cycles.size()) << "the segments hold fewer cycles than there were";
 }
 
 // Query times: 0 and 1, every segment boundary and its neighbours, exact

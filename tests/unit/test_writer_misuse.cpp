@@ -958,7 +958,10 @@ TEST(WriterMisuse, OpenWithCheckpointOver4GiBIsLimit) {
   ASSERT_EQ(uscope_schema_add_clock(s, "clk", 1000, &clk), USCOPE_OK);
   ASSERT_EQ(uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, nullptr, clk, &scope), USCOPE_OK);
   // 65,535 slots of 8,193 U64 fields: 4,295,426,040 bytes of slot data.
-  std::vector<uscope_field_t> f(8193, uscope_field_t{"f", USCOPE_FT_U64, 0, 0, 0});
+  // Distinct field names (the builder refuses a repeat: USCOPE_ERR_DUPLICATE); 45 KB of the pool.
+  std::vector<std::string> names(8193);
+  std::vector<uscope_field_t> f(8193, uscope_field_t{"", USCOPE_FT_U64, 0, 0, 0});
+  for (size_t i = 0; i < f.size(); ++i) f[i].name = (names[i] = "f" + std::to_string(i)).c_str();
   ASSERT_EQ(uscope_schema_add_storage(s, "huge", scope, 65535, 0, f.data(), 8193, nullptr, 0, &sid),
             USCOPE_OK);
   TempDir dir;

@@ -249,10 +249,46 @@ struct Expected {
   std::vector<uint32_t> frames_per_cycle;
 };
 
-// v0.2 keeps call order; v0.1 puts each frame's ops before its events. A
-// cycle of more than 65,535 items becomes several frames at the same time.
-Expected expected_of(const Workload &w, bool v01) {
+// v0.2 keeps call order, one frame per cycle; a cycle of more than 65,535
+// items becomes several frames at the same time.
+// v0.1 (docs/compat.md): the cycles of one time in one segment are one group,
+// written ops first, then events, each in call order - the order the
+// reference reader yields - in one frame, or more when the ops or the events
+// pass 65,535 (ops frames first). Segments are cut as the encoder cuts them
+// (COMPAT 10: after the cycle whose time reaches the next checkpoint time), so
+// the model needs the interval. frames_per_cycle gives a group's frames to
+// its first cycle and 0 to the others.
+Expected expected_of(const Workload &w, bool v01, uint64_t interval_ps = 10'000'000) {
   Expected e;
+  if (v01) {
+    uint64_t next = interval_ps;
+    for (size_t i = 0; i < w.size();) {
+      std::vector<const Call *> ops, evs;
+      size_t j = i;
+      for (;;) {
+        for (const Call &c : w[j].calls) (c.kind == Call::Event ? evs : ops).push_back(&c);
+        const uint64_t t = w[j++].time;
+        const bool cut = t >= next;
+        if (cut) next = t + interval_ps;
+        if (cut || j == w.size() || w[j].time != w[i].time) break;
+      }
+      const uint64_t t = w[i].time;
+      size_t ops_left = ops.size(), evs_left = evs.size();
+      uint32_t frames = 0;
+      do {
+        ops_left -= std::min<size_t>(ops_left, 65'535);
+        if (ops_left == 0) evs_left -= std::min<size_t>(evs_left, 65'535);
+        e.frames.push_back(t);
+        ++frames;
+      } while (ops_left || evs_left);
+      for (const Call *c : ops) e.items.push_back({t, c});
+      for (const Call *c : evs) e.items.push_back({t, c});
+      e.frames_per_cycle.push_back(frames);
+      for (size_t k = i + 1; k < j; ++k) e.frames_per_cycle.push_back(0);
+      i = j;
+    }
+    return e;
+  }
   for (const Cycle &c : w) {
     const size_t n = c.calls.size();
     uint32_t frames = 0;
@@ -261,14 +297,7 @@ Expected expected_of(const Workload &w, bool v01) {
       const size_t end = std::min(n, at + 65'535);
       e.frames.push_back(c.time);
       ++frames;
-      if (v01) {
-        for (size_t i = at; i < end; ++i)
-          if (c.calls[i].kind != Call::Event) e.items.push_back({c.time, &c.calls[i]});
-        for (size_t i = at; i < end; ++i)
-          if (c.calls[i].kind == Call::Event) e.items.push_back({c.time, &c.calls[i]});
-      } else {
-        for (size_t i = at; i < end; ++i) e.items.push_back({c.time, &c.calls[i]});
-      }
+      for (size_t i = at; i < end; ++i) e.items.push_back({c.time, &c.calls[i]});
       at = end;
     } while (at < n);
     e.frames_per_cycle.push_back(frames);
@@ -580,7 +609,7 @@ TEST(WriterRoundtrip, EveryOptionDecodesToTheSameItems) {
     EXPECT_EQ(t.header.version_major, 0);
     EXPECT_EQ(t.header.version_minor, 3);
     EXPECT_GT(t.segments.size(), 20u);
-    const Expected e = expected_of(w, c.frames == USCOPE_FRAMES_V01);
+    const Expected e = expected_of(w, c.frames == USCOPE_FRAMES_V01, o.checkpoint_interval_ps);
     ASSERT_NO_FATAL_FAILURE(expect_content(t, e));
     ASSERT_NO_FATAL_FAILURE(expect_checkpoints(t, e, snaps, true));
     // Same content whatever the options: the conformance digest agrees too
@@ -730,7 +759,7 @@ TEST(WriterRoundtrip, CheckpointsHoldTheStateAtSegmentStart) {
     ASSERT_EQ(write_trace(path, d, w, &o), USCOPE_OK);
     const TraceFile t = uscope::test::read_trace_file(path);
     EXPECT_GT(t.segments.size(), 100u);
-    const Expected e = expected_of(w, frames == USCOPE_FRAMES_V01);
+    const Expected e = expected_of(w, frames == USCOPE_FRAMES_V01, o.checkpoint_interval_ps);
     const std::vector<Model> snaps = snapshots_of(d, w);
     // The first checkpoint is the empty state; the counter's ADDs are not
     // double-counted (the reference Rust writer's bug, COMPAT 9).
@@ -826,7 +855,11 @@ std::vector<std::vector<uint8_t>> op_forms(const std::vector<uint8_t> &b, bool v
 
 TEST(WriterRoundtrip, StorageIdsAbove255ForceWideFrames) {
   SchemaDesc d;
-  for (int i = 0; i < 300; ++i) d.storages.push_back({"s", 1, 0, {{"v", USCOPE_FT_U32, 0, 0, 0}}, {}});
+  // Distinct names: the builder refuses a repeated one (USCOPE_ERR_DUPLICATE).
+  static std::vector<std::string> names;
+  for (int i = static_cast<int>(names.size()); i < 300; ++i) names.push_back("s" + std::to_string(i));
+  for (int i = 0; i < 300; ++i)
+    d.storages.push_back({names[i].c_str(), 1, 0, {{"v", USCOPE_FT_U32, 0, 0, 0}}, {}});
   const Workload w = {
       {1000, {set(299, 0, 0, 5)}},                       // id > 255: wide
       {2000, {set(3, 0, 0, 5), set(255, 0, 0, 65'535)}},  // all fit: compact
