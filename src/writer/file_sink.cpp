@@ -88,8 +88,7 @@ void FileSink::open(const std::string &path, Durability d) {
   struct stat st {};
   const bool exists = ::stat(target_.c_str(), &st) == 0;
   if (exists && !S_ISREG(st.st_mode))
-    fail(USCOPE_ERR_IO, "cannot write a trace to %s: it is %s, not a regular file", path.c_str(),
-         file_kind(st.st_mode));
+    fail(USCOPE_ERR_IO, "cannot create %s: it is %s, not a regular file", path.c_str(), file_kind(st.st_mode));
   const std::string prefix = dir_of(target_) + "/." + base_of(target_) + ".";
   for (int attempt = 0; fd_ < 0; ++attempt) {
     const std::string name = prefix + temp_suffix();
@@ -97,8 +96,8 @@ void FileSink::open(const std::string &path, Durability d) {
     if (fd_ >= 0) {
       temp_ = name;
     } else if (errno != EEXIST || attempt == 100) {
-      fail(USCOPE_ERR_IO, "cannot create %s (temporary file %s beside it): %s", path.c_str(), name.c_str(),
-           std::strerror(errno));
+      fail(USCOPE_ERR_IO, "cannot create %s: %s (creating its temporary file %s)", path.c_str(),
+           std::strerror(errno), name.c_str());
     }
   }
   // A re-run keeps the permissions of the file it replaces (O_TRUNC did).
