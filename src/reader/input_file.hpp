@@ -22,8 +22,9 @@
 namespace uscope {
 
 // What a file's first bytes look like, for "expected X, found Y" messages:
-// "a µScope trace", "a pccx container", "JSON text", "text", "binary data
-// (first bytes 1f 8b 08 00)", "an empty file".
+// "a µScope trace (magic "uSCP")", "a pccx container (magic "PCCX")", "JSON
+// text", "text", "binary data (first bytes 1f 8b 08 00)", "an empty file
+// (0 bytes)".
 std::string describe_content(const uint8_t *data, size_t n);
 
 // The kind of a non-regular file for messages: "a directory", "a FIFO", ...
