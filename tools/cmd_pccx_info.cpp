@@ -1,11 +1,13 @@
 // `uscope info FILE [--json]` for pccx-lab .pccx files: container version, the
 // JSON header's fields, the payload encoding, events per type, total cycles
 // and the checksum status. Built on the public pccx C API only.
+#include <fcntl.h>
 #include <pccx/pccx.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cinttypes>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <string>
 
@@ -14,9 +16,17 @@
 namespace uscope_cli {
 
 bool is_pccx_file(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
+  // Non-blocking, and regular files only: reading a FIFO's first bytes would
+  // wait forever. Anything else goes to the µScope reader, whose error names
+  // what the path is.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct stat st {};
   char m[4] = {};
-  return f.read(m, 4) && m[0] == 'P' && m[1] == 'C' && m[2] == 'C' && m[3] == 'X';
+  const bool pccx = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::pread(fd, m, 4, 0) == 4 &&
+                    m[0] == 'P' && m[1] == 'C' && m[2] == 'C' && m[3] == 'X';
+  ::close(fd);
+  return pccx;
 }
 
 namespace {
@@ -31,7 +41,7 @@ const char *checksum_word(uint32_t s) {
 
 void cmd_pccx_info(const std::string &path, bool json) {
   pccx_reader_t *r = nullptr;
-  check(pccx_reader_open(&r, path.c_str(), 0), path.c_str());
+  check(pccx_reader_open(&r, path.c_str(), 0), "info");  // the message names the file
   pccx_header_t h{};
   h.struct_size = sizeof h;
   check(pccx_reader_header(r, &h), "header");

@@ -130,17 +130,24 @@ typedef struct pccx_event_s {
 typedef struct pccx_reader pccx_reader_t;
 
 /**
- * Open and fully validate path (memory-mapped). On success *out owns a reader.
- * flags: PCCX_OPEN_*. Errors: INVALID_ARGUMENT, IO (cannot open/map),
- * BAD_MAGIC, UNSUPPORTED_VERSION (major != 1), TRUNCATED (file ends inside the
+ * Open and fully validate path. The file is read into memory the reader owns
+ * (pread, not mapped), so a file truncated while it is read is TRUNCATED
+ * ("PATH shrank under the reader: ..."), never a SIGBUS. On success *out owns
+ * a reader. flags: PCCX_OPEN_*. Errors (every message names the path):
+ * INVALID_ARGUMENT, IO (cannot open or read; not a regular file: "PATH is a
+ * FIFO, not a pccx container (a regular file)", never a hang), BAD_MAGIC
+ * (says what the file looks like: "found a µScope trace", JSON text, text, an
+ * empty file), UNSUPPORTED_VERSION (major != 1), TRUNCATED (file ends inside the
  * fixed header, the JSON header or the payload, or a payload ends inside a
  * structure), BAD_HEADER (JSON invalid, a required field missing or of the
  * wrong type; the message names the JSON path, e.g. "payload.byte_length"),
  * CHECKSUM (mismatch with PCCX_OPEN_STRICT_CHECKSUM), CORRUPT (payload
  * inconsistent: trailing bytes, bad option tag, bad PCC2 trailer), BAD_UTF8
  * (a string is not valid UTF-8), LIMIT (a header over 64 MiB), NO_MEMORY.
- * Memory is bounded by the file size: declared counts and lengths are checked
- * against the bytes actually present before anything is allocated.
+ * Memory is bounded by the file size (the file's bytes, kept for
+ * pccx_reader_payload(), plus the decoded events): declared counts and
+ * lengths are checked against the bytes actually present before anything is
+ * allocated.
  */
 USCOPE_API uscope_status_t pccx_reader_open(pccx_reader_t **out, const char *path, uint32_t flags);
 

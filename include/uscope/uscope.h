@@ -334,8 +334,17 @@ USCOPE_API void uscope_writer_options_init(uscope_writer_options_t *opts);
 typedef struct uscope_writer uscope_writer_t;
 
 /**
- * Create (truncate) path and write the file header and preamble (DUT
- * descriptor, schema, trace config). On success *out owns a writer that must
+ * Create path and write the file header and preamble (DUT descriptor,
+ * schema, trace config). They are written to a temporary file beside path
+ * (".NAME.XXXXXX", same directory, O_EXCL) that is renamed onto path once
+ * they are complete: path is never truncated in place. A reader that has the
+ * previous file open keeps reading it unchanged (a new inode); a kill or a
+ * write error during open leaves path absent or the previous file (a failed
+ * open removes its temporary; a SIGKILL inside this call can leave it). A
+ * symbolic link is followed and its target replaced, so the link keeps
+ * working. An existing path that is not a regular file (directory, FIFO,
+ * device) is refused with IO. The directory must be writable. See
+ * docs/writer.md. On success *out owns a writer that must
  * be closed with uscope_writer_close(). The schema is copied; the caller keeps
  * ownership of schema, props and options. opts may be NULL for defaults. The
  * DUT descriptor holds the schema's properties (uscope_schema_add_dut_property)
@@ -346,7 +355,8 @@ typedef struct uscope_writer uscope_writer_t;
  *
  * Errors: INVALID_ARGUMENT (NULL path/schema/out, bad option, a props[] key
  * the schema sets already), SCHEMA (no clock, no scope), LIMIT (string pool over 65,535 bytes, checkpoint over
- * 4 GiB), IO (cannot create or write the file), NO_MEMORY.
+ * 4 GiB), IO (cannot create, write or rename the file; path is not a
+ * regular file), NO_MEMORY.
  */
 USCOPE_API uscope_status_t uscope_writer_open(uscope_writer_t **out, const char *path,
                                               const uscope_schema_t *schema,
@@ -548,10 +558,17 @@ USCOPE_API uscope_status_t uscope_writer_stats(const uscope_writer_t *writer,
 /* ── Reader ───────────────────────────────────────────────────────────── */
 
 /*
- * Reading a trace. A reader memory-maps the file and checks every offset and
- * length against the file size before use, so corrupt, truncated or hostile
- * files give an error (CORRUPT, TRUNCATED, BAD_MAGIC, UNSUPPORTED_VERSION,
- * UNKNOWN_COMPRESSION) and never a crash. It reads finalized files (section
+ * Reading a trace. A reader reads the file with pread() into buffers it
+ * owns (it does not map it) and checks every offset and length against the
+ * file size before use, so corrupt, truncated or hostile files give an error
+ * (CORRUPT, TRUNCATED, BAD_MAGIC, UNSUPPORTED_VERSION, UNKNOWN_COMPRESSION)
+ * and never a crash. A file that shrinks while a reader has it open (a
+ * re-run by a tool that truncates in place) makes the calls that need the
+ * missing bytes return TRUNCATED, "PATH shrank under the reader: segment I
+ * at offset O needs N bytes, the file now has M" (or CORRUPT if other bytes
+ * took their place), never a SIGBUS; the reader stays usable. Memory: about
+ * one segment (its checkpoint and compressed deltas, and its raw deltas) is
+ * held at a time, whatever the file size. It reads finalized files (section
  * table, binary search of the segment table) and unfinished or crashed ones
  * (tail_offset and the prev_segment_offset chain), v0.1 and v0.2 frames, and
  * LZ4, ZSTD or uncompressed deltas.
@@ -563,7 +580,15 @@ USCOPE_API uscope_status_t uscope_writer_stats(const uscope_writer_t *writer,
  */
 typedef struct uscope_reader uscope_reader_t;
 
-/** Open path. *out must be released with uscope_reader_close(). */
+/**
+ * Open path. *out must be released with uscope_reader_close(). Only a regular
+ * file is opened: a FIFO (opened non-blocking, so this never hangs), a
+ * directory or a device is IO ("PATH is a FIFO, not a µScope trace (a regular
+ * file)"). A file that is not a trace is BAD_MAGIC and says what it looks
+ * like ("expected a µScope trace (magic "uSCP", spec §2), found a pccx
+ * container"; or JSON text, text, binary data); an empty file is TRUNCATED
+ * ("found an empty file (0 bytes)"). Every message names the path.
+ */
 USCOPE_API uscope_status_t uscope_reader_open(uscope_reader_t **out, const char *path);
 /** Release a reader (NULL is a no-op). States and iterators from it must be freed first. */
 USCOPE_API void uscope_reader_close(uscope_reader_t *reader);

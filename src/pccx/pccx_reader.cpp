@@ -80,10 +80,21 @@ bool parse_checksum(element e, uint64_t &out) {
 }  // namespace
 
 void Reader::open_file(const std::string &path, uint32_t flags) {
-  map_.open(path);
-  data_ = map_.data();
-  size_ = map_.size();
-  parse(flags);
+  try {
+    InputFile f;
+    f.open(path, "a pccx container");
+    if (f.size() > SIZE_MAX / 2) fail(USCOPE_ERR_NO_MEMORY, "%s: %llu bytes do not fit in memory", path.c_str(),
+                                     static_cast<unsigned long long>(f.size()));
+    copy_.resize(static_cast<size_t>(f.size()));
+    f.read(0, copy_.data(), copy_.size(), "the file");
+    data_ = copy_.data();
+    size_ = copy_.size();
+    parse(flags);
+  } catch (const Error &e) {
+    // Every open error names the file (the decoders' messages do not know it).
+    if (std::strstr(e.what(), path.c_str())) throw;
+    fail(e.code(), "%s: %s", path.c_str(), e.what());
+  }
 }
 
 void Reader::open_memory(const void *data, size_t n, uint32_t flags) {
@@ -96,13 +107,17 @@ void Reader::open_memory(const void *data, size_t n, uint32_t flags) {
 void Reader::parse(uint32_t flags) {
   if (flags & ~uint32_t{PCCX_OPEN_STRICT_CHECKSUM})
     fail(USCOPE_ERR_INVALID_ARGUMENT, "pccx_reader_open: unknown flags 0x%x", flags);
+  // Say what the input is when it is not pccx: a µScope trace or NPU
+  // JSON-Lines given to the wrong reader are the usual mistakes.
   if (size_ < 4) {
     if (size_ == 0 || std::memcmp(data_, kMagic, size_) != 0)
-      fail(USCOPE_ERR_BAD_MAGIC, "not a pccx file (magic \"PCCX\" missing)");
+      fail(USCOPE_ERR_BAD_MAGIC, "expected a pccx container (magic \"PCCX\"), found %s",
+           describe_content(data_, size_).c_str());
     fail(USCOPE_ERR_TRUNCATED, "pccx file ends inside its 16-byte fixed header (%zu bytes)", size_);
   }
   if (std::memcmp(data_, kMagic, 4) != 0)
-    fail(USCOPE_ERR_BAD_MAGIC, "not a pccx file (magic \"PCCX\" missing)");
+    fail(USCOPE_ERR_BAD_MAGIC, "expected a pccx container (magic \"PCCX\"), found %s",
+         describe_content(data_, size_).c_str());
   if (size_ < kFixedHeader)
     fail(USCOPE_ERR_TRUNCATED, "pccx file ends inside its 16-byte fixed header (%zu bytes)", size_);
   hdr_.struct_size = sizeof(hdr_);

@@ -1,7 +1,13 @@
-// .pccx reader: maps (or copies) the whole file, validates the container, the
-// JSON header and the payload at open, and decodes events into a compact
+// .pccx reader: reads (or copies) the whole file, validates the container,
+// the JSON header and the payload at open, and decodes events into a compact
 // array. Every declared length is checked against the bytes present before
 // anything is allocated, so memory is bounded by the file size.
+//
+// The file is read with pread() into memory the reader owns, not mapped: a
+// file truncated or rewritten while it is read gives Error(TRUNCATED)
+// ("... shrank under the reader ..."), never a SIGBUS (reader/input_file.hpp).
+// The payload must stay addressable for pccx_reader_payload(), so the copy
+// is kept for the reader's lifetime.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +15,7 @@
 #include <vector>
 
 #include "pccx/pccx.h"
-#include "reader/mapped_file.hpp"
+#include "reader/input_file.hpp"
 
 namespace uscope::pccx {
 
@@ -45,7 +51,6 @@ class Reader {
   void decode_flatbuf();
   uint64_t intern(const char *s, size_t n);
 
-  MappedFile map_;
   std::vector<uint8_t> copy_;
   const uint8_t *data_ = nullptr;
   size_t size_ = 0;

@@ -17,16 +17,22 @@ bool in_file(uint64_t off, uint64_t len, size_t size) { return off <= size && le
 }  // namespace
 
 TraceReader::TraceReader(const std::string &path) {
-  file_.open(path);
+  try {
+    open(path);
+  } catch (const Error &e) {
+    // Every open error names the file (the codecs' messages do not know it).
+    if (std::strstr(e.what(), path.c_str())) throw;
+    fail(e.code(), "%s: %s", path.c_str(), e.what());
+  }
+}
+
+void TraceReader::open(const std::string &path) {
+  file_.open(path, "a µScope trace");
   load_metadata();
-  // Map again now that the header is read: a live writer may have appended
-  // and committed segments since the map was sized (see poll_new_segments).
+  // Size again now that the header is read: a live writer may have appended
+  // and committed segments since the file was sized (see poll_new_segments).
   file_.refresh();
   commit(load_segments(header_));
-  // Everything read so far (preamble, section table, the segment headers
-  // spread over the file) now lives in our own structures: unmap it, so that
-  // opening a large file leaves only what a query touches resident.
-  file_.release(0, file_.size());
 }
 
 void TraceReader::check_flags(uint64_t flags) {
@@ -50,12 +56,21 @@ void TraceReader::commit(Index &&x) {
   strings_ = std::move(x.strings);
   summary_ = std::move(x.summary);
   deltas_segment_ = SIZE_MAX;  // indices may now name other segments
+  body_segment_ = SIZE_MAX;
+  body_valid_ = 0;
 }
 
 void TraceReader::load_metadata() {
-  const uint8_t *f = file_.data();
-  const size_t n = file_.size();
-  header_ = decode_file_header(f, n);
+  uint8_t hb[wire::kFileHeaderSize];
+  const size_t got = file_.read_some(0, hb, sizeof hb);
+  // Say what the file is when it is not a trace: the usual mistakes are an
+  // empty file (a run that never opened its writer), a pccx container or
+  // JSON-Lines given to the wrong reader.
+  if (got < 4 || std::memcmp(hb, "uSCP", 4) != 0)  // spec §2: magic
+    // An empty file or the start of the magic: a trace cut short.
+    fail(got < 4 && std::memcmp(hb, "uSCP", got) == 0 ? USCOPE_ERR_TRUNCATED : USCOPE_ERR_BAD_MAGIC,
+         "expected a µScope trace (magic \"uSCP\", spec §2), found %s", describe_content(hb, got).c_str());
+  header_ = decode_file_header(hb, got);
   check_flags(header_.flags);
   // COMPAT 4: the reference checks no version; we refuse an unknown major.
   if (header_.version_major != wire::kVersionMajor)
@@ -71,6 +86,11 @@ void TraceReader::load_metadata() {
   } else {
     codec_ = method == wire::kCompZstd ? Codec::Zstd : Codec::Lz4;
   }
+  // The preamble, read once: everything in it is decoded into our own
+  // structures below, and the buffer is dropped on return.
+  std::vector<uint8_t> pre(std::min<uint64_t>(header_.preamble_end, file_.size()));
+  const size_t n = file_.read_some(0, pre.data(), pre.size());
+  const uint8_t *f = pre.data();
   chunks_ = walk_chunks(f, n, header_.preamble_end);
   const ChunkRef *dut = nullptr, *schema = nullptr, *cfg = nullptr;
   for (const auto &c : chunks_) {
@@ -117,20 +137,37 @@ void TraceReader::load_metadata() {
 }
 
 TraceReader::Index TraceReader::load_segments(const FileHeader &h) const {
-  const uint8_t *f = file_.data();
-  const size_t n = file_.size();
+  const size_t n = static_cast<size_t>(file_.size());
   Index x;
   std::vector<uint64_t> offsets;
+  std::vector<uint8_t> buf;
   if (h.flags & wire::F_COMPLETE) {
     const uint64_t st = h.section_table_offset;
     if (st >= n) fail(USCOPE_ERR_TRUNCATED, "section table offset %llu is past the end (%zu bytes)",
                       (unsigned long long)st, n);
-    x.sections = decode_section_table(f + st, n - st);
+    // The table runs to its SECTION_END entry: read a few entries, more only
+    // when that was not enough (a table is a handful of entries).
+    for (size_t want = 64 * wire::kSectionEntrySize;; want *= 4) {
+      const size_t len = static_cast<size_t>(std::min<uint64_t>(want, n - st));
+      buf.resize(len);
+      file_.read(st, buf.data(), len, "section table");
+      try {
+        x.sections = decode_section_table(buf.data(), len);
+        break;
+      } catch (const Error &e) {
+        if (e.code() != USCOPE_ERR_TRUNCATED || len == n - st) throw;
+      }
+    }
     for (const auto &s : x.sections) {
       if (!in_file(s.offset, s.size, n))
         fail(USCOPE_ERR_TRUNCATED, "section type %u (offset %llu, %llu bytes) runs past the end",
              s.type, (unsigned long long)s.offset, (unsigned long long)s.size);
-      const uint8_t *p = f + s.offset;
+      if (s.type != wire::SECTION_SEGMENTS && s.type != wire::SECTION_STRINGS &&
+          s.type != wire::SECTION_COUNTER_SUMMARY)
+        continue;  // not read: unknown sections are skipped (§5)
+      buf.resize(static_cast<size_t>(s.size));
+      file_.read(s.offset, buf.data(), buf.size(), "section");
+      const uint8_t *p = buf.data();
       if (s.type == wire::SECTION_SEGMENTS) {
         x.segment_table = decode_segment_table(p, s.size);
         for (const auto &e : x.segment_table) offsets.push_back(e.offset);
@@ -156,7 +193,9 @@ TraceReader::Index TraceReader::load_segments(const FileHeader &h) const {
         fail(USCOPE_ERR_TRUNCATED, "segment chain points at offset %llu, past the end (%zu bytes)",
              (unsigned long long)off, n);
       offsets.push_back(off);
-      off = decode_segment_header(f + off, n - off).prev_segment_offset;
+      uint8_t sh[wire::kSegmentHeaderSize];
+      file_.read(off, sh, sizeof sh, "segment header at the chain's step", offsets.size() - 1);
+      off = decode_segment_header(sh, sizeof sh).prev_segment_offset;
     }
     std::reverse(offsets.begin(), offsets.end());
   }
@@ -172,7 +211,9 @@ TraceReader::Index TraceReader::load_segments(const FileHeader &h) const {
       fail(USCOPE_ERR_TRUNCATED, "segment offset %llu is past the end (%zu bytes)", (unsigned long long)off, n);
     SegmentInfo s;
     s.offset = off;
-    s.header = decode_segment_header(f + off, n - off);
+    uint8_t sh[wire::kSegmentHeaderSize];
+    file_.read(off, sh, sizeof sh, "the header of segment", segs.size());
+    s.header = decode_segment_header(sh, sizeof sh);
     const uint64_t body = uint64_t{s.header.checkpoint_size} + s.header.deltas_compressed_size;
     if (!in_file(off + wire::kSegmentHeaderSize, body, n))
       fail(USCOPE_ERR_TRUNCATED, "segment at offset %llu runs past the end of the file",
@@ -202,31 +243,74 @@ TraceReader::Index TraceReader::load_segments(const FileHeader &h) const {
   return x;
 }
 
+const uint8_t *TraceReader::segment_body(size_t i, size_t len) {
+  const SegmentInfo &s = segments_[i];
+  const size_t n = size_t{s.header.checkpoint_size} + s.header.deltas_compressed_size;
+  if (len > n) len = n;
+  if (body_segment_ == i && body_valid_ >= len) return body_.data();
+  // Sized for the whole body at once, so that reading more of the same
+  // segment later never moves the bytes already handed out (a checkpoint
+  // pointer stays valid). Only grows: no zero-fill per segment.
+  if (body_.size() < n) body_.resize(n);
+  const size_t from = body_segment_ == i ? body_valid_ : 0;
+  body_segment_ = SIZE_MAX;
+  file_.read(s.offset + wire::kSegmentHeaderSize + from, body_.data() + from, len - from, "segment", i);
+  body_segment_ = i;
+  body_valid_ = len;
+  return body_.data();
+}
+
 const uint8_t *TraceReader::segment_deltas(size_t i, size_t want, size_t *avail) {
   const SegmentInfo &s = segments_[i];
   const uint32_t raw = s.header.deltas_raw_size;
-  const uint8_t *blob = file_.data() + s.offset + wire::kSegmentHeaderSize + s.header.checkpoint_size;
-  if (avail) *avail = raw;
+  const size_t ckpt = s.header.checkpoint_size;
+  if (want > raw) want = raw;
   if (codec_ == Codec::None) {
     if (s.header.deltas_compressed_size != raw)
       fail(USCOPE_ERR_CORRUPT, "uncompressed segment at %llu: %u stored bytes, %u raw",
            (unsigned long long)s.offset, s.header.deltas_compressed_size, raw);
-    return blob;  // straight from the map: no copy
+    // Stored as is: read only the bytes asked for, and use them in place.
+    if (avail) *avail = want;
+    return segment_body(i, ckpt + want) + ckpt;
   }
-  if (want > raw) want = raw;
+  if (avail) *avail = raw;
   if (deltas_segment_ == i && deltas_valid_ >= want) {
     if (avail) *avail = deltas_valid_;
     return deltas_.data();
   }
   deltas_segment_ = SIZE_MAX;
   const uint32_t n = s.header.deltas_compressed_size;
+  // Only a prefix of the raw deltas is needed (state_at, events_in_range):
+  // read only the compressed bytes that hold it, guessed in proportion with
+  // a margin. Both codecs decode a prefix from a cut blob and fail cleanly
+  // when it is too short; then the whole blob is read and decoded. (Reading
+  // the whole blob each time costs about 10% of such a query.)
+  size_t have = n;
+  if (want < raw) {
+    const uint64_t guess = uint64_t{wire::kBlobSizePrefix} + uint64_t{n} * want / raw + n / 32 + 16384;
+    if (guess < n) have = static_cast<size_t>(guess);
+  }
+  const uint8_t *blob = segment_body(i, ckpt + have) + ckpt;
   check_decoded_size(codec_, blob, n, raw);  // before deltas_ is sized from the header
   if (want < raw && n >= wire::kBlobSizePrefix && wire::get_u32(blob) == raw) {
-    // Only a prefix is needed (LZ4 can stop early). The buffer only grows:
-    // no zero-fill of its bytes for every segment.
+    // LZ4 and zstd can stop early. The buffer only grows: no zero-fill of
+    // its bytes for every segment.
     if (deltas_.size() < raw) deltas_.resize(raw);
-    deltas_valid_ = decompress_prefix(codec_, blob, n, raw, want, deltas_.data());
+    bool done = false;
+    if (have < n) {
+      try {
+        deltas_valid_ = decompress_prefix(codec_, blob, have, raw, want, deltas_.data());
+        done = true;
+      } catch (const Error &) {
+        // The guess was short (or the blob is bad: the whole one says which).
+      }
+    }
+    if (!done) {
+      blob = segment_body(i) + ckpt;
+      deltas_valid_ = decompress_prefix(codec_, blob, n, raw, want, deltas_.data());
+    }
   } else {
+    blob = segment_body(i) + ckpt;
     decompress(codec_, blob, n, raw, deltas_);
     if (deltas_.size() != raw)
       fail(USCOPE_ERR_CORRUPT, "segment at %llu decompresses to %zu bytes, its header says %u",
@@ -234,15 +318,8 @@ const uint8_t *TraceReader::segment_deltas(size_t i, size_t want, size_t *avail)
     deltas_valid_ = raw;
   }
   deltas_segment_ = i;
-  release_segment(i);  // the deltas are in deltas_ now
   if (avail) *avail = deltas_valid_;
   return deltas_.data();
-}
-
-void TraceReader::release_segment(size_t i) const {
-  const SegmentInfo &s = segments_[i];
-  file_.release(s.offset, wire::kSegmentHeaderSize + uint64_t{s.header.checkpoint_size} +
-                              s.header.deltas_compressed_size);
 }
 
 size_t TraceReader::deltas_for_time(size_t i, uint64_t t) const {
@@ -309,7 +386,7 @@ struct NoVisit {
 
 void TraceReader::replay_until(size_t i, std::vector<StorageState> &st, uint64_t t) {
   const SegmentInfo &s = segments_[i];
-  const uint8_t *ckpt = file_.data() + s.offset + wire::kSegmentHeaderSize;
+  const uint8_t *ckpt = segment_body(i, s.header.checkpoint_size);
   const bool interleaved = header_.flags & wire::F_INTERLEAVED_DELTAS;
   const bool compact = header_.flags & wire::F_COMPACT_DELTAS;
   NoVisit nv;
@@ -326,11 +403,11 @@ void TraceReader::replay_until(size_t i, std::vector<StorageState> &st, uint64_t
         return;
     } catch (const Error &) {
     }
+    ckpt = segment_body(i, s.header.checkpoint_size);  // still there: body_ holds segment i
     decode_checkpoint(ckpt, s.header.checkpoint_size, st);
     d = segment_deltas(i);
   }
   decode_deltas(d, s.header.deltas_raw_size, s.header.time_start_ps, interleaved, compact, apply);
-  if (codec_ == Codec::None) release_segment(i);
 }
 
 std::vector<StorageState> TraceReader::state_at(uint64_t t) {
@@ -384,7 +461,6 @@ void TraceReader::collect_events(size_t i, uint64_t t0, uint64_t t1) {
     d = segment_deltas(i);
   }
   decode_deltas(d, s.header.deltas_raw_size, s.header.time_start_ps, interleaved, compact, c);
-  if (codec_ == Codec::None) release_segment(i);
 }
 
 const std::vector<TimedEvent> &TraceReader::events_in_range(uint64_t t0, uint64_t t1) {
@@ -419,7 +495,9 @@ bool TraceReader::poll_new_segments() {
   // before it commits tail_offset (§2.2), so a map sized after the header
   // was read covers every segment it names. (Sizing first races: a
   // tail_offset committed in between points past the end of the map.)
-  const FileHeader h = decode_file_header(file_.data(), file_.size());
+  uint8_t hb[wire::kFileHeaderSize];
+  file_.read(0, hb, sizeof hb, "the file header");
+  const FileHeader h = decode_file_header(hb, sizeof hb);
   check_flags(h.flags);
   if (h.version_major != header_.version_major || h.preamble_end != header_.preamble_end ||
       ((h.flags ^ header_.flags) & ~wire::F_COMPLETE & ~wire::F_HAS_STRINGS))
@@ -430,12 +508,18 @@ bool TraceReader::poll_new_segments() {
   // only partly visible yet; take it at the next poll.
   if ((h.flags & wire::F_COMPLETE) && h.section_table_offset == 0) return false;
   if (h.tail_offset == header_.tail_offset && !(h.flags & wire::F_COMPLETE)) return false;
+  const uint64_t old_size = file_.size();
   file_.refresh();
-  Index x = load_segments(h);
+  Index x;
+  try {
+    x = load_segments(h);
+  } catch (...) {
+    file_.restore_size(old_size);  // unchanged on error, file_size() included
+    throw;
+  }
   const size_t before = segments_.size();
   header_ = h;
   commit(std::move(x));
-  file_.release(0, file_.size());  // as at open: the headers just read are ours now
   return segments_.size() != before;
 }
 

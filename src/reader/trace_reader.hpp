@@ -1,17 +1,18 @@
-// The reader core: opens a µScope file through a memory map, finds its
-// segments (section table of a finalized file, or the tail_offset /
-// prev_segment_offset chain of a live or crashed one), and answers
-// state_at and events_in_range by loading a checkpoint and replaying deltas.
-// Built only on the shared codecs of src/format/. Every offset and length is
-// checked against the file size before use; malformed input throws
-// uscope::Error with a specific status.
+// The reader core: opens a µScope file, finds its segments (section table
+// of a finalized file, or the tail_offset / prev_segment_offset chain of a
+// live or crashed one), and answers state_at and events_in_range by loading
+// a checkpoint and replaying deltas. Built only on the shared codecs of
+// src/format/. Every offset and length is checked against the file size
+// before use; malformed input throws uscope::Error with a specific status.
 //
-// Memory: the file is mapped, not read. Once the bytes of a structure have
-// been decoded (the preamble and tables at open, a segment once its deltas
-// are decompressed) their pages are dropped from the mapping (they stay in
-// the page cache), so a scan over a large file keeps about one segment
-// resident: its compressed bytes while it is decompressed, and its raw
-// deltas in one reused buffer.
+// The file is read with pread() into buffers the reader owns, never mapped
+// (input_file.hpp): a file truncated or rewritten under the reader gives
+// Error(TRUNCATED) ("... shrank under the reader ...") or CORRUPT, never a
+// SIGBUS. The preamble and tables are read once at open (and at each poll);
+// a query reads one segment (header already known, checkpoint and
+// compressed deltas) into one reused buffer and decompresses its deltas
+// into another, so a scan over a large file keeps about one segment
+// resident on the heap; the file's pages stay in the shared page cache.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +29,7 @@
 #include "format/storage_state.hpp"
 #include "format/tsum.hpp"
 #include "format/wire.hpp"
-#include "reader/mapped_file.hpp"
+#include "reader/input_file.hpp"
 
 namespace uscope {
 
@@ -46,8 +47,9 @@ struct TimedEvent {
 
 class TraceReader {
  public:
-  // Throws Error: IO, BAD_MAGIC, UNSUPPORTED_VERSION, UNKNOWN_COMPRESSION,
-  // TRUNCATED, CORRUPT.
+  // Throws Error: IO (cannot open, not a regular file), BAD_MAGIC,
+  // UNSUPPORTED_VERSION, UNKNOWN_COMPRESSION, TRUNCATED, CORRUPT. Every
+  // message starts with the path.
   explicit TraceReader(const std::string &path);
 
   const FileHeader &header() const { return header_; }
@@ -65,7 +67,9 @@ class TraceReader {
   const std::vector<ChunkRef> &chunks() const { return chunks_; }
   const std::vector<SectionEntry> &sections() const { return sections_; }
   const std::vector<SegmentIndexEntry> &segment_table() const { return segment_table_; }
-  size_t file_size() const { return file_.size(); }
+  // The file size when the reader last looked (open, or a poll that found
+  // new segments).
+  size_t file_size() const { return static_cast<size_t>(file_.size()); }
 
   // Segment i's decompressed deltas (deltas_raw_size bytes), valid until the
   // next call on this reader. Throws Error: INVALID_ARGUMENT for i out of
@@ -129,7 +133,8 @@ class TraceReader {
   Index load_segments(const FileHeader &h) const;
   void commit(Index &&index);
   // The deltas of segment i, all of them (*avail = raw size), or at least the
-  // first `want` bytes when only a prefix is needed. The last segment
+  // first `want` bytes when only a prefix is needed (then only about the
+  // compressed bytes that hold them are read from the file). The last segment
   // decompressed is kept, so asking again for it costs nothing.
   const uint8_t *segment_deltas(size_t i, size_t want = SIZE_MAX, size_t *avail = nullptr);
   // Bytes of segment i's deltas to decompress to reach time t, with a margin,
@@ -142,14 +147,20 @@ class TraceReader {
   void collect_events(size_t i, uint64_t t0, uint64_t t1);
   void check_op(const DeltaOp &op, uint64_t t) const;
   [[noreturn]] void bad_op(const DeltaOp &op, uint64_t t) const;  // check_op's precise error
-  // Drop segment i's pages from our mapping once its bytes have been read.
-  void release_segment(size_t i) const;
+  // Segment i's checkpoint followed by its compressed deltas, at least the
+  // first `len` bytes of them, read from the file into body_ (kept: asking
+  // again for bytes of the same segment reads only what is missing, and
+  // never moves the bytes already there). Throws Error(TRUNCATED) when the
+  // file has shrunk since it was indexed.
+  const uint8_t *segment_body(size_t i, size_t len = SIZE_MAX);
+  // The whole-file wrapper of the constructor (adds the path to messages).
+  void open(const std::string &path);
   void check_event(uint16_t id, uint32_t n, uint64_t t) const {
     if (__builtin_expect(id >= event_sizes_.size() || n != event_sizes_[id], 0)) bad_event(id, n, t);
   }
   [[noreturn]] void bad_event(uint16_t id, uint32_t n, uint64_t t) const;
 
-  MappedFile file_;
+  InputFile file_;
   FileHeader header_;
   std::vector<ChunkRef> chunks_;
   std::vector<SectionEntry> sections_;
@@ -164,6 +175,9 @@ class TraceReader {
   std::vector<uint32_t> event_sizes_;
   std::vector<SegmentInfo> segments_;
   Codec codec_ = Codec::Lz4;
+  std::vector<uint8_t> body_;  // segment body_segment_'s checkpoint + compressed deltas
+  size_t body_segment_ = SIZE_MAX;
+  size_t body_valid_ = 0;  // leading bytes of body_ read from the file
   std::vector<uint8_t> deltas_;  // reused replay buffer
   size_t deltas_segment_ = SIZE_MAX;  // whose deltas deltas_ holds (a prefix of)
   size_t deltas_valid_ = 0;           // how many leading bytes of deltas_ are valid
@@ -253,14 +267,12 @@ void TraceReader::replay(size_t i, std::vector<StorageState> &states, Visitor &&
   if (states.size() != layouts_.size())
     fail(USCOPE_ERR_INVALID_ARGUMENT, "replay: %zu states for %zu storages (use initial_state())",
          states.size(), layouts_.size());
-  decode_checkpoint(file_.data() + s.offset + wire::kSegmentHeaderSize, s.header.checkpoint_size,
-                    states);
+  decode_checkpoint(segment_body(i), s.header.checkpoint_size, states);
   const uint8_t *d = segment_deltas(i);
   Apply<false, std::remove_reference_t<Visitor>> apply(*this, states, v, until);
   decode_deltas(d, s.header.deltas_raw_size, s.header.time_start_ps,
                 header_.flags & wire::F_INTERLEAVED_DELTAS, header_.flags & wire::F_COMPACT_DELTAS,
                 apply);
-  if (codec_ == Codec::None) release_segment(i);  // its deltas were read in place
 }
 
 }  // namespace uscope

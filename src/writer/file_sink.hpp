@@ -18,8 +18,20 @@ class FileSink {
   FileSink(const FileSink &) = delete;
   FileSink &operator=(const FileSink &) = delete;
 
-  // Create or truncate path. Throws Error(IO).
+  // Start a new file for path: a temporary file beside the final one
+  // (".NAME.XXXXXX" in the same directory, created with O_EXCL), which
+  // publish() renames onto path. Until then path is untouched: absent, or
+  // the previous file, which readers that have it open keep reading (a new
+  // inode, never a truncation under them). A symbolic link is followed and
+  // the file is written beside its target, so the link keeps working. An
+  // existing path that is not a regular file (a directory, a FIFO, a device)
+  // is refused. Throws Error(IO).
   void open(const std::string &path, Durability d);
+  // Rename the temporary file onto path, after pushing what was appended so
+  // far to the OS (and fdatasync'ing it, and the directory after the rename,
+  // with Durability::Fdatasync). Throws Error(IO); the temporary is then
+  // removed by the destructor.
+  void publish();
   // Append bytes at the end of the file; returns their file offset. With
   // Durability::None the bytes may stay in a 1 MiB user-space buffer.
   uint64_t append(const uint8_t *data, size_t n);
@@ -47,7 +59,9 @@ class FileSink {
   bool has_pending_ = false;
   uint64_t pending_tail_ = 0;
   uint32_t pending_count_ = 0;
-  std::string path_;
+  std::string path_;    // as the caller named it, for messages
+  std::string target_;  // path with symbolic links followed: what publish() replaces
+  std::string temp_;    // the temporary file until publish(); removed if never published
 };
 
 }  // namespace uscope

@@ -176,9 +176,13 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
   cfg.level = o.compression_level;
   cfg.checkpoint_interval_ps = interval_;
 
+  // The header and preamble go to a temporary file renamed onto path only
+  // once they are written (file_sink.hpp): a kill or a full disk during
+  // open leaves path absent or the previous file, never an empty or partial
+  // preamble; and readers of the previous run keep their own inode.
   sink_.open(path, static_cast<Durability>(o.durability));
   sink_.append(file);
-  sink_.flush();
+  sink_.publish();
   enc_stats_.file_bytes.store(sink_.size(), std::memory_order_relaxed);
   encoder_ = std::make_unique<Encoder>(schema_, layouts_, ring_, sink_, cfg, enc_stats_, enc_error_);
   thread_ = std::thread([this] { encoder_->run(); });
