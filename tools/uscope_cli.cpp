@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cli_common.hpp"
+#include "cli_main.hpp"
 #include "cmd_convert.hpp"
 
 namespace uscope_cli {
@@ -362,7 +363,7 @@ void cmd_dump(const Trace &t) {
 
 using namespace uscope_cli;
 
-int main(int argc, char **argv) {
+int uscope_cli_main(int argc, char **argv) {
   CLI::App app{"Inspect µScope traces (libuscope " + std::string(uscope_version_string()) + ")", "uscope"};
   app.require_subcommand(1);
   std::string file;
