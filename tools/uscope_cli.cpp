@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cli_common.hpp"
+#include "cli_main.hpp"
 #include "cmd_convert.hpp"
 
 namespace uscope_cli {
@@ -426,7 +427,7 @@ std::string version_text() {
 
 using namespace uscope_cli;
 
-int main(int argc, char **argv) {
+int uscope_cli_main(int argc, char **argv) {
   CLI::App app{"Inspect µScope traces (libuscope " + std::string(uscope_version_string()) + ")", "uscope"};
   app.require_subcommand(1);
   app.failure_message([](const CLI::App *, const CLI::Error &e) {

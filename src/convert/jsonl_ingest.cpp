@@ -43,7 +43,7 @@ LineReader::~LineReader() {
 }
 
 void LineReader::grow(size_t need) {
-  size_t cap = cap_ ? cap_ : kWindow;
+  size_t cap = cap_ ? cap_ : std::max<size_t>(need, 1);  // the first call sets the initial window
   while (cap < need) cap *= 2;
   char *nb = static_cast<char *>(std::realloc(buf_, cap + kPad));
   if (!nb) throw std::bad_alloc();
@@ -73,7 +73,12 @@ Status LineReader::open_memory(const void *data, size_t size) {
     mem_size_ = size;
     raw_size_ = size;
   }
-  grow(std::min<size_t>(kWindow, max_line_ + 1));
+  // The initial window: 1 MiB, or less when no line can be longer (a plain
+  // file of known size, or --max-line-bytes below it; a gzip file's lines can
+  // pass its size: the window then grows like for any longer line).
+  size_t window = std::min<size_t>(kWindow, max_line_ + 1);
+  if (raw_size_) window = std::min<size_t>(window, raw_size_ + 1);
+  grow(window);
   // Detect gzip by its magic; the bytes read stay in head_ and are fed first.
   char magic[2];
   long n = 0;

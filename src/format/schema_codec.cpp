@@ -29,6 +29,16 @@ const char *StringPool::at(uint16_t off) const {
   return data_.c_str() + off;  // the pool ends with NUL, so every offset is terminated
 }
 
+void StringPool::rollback(size_t mark) {
+  if (mark >= data_.size()) return;
+  // Only on a failed add: a scan of the index is fine here.
+  for (auto it = index_.begin(); it != index_.end();) {
+    if (it->second >= mark) it = index_.erase(it);
+    else ++it;
+  }
+  data_.resize(mark);
+}
+
 void StringPool::assign(std::string bytes) {
   data_ = std::move(bytes);
   // A pool read from a file may lack its final NUL; add one so at() stays terminated.

@@ -23,6 +23,10 @@ class StringPool {
   const char *at(uint16_t off) const;
   const std::string &bytes() const { return data_; }
   void assign(std::string bytes);  // decoder: adopt pool bytes as read
+  // A rollback point: rollback(mark()) forgets every string inserted since,
+  // so a caller can undo a failed series of inserts without copying the pool.
+  size_t mark() const { return data_.size(); }
+  void rollback(size_t mark);
 
  private:
   std::string data_;

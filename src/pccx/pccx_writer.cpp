@@ -397,7 +397,7 @@ void Writer::run() {
         continue;
       }
       if (++idle < 128) cpu_relax();
-      else std::this_thread::sleep_for(std::chrono::microseconds(idle < 1024 ? 50 : 500));
+      else ring_.idle_sleep(std::chrono::microseconds(idle < 1024 ? 50 : 500));
       continue;
     }
     idle = 0;
@@ -448,7 +448,7 @@ uscope_status_t Writer::finish() {
   if (finished_) return finish_status_;
   finished_ = true;
   publish();
-  ring_.stop.store(true, std::memory_order_release);
+  ring_.request_stop();  // wakes the encoder's idle sleep
   if (thread_.joinable()) thread_.join();
   uscope_status_t st = sticky_.load(std::memory_order_acquire);
   if (st == USCOPE_ERR_IO) {

@@ -16,9 +16,10 @@ namespace {
 constexpr size_t kMaxSegmentRaw = 256u << 20;
 constexpr uint64_t kProgressStep = 256u << 10;
 
-void idle_wait(unsigned &idle) {
+void idle_wait(stream::Ring &ring, unsigned &idle) {
   // Spin briefly (the producer usually publishes again within microseconds),
-  // then sleep with a growing delay up to 1 ms so an idle writer costs nothing.
+  // then sleep with a growing delay up to 1 ms so an idle writer costs nothing;
+  // the sleep ends early when the writer closes (Ring::request_stop).
   if (idle < 64) {
     ++idle;
 #if defined(__x86_64__) || defined(__i386__)
@@ -30,7 +31,7 @@ void idle_wait(unsigned &idle) {
   }
   const unsigned us = idle < 64 + 10 ? 1u << (idle - 64) : 1000u;
   ++idle;
-  std::this_thread::sleep_for(std::chrono::microseconds(us < 1000 ? us : 1000));
+  ring.idle_sleep(std::chrono::microseconds(us < 1000 ? us : 1000));
 }
 }  // namespace
 
@@ -60,7 +61,7 @@ void Encoder::run() noexcept {
       if (ring_.stop.load(std::memory_order_acquire) &&
           ring_.published.load(std::memory_order_acquire) == pos)
         break;
-      idle_wait(idle);
+      idle_wait(ring_, idle);
       continue;
     }
     idle = 0;

@@ -15,8 +15,28 @@ const char *need_name(const char *name, const char *what) {
 }
 }  // namespace
 
-// Every add_* works on a copy of the pool and commits it only on success, so
-// a rejected call leaves no strings behind.
+// Every add_* inserts into the pool under a PoolTxn that takes the strings
+// back out unless the call succeeds, so a rejected call leaves no strings
+// behind. (It used to work on a copy of the pool, which made declaring a
+// schema quadratic in its strings: the npu protocol's ~300 names took most
+// of a short conversion's set-up.)
+namespace {
+class PoolTxn {
+ public:
+  explicit PoolTxn(StringPool &p) : pool_(p), mark_(p.mark()) {}
+  ~PoolTxn() {
+    if (!committed_) pool_.rollback(mark_);
+  }
+  PoolTxn(const PoolTxn &) = delete;
+  PoolTxn &operator=(const PoolTxn &) = delete;
+  void commit() { committed_ = true; }
+
+ private:
+  StringPool &pool_;
+  size_t mark_;
+  bool committed_ = false;
+};
+}  // namespace
 
 std::string SchemaBuilder::name_key(uint16_t scope, const char *name) {
   // Two fixed bytes of scope, then the name: no separator can be confused.
@@ -52,12 +72,13 @@ uint8_t SchemaBuilder::add_clock(const char *name, uint32_t period_ps) {
   if (dup != clock_names_.end())
     fail(USCOPE_ERR_DUPLICATE, "add_clock \"%s\": the schema has a clock of that name already (clock %u)",
          name, dup->second);
-  StringPool pool = schema_.pool;
+  PoolTxn txn(schema_.pool);
+  StringPool &pool = schema_.pool;
   ClockDef c;
   c.name = pool.insert(name);
   c.clock_id = static_cast<uint16_t>(schema_.clocks.size());
   c.period_ps = period_ps;
-  schema_.pool = std::move(pool);
+  txn.commit();
   schema_.clocks.push_back(c);
   clock_names_.emplace(name_key(0, name), c.clock_id);
   return static_cast<uint8_t>(c.clock_id);
@@ -81,14 +102,15 @@ uint16_t SchemaBuilder::add_scope(const char *name, uint16_t parent, const char 
     fail(USCOPE_ERR_DUPLICATE, "add_scope \"%s\": %s has a child scope of that name already (scope %u); "
          "sibling scopes have distinct names", name, scope_words(parent).c_str(),
          scope_names_.at(name_key(parent, name)));
-  StringPool pool = schema_.pool;
+  PoolTxn txn(schema_.pool);
+  StringPool &pool = schema_.pool;
   ScopeDef sc;
   sc.name = pool.insert(name);
   sc.scope_id = static_cast<uint16_t>(schema_.scopes.size());
   sc.parent_id = parent;
   sc.protocol = protocol ? pool.insert(protocol) : wire::kNoString;
   sc.clock_id = clock_id;
-  schema_.pool = std::move(pool);
+  txn.commit();
   schema_.scopes.push_back(sc);
   scope_names_.emplace(name_key(parent, name), sc.scope_id);
   return sc.scope_id;
@@ -100,7 +122,8 @@ uint8_t SchemaBuilder::add_enum(const char *name, const char *const *values, uin
   if (count == 0 || count > 0xFF)
     fail(USCOPE_ERR_LIMIT, "add_enum \"%s\": %u values; an enum has 1 to 255 (spec §4.5)", name, count);
   if (!values) fail(USCOPE_ERR_INVALID_ARGUMENT, "add_enum \"%s\": values is NULL", name);
-  StringPool pool = schema_.pool;
+  PoolTxn txn(schema_.pool);
+  StringPool &pool = schema_.pool;
   EnumDef e;
   e.name = pool.insert(name);
   // Enum names may repeat (no scope, fields refer by id: docs/compat.md);
@@ -113,7 +136,7 @@ uint8_t SchemaBuilder::add_enum(const char *name, const char *const *values, uin
            values[i]);
     e.values.push_back({static_cast<uint8_t>(i), pool.insert(values[i])});
   }
-  schema_.pool = std::move(pool);
+  txn.commit();
   schema_.enums.push_back(std::move(e));
   return static_cast<uint8_t>(schema_.enums.size() - 1);
 }
@@ -165,7 +188,8 @@ uint16_t SchemaBuilder::add_storage(const char *name, uint16_t scope_id, uint16_
   if (flags & ~(wire::SF_SPARSE | wire::SF_BUFFER))
     fail(USCOPE_ERR_SCHEMA, "add_storage \"%s\": unknown flag bits 0x%04x (spec §4.6.1)", name, flags);
   check_unique(storage_names_, scope_id, name, "storage", "add_storage");
-  StringPool pool = schema_.pool;
+  PoolTxn txn(schema_.pool);
+  StringPool &pool = schema_.pool;
   StorageDef st;
   st.name = pool.insert(name);
   st.storage_id = static_cast<uint16_t>(schema_.storages.size());
@@ -174,7 +198,7 @@ uint16_t SchemaBuilder::add_storage(const char *name, uint16_t scope_id, uint16_
   st.scope_id = scope_id;
   st.fields = make_fields(fields, num_fields, false, pool, "add_storage");
   st.props = make_fields(props, num_props, true, pool, "add_storage (property)");
-  schema_.pool = std::move(pool);
+  txn.commit();
   schema_.storages.push_back(std::move(st));
   storage_names_.emplace(name_key(scope_id, name), schema_.storages.back().storage_id);
   return schema_.storages.back().storage_id;
@@ -187,13 +211,14 @@ uint16_t SchemaBuilder::add_event(const char *name, uint16_t scope_id, const usc
     fail(USCOPE_ERR_LIMIT, "add_event: at most 65,535 event types (spec §4.1)");
   check_scope_ref(scope_id, "add_event");
   check_unique(event_names_, scope_id, name, "event type", "add_event");
-  StringPool pool = schema_.pool;
+  PoolTxn txn(schema_.pool);
+  StringPool &pool = schema_.pool;
   EventDef ev;
   ev.name = pool.insert(name);
   ev.event_type_id = static_cast<uint16_t>(schema_.events.size());
   ev.scope_id = scope_id;
   ev.fields = make_fields(fields, num_fields, false, pool, "add_event");
-  schema_.pool = std::move(pool);
+  txn.commit();
   schema_.events.push_back(std::move(ev));
   event_names_.emplace(name_key(scope_id, name), schema_.events.back().event_type_id);
   return schema_.events.back().event_type_id;
@@ -207,12 +232,13 @@ uint16_t SchemaBuilder::add_summary_field(const char *name, uint8_t type, uint16
     fail(USCOPE_ERR_SCHEMA, "add_summary_field \"%s\": unknown type 0x%02x", name, type);
   check_scope_ref(scope_id, "add_summary_field");
   check_unique(summary_names_, scope_id, name, "summary field", "add_summary_field");
-  StringPool pool = schema_.pool;
+  PoolTxn txn(schema_.pool);
+  StringPool &pool = schema_.pool;
   SummaryFieldDef sf;
   sf.name = pool.insert(name);
   sf.type = type;
   sf.scope_id = scope_id;
-  schema_.pool = std::move(pool);
+  txn.commit();
   schema_.summary_fields.push_back(sf);
   const auto id = static_cast<uint16_t>(schema_.summary_fields.size() - 1);
   summary_names_.emplace(name_key(scope_id, name), id);

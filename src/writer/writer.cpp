@@ -193,7 +193,7 @@ Writer::~Writer() { stop_encoder(); }
 void Writer::stop_encoder() noexcept {
   if (!thread_.joinable()) return;
   publish();
-  ring_.stop.store(true, std::memory_order_release);
+  ring_.request_stop();
   thread_.join();
 }
 
