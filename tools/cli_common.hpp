@@ -88,7 +88,14 @@ inline std::string grouped(uint64_t v) {
 }
 
 inline void check(uscope_status_t s, const char *what) {
-  if (s < 0) throw Failure(std::string(what) + ": " + uscope_status_str(s) + ": " + uscope_last_error());
+  if (s >= 0) return;
+  // "WHAT: status: message". A reader's open error starts with the file's
+  // path ("PATH is a FIFO, ..."): the path is said once, in front.
+  std::string m = uscope_last_error();
+  const size_t n = std::strlen(what);
+  if (n && m.compare(0, n, what) == 0 && m.size() > n && (m[n] == ' ' || m[n] == ':'))
+    m.erase(0, m[n] == ':' && m.size() > n + 1 && m[n + 1] == ' ' ? n + 2 : n + 1);
+  throw Failure(std::string(what) + ": " + uscope_status_str(s) + ": " + m);
 }
 
 // A minimal, streaming JSON writer: the tool's output format, not a parser.
@@ -222,6 +229,9 @@ void cmd_summary(const Trace &t, bool json);
 std::string summary_hint(const std::string &path);
 // cmd_pccx_info.cpp: `uscope info` on a pccx-lab .pccx file (detected by magic).
 bool is_pccx_file(const std::string &path);
+// The first 4 bytes of a regular file, or "" (not a regular file, shorter, or
+// unreadable); opened non-blocking, so a FIFO never makes it wait.
+std::string file_magic(const std::string &path);
 void cmd_pccx_info(const std::string &path, bool json);
 
 }  // namespace uscope_cli

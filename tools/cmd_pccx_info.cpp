@@ -15,19 +15,20 @@
 
 namespace uscope_cli {
 
-bool is_pccx_file(const std::string &path) {
+std::string file_magic(const std::string &path) {
   // Non-blocking, and regular files only: reading a FIFO's first bytes would
-  // wait forever. Anything else goes to the µScope reader, whose error names
-  // what the path is.
+  // wait forever. Anything else goes to the reader, whose error names what
+  // the path is.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return false;
+  if (fd < 0) return "";
   struct stat st {};
   char m[4] = {};
-  const bool pccx = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::pread(fd, m, 4, 0) == 4 &&
-                    m[0] == 'P' && m[1] == 'C' && m[2] == 'C' && m[3] == 'X';
+  const bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::pread(fd, m, 4, 0) == 4;
   ::close(fd);
-  return pccx;
+  return ok ? std::string(m, 4) : "";
 }
+
+bool is_pccx_file(const std::string &path) { return file_magic(path) == "PCCX"; }
 
 namespace {
 const char *checksum_word(uint32_t s) {

@@ -224,10 +224,9 @@ std::string in_cycles(uint64_t ps, uint32_t period, const char *clock) {
 }  // namespace
 
 std::string summary_hint(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  char m[4] = {};
-  if (!f.read(m, 4) || std::memcmp(m, "uSCP", 4) == 0) return "";  // unreadable: the reader said why
-  const bool pccx = std::memcmp(m, "PCCX", 4) == 0;
+  const std::string m = file_magic(path);  // never waits on a FIFO (it hung here)
+  if (m.empty() || m == "uSCP") return "";  // unreadable or a trace: the reader said why
+  const bool pccx = m == "PCCX";
   return std::string("\n  summary reads µScope traces (.uscope, magic \"uSCP\")") +
          (pccx ? "; this is a pccx-lab .pccx container" : "") +
          "; for NPU files (.jsonl, .jsonl.gz, .uscope, .pccx) use: uscope npu-report " + path;

@@ -492,7 +492,7 @@ int uscope_cli_main(int argc, char **argv) {
     const bool usage = dynamic_cast<const Usage *>(&e) != nullptr;
     // Every error about the file names it (the reader's open message does already).
     const std::string what = e.what();
-    const bool named = usage || what.rfind(file + ":", 0) == 0;
+    const bool named = usage || what.find(file) != std::string::npos;
     std::fprintf(stderr, "uscope: %s%s%s%s\n", named ? "" : file.c_str(), named ? "" : ": ", what.c_str(),
                  *summary ? summary_hint(file).c_str() : "");
     return usage ? 2 : 1;

@@ -139,6 +139,13 @@ struct TraceMeta {
 
 // A TRACE_META line is written when the trace had one or has something only
 // it can carry (a period other than 1000 ps, pccx header fields).
+// "PATH: message", unless the message already names PATH (the readers' open
+// errors do): an error names its file once.
+inline std::string about_file(const char *path, const char *message) {
+  if (std::strstr(message, path)) return message;
+  return std::string(path) + ": " + message;
+}
+
 inline bool wants_meta_line(const TraceMeta &m) { return m.has_meta_line || m.has_period || m.pccx.has; }
 
 // The JSONL top-level keys that are not fields (npu-trace-jsonl.md §3, §4),

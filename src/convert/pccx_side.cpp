@@ -74,7 +74,7 @@ Status PccxOut::open(const char *path, uint64_t period_ps, const PccxMeta &meta,
   // bursts (long runs of instants), and a batch job can afford the memory.
   o.queue_bytes = queue_bytes ? queue_bytes : 16u << 20;
   const Status s = pccx_writer_open(&w_, path, &o);
-  if (s) *error = std::string(path) + ": " + uscope_last_error();
+  if (s) *error = about_file(path, uscope_last_error());
   return s;
 }
 
@@ -179,7 +179,7 @@ Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *p
   pccx_reader_t *r = nullptr;
   Status s = pccx_reader_open(&r, path, 0);
   if (s) {
-    *error = std::string(path) + ": " + uscope_last_error();
+    *error = about_file(path, uscope_last_error());
     return s;
   }
   pccx_header_t h{};
@@ -216,7 +216,7 @@ Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *p
   for (uint64_t i = 0; i < n; ++i) {
     pccx_event_t ev{};
     if ((s = pccx_reader_event(r, i, &ev))) {
-      *error = std::string(path) + ": " + uscope_last_error();
+      *error = about_file(path, uscope_last_error());
       break;
     }
     // start + duration past 2^64 saturates, as pccx-lab's total_cycles does.

@@ -79,7 +79,7 @@ Status UscopeOut::open(const char *path, const TraceMeta &meta, std::string *err
   o.durability = USCOPE_DURABILITY_NONE;  // a batch conversion: fewest syscalls
   o.queue_bytes = u_.queue_bytes;
   if (!st) st = uscope_writer_open(&w_, path, s, nullptr, 0, &o);
-  if (st) *error = std::string(path) + ": " + uscope_last_error();
+  if (st) *error = about_file(path, uscope_last_error());
   uscope_schema_free(s);
   if (st) return st;
   ctxs_.resize(u_.num_contexts);
@@ -401,7 +401,7 @@ std::string_view UscopeIn::str(uint64_t id) const {
 Status UscopeIn::open(const char *path, std::string *error) {
   Status s = uscope_reader_open(&r_, path);
   if (s) {
-    *error = std::string(path) + ": " + uscope_last_error();
+    *error = about_file(path, uscope_last_error());
     return s;
   }
   uscope_schema_counts_t c{};
