@@ -212,9 +212,16 @@ USCOPE_API void pccx_writer_options_init(pccx_writer_options_t *opts);
 typedef struct pccx_writer pccx_writer_t;
 
 /**
- * Create (truncate) path, reserve the container header and the JSON header
- * (filled in at close), allocate the queue (pages touched) and start the
- * encoder thread. opts may be NULL. Errors: INVALID_ARGUMENT (bad option,
+ * Start a new container for path, reserve the container header and the JSON
+ * header (filled in at finish), allocate the queue (pages touched) and start
+ * the encoder thread. opts may be NULL. The container is written to a
+ * temporary file beside path (".NAME.XXXXXX", same directory; a symbolic link
+ * is followed) and renamed onto path by pccx_writer_finish() / _close() once
+ * complete: until then path is left as it was (absent, or the previous file,
+ * which readers that have it open keep reading), and a failed or killed run
+ * never leaves half a container there. A failed finish removes the temporary
+ * file; a SIGKILL can leave it. An existing path that is not a regular file
+ * is refused (IO). Errors: INVALID_ARGUMENT (bad option,
  * string too long or not UTF-8 / containing control characters), IO, NO_MEMORY.
  */
 USCOPE_API uscope_status_t pccx_writer_open(pccx_writer_t **out, const char *path,

@@ -104,8 +104,10 @@ Writer::Writer(const char *path, const pccx_writer_options_t *opts) : path_(path
   // The JSON header's largest possible rendering: every number at its maximum.
   reserved_json_ = render_json(UINT64_MAX, UINT32_MAX, UINT64_MAX, UINT64_MAX).size();
 
-  fd_ = ::open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail(USCOPE_ERR_IO, "pccx_writer_open: cannot create %s: %s", path, std::strerror(errno));
+  // Written beside the path and renamed onto it at close (replace_file.hpp):
+  // a killed or failed run leaves the previous file (or none), never half of
+  // one, and readers of the previous file keep it (it was O_TRUNC in place).
+  fd_ = replace_.create(path, O_RDWR);
   uint8_t fixed[kFixedHeader] = {'P', 'C', 'C', 'X', PCCX_FORMAT_MAJOR, PCCX_FORMAT_MINOR, 0, 0};
   std::memcpy(fixed + 8, &reserved_json_, 8);
   out(fixed, sizeof fixed);
@@ -506,6 +508,7 @@ uscope_status_t Writer::finish() {
       fail(USCOPE_ERR_IO, "pccx writer: close %s: %s", path_.c_str(), std::strerror(errno));
     }
     fd_ = -1;
+    replace_.publish(false);
   } catch (const Error &e) {
     set_sticky(e.code(), e.what());
     finish_status_ = e.code();

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "writer/replace_file.hpp"
 #include "pccx/pccx.h"
 #include "writer/stream.hpp"
 
@@ -99,6 +100,7 @@ class Writer {
   std::atomic<uscope_status_t> sticky_{USCOPE_OK};
   std::string sticky_msg_;
   std::string path_;
+  ReplacingFile replace_;  // fd_'s temporary file, renamed onto path_ at close
 };
 
 }  // namespace uscope::pccx

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "writer/replace_file.hpp"
+
 namespace uscope {
 
 enum class Durability : uint8_t { Flush = 0, None = 1, Fdatasync = 2 };
@@ -60,8 +62,7 @@ class FileSink {
   uint64_t pending_tail_ = 0;
   uint32_t pending_count_ = 0;
   std::string path_;    // as the caller named it, for messages
-  std::string target_;  // path with symbolic links followed: what publish() replaces
-  std::string temp_;    // the temporary file until publish(); removed if never published
+  ReplacingFile replace_;  // the temporary file and its rename (replace_file.hpp)
 };
 
 }  // namespace uscope

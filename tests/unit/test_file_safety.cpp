@@ -689,3 +689,40 @@ TEST(FileSafety, OpenErrorMessagesSayWhatWasExpectedAndFound) {
 }
 
 }  // namespace
+
+// The pccx writer replaces its path only at close (it truncated it at open):
+// until then a reader of the previous file reads it whole, and afterwards the
+// directory holds the new file and nothing else.
+TEST(FileSafety, PccxWriterReplacesThePathOnlyAtClose) {
+  TempDir dir;
+  const std::string path = dir.file("run.pccx");
+  spit(path, "previous run");
+  pccx_writer_t *w = nullptr;
+  ASSERT_EQ(pccx_writer_open(&w, path.c_str(), nullptr), USCOPE_OK) << uscope_last_error();
+  for (uint32_t i = 0; i < 1000; ++i)
+    ASSERT_EQ(pccx_writer_event(w, 0, i * 10, 5, PCCX_EVENT_MAC_COMPUTE, nullptr), USCOPE_OK);
+  ASSERT_EQ(pccx_writer_finish(w), USCOPE_OK) << pccx_writer_error(w);
+  const std::vector<uint8_t> before_close = slurp(path);
+  pccx_writer_close(w);
+  // finish() publishes: the path holds the new container from then on.
+  pccx_reader_t *r = nullptr;
+  ASSERT_EQ(pccx_reader_open(&r, path.c_str(), PCCX_OPEN_STRICT_CHECKSUM), USCOPE_OK) << uscope_last_error();
+  pccx_reader_close(r);
+  EXPECT_EQ(before_close, slurp(path));
+  std::vector<std::string> names;
+  DIR *d = ::opendir(dir.path().c_str());
+  ASSERT_TRUE(d);
+  while (dirent *e = ::readdir(d))
+    if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..")) names.push_back(e->d_name);
+  ::closedir(d);
+  EXPECT_EQ(names, std::vector<std::string>{"run.pccx"});
+
+  // Before finish, the previous file is still there, whole.
+  spit(path, "previous run");
+  ASSERT_EQ(pccx_writer_open(&w, path.c_str(), nullptr), USCOPE_OK) << uscope_last_error();
+  ASSERT_EQ(pccx_writer_event(w, 0, 0, 5, PCCX_EVENT_MAC_COMPUTE, nullptr), USCOPE_OK);
+  const std::vector<uint8_t> during = slurp(path);
+  EXPECT_EQ(std::string(during.begin(), during.end()), "previous run");
+  EXPECT_EQ(pccx_writer_close(w), USCOPE_OK);
+  EXPECT_NE(slurp(path), during);
+}
