@@ -217,8 +217,11 @@ std::string in_cycles(uint64_t ps, uint32_t period, const char *clock) {
   if (!period) return "";
   char b[64];
   if (ps % period == 0) return grouped(ps / period) + " " + clock + " cycles";
-  std::snprintf(b, sizeof b, "%.1f %s cycles", static_cast<double>(ps) / period, clock);
-  return b;
+  // One decimal, digits grouped as the whole numbers are.
+  uint64_t whole = ps / period, tenth = ((ps % period) * 10 + period / 2) / period;  // no overflow: rem < period
+  if (tenth == 10) ++whole, tenth = 0;
+  std::snprintf(b, sizeof b, ".%u %s cycles", static_cast<unsigned>(tenth), clock);
+  return grouped(whole) + b;
 }
 
 }  // namespace
@@ -517,8 +520,8 @@ void cmd_summary(const Trace &t, bool json) {
     for (const auto &[type, l] : n.by_type)
       std::printf("    %-12s %6" PRIu64 " %10.1f %8" PRIu64 " %8" PRIu64 "\n", type.c_str(), l.count,
                   static_cast<double>(l.sum) / static_cast<double>(l.count), l.min, l.max);
-    std::printf("    tensor engine: %s jobs on %s job slots (storage te), %s MACs\n", grouped(n.te_jobs).c_str(),
-                grouped(n.te_slots).c_str(), grouped(n.macs).c_str());
+    std::printf("    tensor engine: %s jobs on %s job slot%s (storage te), %s MACs\n", grouped(n.te_jobs).c_str(),
+                grouped(n.te_slots).c_str(), n.te_slots == 1 ? "" : "s", grouped(n.macs).c_str());
     const std::string trace_cyc = in_cycles(span_ps, n.period, "npu");
     std::printf("      busy (at least one job running) %.1f%% of the %s ps of the trace%s%s%s\n",
                 100.0 * ratio(n.busy_ps, span_ps), grouped(span_ps).c_str(), trace_cyc.empty() ? "" : " (",

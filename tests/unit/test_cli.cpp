@@ -251,7 +251,7 @@ TEST(Cli, SummaryOfProtocolScopes) {
                            "instructions retired  3 (counter committed_insns); IPC 0.300",
                            "pipeline flushes      1 (cycles with at least one flush event)",
                            "instructions squashed 2 (flush events, one per squashed instruction)",
-                           "tensor engine: 1 jobs on 1 job slots (storage te), 8 MACs",
+                           "tensor engine: 1 jobs on 1 job slot (storage te), 8 MACs",
                            "busy (at least one job running) 55.6% of the 9,000 ps of the trace (4.5 npu cycles)",
                            "busy 62.5% of the 8,000 ps (4 npu cycles) during which at least one command was in flight",
                            "transactions completed 3 (counter txn_completed)",
