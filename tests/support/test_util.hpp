@@ -5,6 +5,8 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,18 @@ namespace uscope::test {
 // The reference corpus (../shared/conformance/uscope). Tests that read from it
 // fail when a file is missing; they never skip.
 inline const std::string kCorpusDir = std::string(USCOPE_SHARED_DIR) + "/conformance/uscope/";
+
+// A whole file as bytes ("" when it cannot be read), and a file made of s.
+inline std::string read_all(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+inline void write_all(const std::string &path, const std::string &s) {
+  std::ofstream f(path, std::ios::binary);
+  f << s;
+}
 
 // The status of the uscope::Error that f throws; a test failure if it throws none.
 template <class F>

@@ -51,16 +51,8 @@ const char *const kSpec[] = {
     R"({"event_type": "ERROR", "t_cycle": 905, "sim_id": "run1", "component": "DMA", "code": "ADDR_ALIGN", "msg": "unaligned DMA source address", "cmd_id": 42, "job_id": 1001})",
 };
 
-std::string read_all(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-void write_all(const std::string &path, const std::string &s) {
-  std::ofstream f(path, std::ios::binary);
-  f << s;
-}
+using uscope::test::read_all;
+using uscope::test::write_all;
 std::string spec_text() {
   std::string s;
   for (const char *l : kSpec) s += std::string(l) + "\n";

@@ -20,16 +20,8 @@ namespace {
 
 using uscope::test::TempDir;
 
-std::string read_all(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-void write_all(const std::string &path, const std::string &s) {
-  std::ofstream f(path, std::ios::binary);
-  f << s;
-}
+using uscope::test::read_all;
+using uscope::test::write_all;
 
 // Converts with default options (period_ps 0: the trace's), or the given period.
 void conv(const std::string &in, const std::string &out, uint64_t period_ps = 0, uint64_t skipped = 0) {

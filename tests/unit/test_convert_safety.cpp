@@ -24,16 +24,8 @@ namespace {
 
 using uscope::test::TempDir;
 
-std::string read_all(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-void write_all(const std::string &path, const std::string &s) {
-  std::ofstream f(path, std::ios::binary);
-  f << s;
-}
+using uscope::test::read_all;
+using uscope::test::write_all;
 void write_bytes(const std::string &path, const std::vector<uint8_t> &b) {
   write_all(path, std::string(b.begin(), b.end()));
 }

@@ -128,14 +128,6 @@ TEST(SchemaNames, ClocksScopesAndSummaryFields) {
 
 // ── the reader's look-ups ──
 
-std::string slurp(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-void spit(const std::string &path, const std::string &bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 // Storages: 0 "rob" in core0, 1 "rob" in core1, 2 "zz_stor_a" and 3
 // "zz_stor_b" in core0 (fields "zz_fld_a", "zz_fld_b"); events 0 "zz_evt_a"
@@ -165,7 +157,7 @@ std::string write_file(const TempDir &dir) {
 // and "zz_evt_b" become "..._a" in the string pool (same length, so nothing
 // else moves), giving two storages, two fields and two events of one name.
 std::string patch(const TempDir &dir, const std::string &path) {
-  std::string bytes = slurp(path);
+  std::string bytes = uscope::test::read_all(path);
   for (const char *from : {"zz_stor_b", "zz_fld_b", "zz_evt_b"}) {
     const std::string f = std::string(from) + '\0';
     const size_t at = bytes.find(f);
@@ -174,7 +166,7 @@ std::string patch(const TempDir &dir, const std::string &path) {
     if (at != std::string::npos) bytes[at + f.size() - 2] = 'a';
   }
   const std::string out = dir.file("patched.uscope");
-  spit(out, bytes);
+  uscope::test::write_all(out, bytes);
   return out;
 }
 
