@@ -44,6 +44,7 @@ package uscope_pkg;
   localparam int USCOPE_ERR_INTERNAL             = -16;
   localparam int USCOPE_ERR_UNSUPPORTED          = -17;
   localparam int USCOPE_ERR_NOT_FOUND            = -23;
+  localparam int USCOPE_ERR_DUPLICATE            = -27;  // schema calls: a name repeated within its scope
   localparam int USCOPE_DPI_ERR_SYNTAX           = -100;
   localparam int USCOPE_DPI_ERR_JSON             = -101;
   localparam int USCOPE_DPI_ERR_JSON_SCHEMA      = -102;
