@@ -86,9 +86,27 @@ void FileSink::open(const std::string &path, Durability d) {
   // The writer seeks back to patch the header: only a regular file will do
   // (and renaming over a directory or a device node would replace it).
   struct stat st {};
-  const bool exists = ::stat(target_.c_str(), &st) == 0;
+  bool exists = ::stat(target_.c_str(), &st) == 0;
+  // A link whose text names no file, or another file than the one it opens:
+  // a /proc/PID/fd/N (or /dev/fd/N) entry for a memfd or a deleted file
+  // reads "/memfd:NAME (deleted)". Renaming onto that text would create a
+  // stray file of that name (in /) and leave the caller's file empty; such a
+  // file has no name to replace, so it is written in place, truncated.
+  struct stat pst {};
+  if (target_ != path && ::stat(path.c_str(), &pst) == 0 &&
+      (!exists || pst.st_dev != st.st_dev || pst.st_ino != st.st_ino)) {
+    st = pst;
+    exists = true;
+    in_place_ = true;
+  }
   if (exists && !S_ISREG(st.st_mode))
     fail(USCOPE_ERR_IO, "cannot create %s: it is %s, not a regular file", path.c_str(), file_kind(st.st_mode));
+  if (in_place_) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd_ < 0) fail(USCOPE_ERR_IO, "cannot open %s: %s", path.c_str(), std::strerror(errno));
+    size_ = 0;
+    return;
+  }
   const std::string prefix = dir_of(target_) + "/." + base_of(target_) + ".";
   for (int attempt = 0; fd_ < 0; ++attempt) {
     const std::string name = prefix + temp_suffix();
@@ -108,6 +126,7 @@ void FileSink::open(const std::string &path, Durability d) {
 void FileSink::publish() {
   flush();
   if (durability_ == Durability::Fdatasync) sync();
+  if (in_place_) return;  // no name to rename onto, no directory entry to sync
   if (::rename(temp_.c_str(), target_.c_str()) != 0)
     fail(USCOPE_ERR_IO, "cannot rename %s onto %s: %s", temp_.c_str(), path_.c_str(), std::strerror(errno));
   temp_.clear();
