@@ -97,7 +97,9 @@ Status LineReader::open_memory(const void *data, size_t size) {
       return status_;
     }
     zinit_ = true;
-    raw_.resize(kRawChunk);
+    // No larger than the file (its pages are zeroed here: a 300-byte .gz
+    // does not need 256 KiB of them).
+    raw_.resize(raw_size_ ? static_cast<size_t>(std::min<uint64_t>(kRawChunk, raw_size_)) : kRawChunk);
   }
   return 0;
 }
