@@ -77,8 +77,11 @@ typedef struct uscope_convert_options_s {
   /* The output writer's queue between the parsing thread and its encoder
      thread (.uscope, .pccx): part of the conversion's memory bound. 0: the
      default, 8 MiB for .uscope and 16 MiB for .pccx; the writers' minimums
-     (64 KiB .uscope, 256 KiB .pccx) apply. Added in 0.1; a caller built with
-     an older struct_size gets the default. */
+     (64 KiB .uscope, 256 KiB .pccx) apply. An upper bound: an input file
+     of known size gets a smaller queue when twice its size (32 times for
+     gzip) is smaller, rounded up to a power of two (the writers pre-fault
+     their whole queue at open, which a small file need not pay for). Added
+     in 0.1; a caller built with an older struct_size gets the default. */
   uint64_t queue_bytes;
 } uscope_convert_options_t;
 

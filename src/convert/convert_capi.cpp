@@ -248,6 +248,25 @@ std::string in_error(const char *in, const std::string &err) {
   return std::string(in) + ": " + (err.empty() ? std::string(uscope_last_error()) : err);
 }
 
+// The output writer's queue for this input. The writers touch every page of
+// their queue at open (so that a simulation's first cycles take no page
+// faults); a conversion of a small file does not need the 8 or 16 MiB
+// default, whose page faults were most of a small `uscope convert`. The
+// records an input yields take fewer bytes than its JSONL lines, so twice
+// the file's size (32x for gzip) holds them all, rounded up to a power of
+// two; the asked-for (or default) size stays the upper bound, and the
+// writer's own minimum applies. An input of unknown size (a pipe) gets the
+// asked-for size. A large input gets the same queue as before.
+uint64_t queue_for_input(uint64_t asked, uint64_t dflt, const Ingest &ing) {
+  const uint64_t cap = asked ? asked : dflt;
+  const uint64_t size = ing.input_size();
+  if (!size || size > (cap >> 5)) return cap;  // also: no overflow below
+  const uint64_t need = size * (ing.input_gzip() ? 32 : 2);
+  uint64_t q = 4096;
+  while (q < need) q <<= 1;
+  return std::min(q, cap);
+}
+
 uscope_status_t jsonl_to_uscope(const char *in, const char *out, const Opts &o, uscope_convert_stats_t *st) {
   Issues issues = o.issues();
   StringPool pool;
@@ -264,7 +283,7 @@ uscope_status_t jsonl_to_uscope(const char *in, const char *out, const Opts &o, 
   u.num_dram = o.o.num_dram_channels;
   u.num_noc = o.o.num_noc_links;
   u.num_banks = o.o.num_sram_banks;
-  u.queue_bytes = o.o.queue_bytes;
+  u.queue_bytes = queue_for_input(o.o.queue_bytes, UscopeOut::kDefaultQueue, ing);
   if (o.o.period_ps > 0xFFFFFFFFull)
     return fail_with(USCOPE_ERR_INVALID_ARGUMENT, "period_ps " + std::to_string(o.o.period_ps) +
                                                       ": expected at most 2^32-1 ps (a µScope clock period is 32-bit)");
@@ -315,7 +334,8 @@ uscope_status_t jsonl_to_pccx(const char *in, const char *out, const Opts &o, us
   std::string open_err;
   uscope_status_t os = 0;
   // Opened at the first event, when TRACE_META (period, pccx header fields) is known.
-  auto open = [&]() { return os = w.open(out, ing.period_ps(), meta.pccx, o.o.queue_bytes, &open_err); };
+  const uint64_t pccx_queue = queue_for_input(o.o.queue_bytes, PccxOut::kDefaultQueue, ing);
+  auto open = [&]() { return os = w.open(out, ing.period_ps(), meta.pccx, pccx_queue, &open_err); };
   uscope_status_t s = ing.run(
       [&](const Ev &e, std::string *) -> uscope_status_t {
         if (!w.is_open() && open()) return os;

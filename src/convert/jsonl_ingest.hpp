@@ -120,6 +120,9 @@ class Ingest {
   Status open_file(const char *path) { return reader_.open_file(path); }
   Status open_memory(const void *data, size_t size) { return reader_.open_memory(data, size); }
   const std::string &open_error() const { return reader_.message(); }
+  // The input's size in bytes (0: unknown, e.g. a pipe) and whether it is gzip.
+  uint64_t input_size() const { return reader_.raw_size(); }
+  bool input_gzip() const { return reader_.gzip(); }
   // Runs to the end. A fatal status (strict issue: USCOPE_ERR_CORRUPT or
   // LIMIT; a truncated gzip: TRUNCATED; IO) stops it; the message is in
   // *error. Events already given to the sink stay given.

@@ -70,9 +70,7 @@ Status PccxOut::open(const char *path, uint64_t period_ps, const PccxMeta &meta,
   if (meta.has_encoding && meta.encoding == "flatbuf") o.encoding = PCCX_ENCODING_FLATBUF;
   set_cycles_ = meta.has_cycles;
   cycles_ = meta.cycles;
-  // Larger than the writer's default: a conversion outruns its encoder in
-  // bursts (long runs of instants), and a batch job can afford the memory.
-  o.queue_bytes = queue_bytes ? queue_bytes : 16u << 20;
+  o.queue_bytes = queue_bytes ? queue_bytes : kDefaultQueue;
   const Status s = pccx_writer_open(&w_, path, &o);
   if (s) *error = about_file(path, uscope_last_error());
   return s;

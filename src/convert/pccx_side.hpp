@@ -14,7 +14,10 @@ class PccxOut final : public PairSink {
  public:
   explicit PccxOut(const StringSource &strs) : strs_(strs) {}
   ~PccxOut() override;
-  // queue_bytes: the pccx writer's queue; 0: 16 MiB. The header's fields
+  // Larger than the pccx writer's default: a conversion outruns its encoder
+  // in bursts (long runs of instants), and a batch job can afford the memory.
+  static constexpr uint64_t kDefaultQueue = 16u << 20;
+  // queue_bytes: the pccx writer's queue; 0: kDefaultQueue. The header's fields
   // come from meta.pccx where present (docs/convert.md), clock_mhz from
   // period_ps (or meta.pccx.clock_mhz when it gives this period).
   Status open(const char *path, uint64_t period_ps, const PccxMeta &meta, uint64_t queue_bytes, std::string *error);

@@ -23,6 +23,8 @@ struct UnitCounts {
 // Writes Ev records through the npu per-cycle calls.
 class UscopeOut {
  public:
+  // The µScope writer's default queue (uscope.h, uscope_writer_options_t).
+  static constexpr uint64_t kDefaultQueue = 8u << 20;
   UscopeOut(const UnitCounts &u, uint64_t period_ps, const StringPool &pool);
   ~UscopeOut();
   // Opens the writer; meta must be final (sim_id, TRACE_META).

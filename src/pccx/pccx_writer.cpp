@@ -98,7 +98,8 @@ Writer::Writer(const char *path, const pccx_writer_options_t *opts) : path_(path
   // The output buffer need not outgrow the queue it drains (a small queue
   // asks for a small writer); it stays above the largest bincode record
   // (~64 KiB name), since kMinQueue is 256 KiB.
-  obuf_.resize(static_cast<size_t>(std::min<uint64_t>(kOutBuf, q)));
+  obuf_cap_ = static_cast<size_t>(std::min<uint64_t>(kOutBuf, q));
+  obuf_.reset(new uint8_t[obuf_cap_]);
   names_.reserve(64);
 
   // The JSON header's largest possible rendering: every number at its maximum.
@@ -111,7 +112,7 @@ Writer::Writer(const char *path, const pccx_writer_options_t *opts) : path_(path
   uint8_t fixed[kFixedHeader] = {'P', 'C', 'C', 'X', PCCX_FORMAT_MAJOR, PCCX_FORMAT_MINOR, 0, 0};
   std::memcpy(fixed + 8, &reserved_json_, 8);
   out(fixed, sizeof fixed);
-  std::memset(obuf_.data() + olen_, ' ', reserved_json_);  // reserved_json_ is < 1 KiB
+  std::memset(obuf_.get() + olen_, ' ', reserved_json_);  // reserved_json_ is < 1 KiB
   olen_ += reserved_json_;
   payload_start_ = olen_;
   if (encoding_ == PCCX_ENCODING_BINCODE) {
@@ -296,10 +297,10 @@ void Writer::flush_out() {
     // Streaming FNV over the payload part of the buffer.
     const uint64_t buf_start = file_pos_;
     const uint64_t skip = payload_start_ > buf_start ? payload_start_ - buf_start : 0;
-    if (skip < olen_) hash_ = fnv1a64(obuf_.data() + skip, olen_ - skip, hash_);
+    if (skip < olen_) hash_ = fnv1a64(obuf_.get() + skip, olen_ - skip, hash_);
   }
   if (sticky_.load(std::memory_order_relaxed) != USCOPE_ERR_IO) {
-    const uint8_t *p = obuf_.data();
+    const uint8_t *p = obuf_.get();
     size_t n = olen_;
     while (n) {
       const ssize_t w = ::write(fd_, p, n);
@@ -321,9 +322,9 @@ void Writer::flush_out() {
 void Writer::out(const void *p, size_t n) {
   const uint8_t *s = static_cast<const uint8_t *>(p);
   while (n) {
-    if (olen_ == obuf_.size()) flush_out();
-    const size_t k = std::min(n, obuf_.size() - olen_);
-    std::memcpy(obuf_.data() + olen_, s, k);
+    if (olen_ == obuf_cap_) flush_out();
+    const size_t k = std::min(n, obuf_cap_ - olen_);
+    std::memcpy(obuf_.get() + olen_, s, k);
     olen_ += k;
     s += k;
     n -= k;
@@ -354,8 +355,8 @@ void Writer::consume(const uint8_t *r, size_t &len) {
     const char *tn = kTypeNames[type];
     const uint64_t tl = std::strlen(tn);
     const size_t max = 4 + 8 + 8 + 8 + tl + 1 + 8 + nlen;
-    if (obuf_.size() - olen_ < max) flush_out();
-    uint8_t *b = obuf_.data() + olen_;
+    if (obuf_cap_ - olen_ < max) flush_out();
+    uint8_t *b = obuf_.get() + olen_;
     std::memcpy(b, &core, 4);
     std::memcpy(b + 4, &start, 8);
     std::memcpy(b + 12, &dur, 8);
@@ -371,8 +372,8 @@ void Writer::consume(const uint8_t *r, size_t &len) {
     }
     olen_ += k;
   } else {
-    if (obuf_.size() - olen_ < kFlatStride) flush_out();
-    uint8_t *b = obuf_.data() + olen_;
+    if (obuf_cap_ - olen_ < kFlatStride) flush_out();
+    uint8_t *b = obuf_.get() + olen_;
     std::memcpy(b, &core, 4);
     std::memcpy(b + 4, &start, 8);
     std::memcpy(b + 12, &dur, 8);
@@ -483,14 +484,14 @@ uscope_status_t Writer::finish() {
       // payload by reading it back (from the page cache, in practice).
       uint64_t h = kFnv64Offset, off = payload_start_, left = payload_len;
       while (left) {
-        const size_t k = static_cast<size_t>(std::min<uint64_t>(left, obuf_.size()));
-        const ssize_t r = ::pread(fd_, obuf_.data(), k, static_cast<off_t>(off));
+        const size_t k = static_cast<size_t>(std::min<uint64_t>(left, obuf_cap_));
+        const ssize_t r = ::pread(fd_, obuf_.get(), k, static_cast<off_t>(off));
         if (r <= 0) {
           if (r < 0 && errno == EINTR) continue;
           fail(USCOPE_ERR_IO, "pccx writer: reading back %s to hash it: %s", path_.c_str(),
                r < 0 ? std::strerror(errno) : "unexpected end of file");
         }
-        h = fnv1a64(obuf_.data(), static_cast<size_t>(r), h);
+        h = fnv1a64(obuf_.get(), static_cast<size_t>(r), h);
         off += static_cast<uint64_t>(r);
         left -= static_cast<uint64_t>(r);
       }

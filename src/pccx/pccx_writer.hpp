@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
@@ -84,7 +85,10 @@ class Writer {
   // Encoder side.
   int fd_ = -1;
   std::thread thread_;
-  std::vector<uint8_t> obuf_;
+  // Not a vector: its pages are touched by the encoder as it fills them, not
+  // zeroed at open (a small job uses a few of its up to 1 MiB).
+  std::unique_ptr<uint8_t[]> obuf_;
+  size_t obuf_cap_ = 0;
   size_t olen_ = 0;
   uint64_t file_pos_ = 0;       // bytes written to the OS
   uint64_t payload_start_ = 0;

@@ -27,7 +27,9 @@ class FileSink {
   // inode, never a truncation under them). A symbolic link is followed and
   // the file is written beside its target, so the link keeps working. An
   // existing path that is not a regular file (a directory, a FIFO, a device)
-  // is refused. Throws Error(IO).
+  // is refused. A link that names no file (a /proc/PID/fd/N entry of a
+  // memfd or of a deleted file) is written in place, truncated: that file
+  // has no name to put a temporary beside. Throws Error(IO).
   void open(const std::string &path, Durability d);
   // Rename the temporary file onto path, after pushing what was appended so
   // far to the OS (and fdatasync'ing it, and the directory after the rename,

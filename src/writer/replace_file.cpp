@@ -77,9 +77,26 @@ int ReplacingFile::create(const std::string &path, int access) {
   // Renaming over a directory or a device node would replace it, and the
   // writers seek back to patch headers: only a regular file will do.
   struct stat st {};
-  const bool exists = ::stat(target_.c_str(), &st) == 0;
+  bool exists = ::stat(target_.c_str(), &st) == 0;
+  // A link whose text names no file, or another file than the one it opens:
+  // a /proc/PID/fd/N (or /dev/fd/N) entry for a memfd or a deleted file
+  // reads "/memfd:NAME (deleted)". Renaming onto that text would create a
+  // stray file of that name (in /) and leave the caller's file empty; such a
+  // file has no name to replace, so it is written in place, truncated.
+  struct stat pst {};
+  if (target_ != path && ::stat(path.c_str(), &pst) == 0 &&
+      (!exists || pst.st_dev != st.st_dev || pst.st_ino != st.st_ino)) {
+    st = pst;
+    exists = true;
+    in_place_ = true;
+  }
   if (exists && !S_ISREG(st.st_mode))
     fail(USCOPE_ERR_IO, "cannot create %s: it is %s, not a regular file", path.c_str(), file_kind(st.st_mode));
+  if (in_place_) {
+    const int fd = ::open(path.c_str(), access | O_TRUNC | O_CLOEXEC);
+    if (fd < 0) fail(USCOPE_ERR_IO, "cannot open %s: %s", path.c_str(), std::strerror(errno));
+    return fd;
+  }
   const std::string prefix = dir_of(target_) + "/." + base_of(target_) + ".";
   int fd = -1;
   for (int attempt = 0; fd < 0; ++attempt) {
@@ -98,6 +115,7 @@ int ReplacingFile::create(const std::string &path, int access) {
 }
 
 void ReplacingFile::publish(bool sync_dir) {
+  if (in_place_) return;  // no name to rename onto, no directory entry to sync
   if (::rename(temp_.c_str(), target_.c_str()) != 0)
     fail(USCOPE_ERR_IO, "cannot rename %s onto %s: %s", temp_.c_str(), path_.c_str(), std::strerror(errno));
   temp_.clear();

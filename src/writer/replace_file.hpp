@@ -36,6 +36,7 @@ class ReplacingFile {
   std::string path_;    // as the caller named it, for messages
   std::string target_;  // path with symbolic links followed: what publish() replaces
   std::string temp_;    // the temporary file until publish()
+  bool in_place_ = false;  // written through path itself (no name to replace)
 };
 
 }  // namespace uscope

@@ -1,5 +1,6 @@
 #include "writer/schema_builder.hpp"
 
+#include <cstring>
 #include <string_view>
 #include <unordered_set>
 
@@ -150,10 +151,22 @@ std::vector<FieldDef> SchemaBuilder::make_fields(const uscope_field_t *f, uint16
                                                  StringPool &pool, const char *what) const {
   if (n && !f) fail(USCOPE_ERR_INVALID_ARGUMENT, "%s: field array is NULL", what);
   std::vector<FieldDef> out;
+  out.reserve(n);
+  // Repeated names: a few fields (the usual case) are compared pairwise; a
+  // hash set allocates a node per name, which was most of the cost of
+  // declaring a protocol's schema (hundreds of small events and storages).
+  constexpr uint16_t kPairwise = 32;
   std::unordered_set<std::string_view> seen;
+  if (n > kPairwise) seen.reserve(n);
+  auto repeats = [&](uint16_t i) {
+    if (n > kPairwise) return !seen.insert(f[i].name).second;
+    for (uint16_t j = 0; j < i; ++j)
+      if (std::strcmp(f[j].name, f[i].name) == 0) return true;
+    return false;
+  };
   for (uint16_t i = 0; i < n; ++i) {
     if (!f[i].name) fail(USCOPE_ERR_INVALID_ARGUMENT, "%s: field %u has no name", what, i);
-    if (!seen.insert(f[i].name).second)
+    if (repeats(i))
       fail(USCOPE_ERR_DUPLICATE, "%s: %s %u \"%s\" repeats an earlier %s's name", what,
            props ? "property" : "field", i, f[i].name, props ? "property" : "field");
     if (wire::field_type_size(f[i].type) == 0)

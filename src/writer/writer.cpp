@@ -105,8 +105,17 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
     dut.push_back(d);
   }
   layouts_ = make_layouts(schema_);
-  uint64_t max_checkpoint = 0, max_record = stream::kCkptBeginSize + 8 + stream::kCkptChunk;
-  for (const auto &L : layouts_) max_checkpoint += L.max_block_size();
+  // The largest piece of checkpoint_storage data: no schema needs a bigger
+  // one than its largest mask or slot data, and a small schema's queue then
+  // need not hold four 64 KiB pieces (pre-faulted at open: 256 KiB of page
+  // faults a small job paid for).
+  uint64_t max_checkpoint = 0, max_piece = 1;
+  for (const auto &L : layouts_) {
+    max_checkpoint += L.max_block_size();
+    max_piece = std::max<uint64_t>({max_piece, L.mask_bytes, uint64_t{L.num_slots} * L.slot_size});
+  }
+  ckpt_chunk_ = static_cast<uint32_t>(std::min<uint64_t>(max_piece, stream::kCkptChunk));
+  uint64_t max_record = stream::kCkptBeginSize + 8 + ckpt_chunk_;
   if (max_checkpoint > UINT32_MAX)
     fail(USCOPE_ERR_LIMIT, "a full checkpoint of this schema takes %llu bytes; checkpoint_size is a u32 (spec §8.1)",
          static_cast<unsigned long long>(max_checkpoint));
@@ -472,7 +481,7 @@ uscope_status_t Writer::checkpoint_storage(uint16_t sid, const uint8_t *mask, co
   const uint64_t sizes[2] = {L.mask_bytes, data_bytes};
   for (int k = 0; k < 2; ++k) {
     for (uint64_t done = 0; done < sizes[k];) {
-      const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(sizes[k] - done, stream::kCkptChunk));
+      const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(sizes[k] - done, ckpt_chunk_));
       if (!refill(8 + n)) return sticky_;
       w_[0] = stream::kCkptData;
       std::memset(w_ + 1, 0, 3);

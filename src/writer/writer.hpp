@@ -190,6 +190,10 @@ class Writer {
   uint64_t interval_ = 0;
   uint32_t backpressure_ = USCOPE_BACKPRESSURE_BLOCK;
   uint64_t drop_headroom_ = 0;
+  // checkpoint_storage's data travels in pieces of at most this: kCkptChunk,
+  // or the schema's largest mask or slot data when smaller (the queue's
+  // minimum is 4 records of it).
+  uint32_t ckpt_chunk_ = stream::kCkptChunk;
   uint64_t dropped_cycles_ = 0, dropped_ops_ = 0, dropped_events_ = 0;
   uint64_t stalls_ = 0, stall_ns_ = 0;
   uscope_checkpoint_fn callback_ = nullptr;

@@ -4,9 +4,8 @@
 // output kind (.uscope, .pccx, .jsonl, .jsonl.gz), and what convert wrote is
 // read back by the other commands (info, dump, summary, npu-report, convert
 // back to .jsonl). The last input byte's low bit picks small units and
-// windows (limits reached) or the defaults. Note: convert pre-faults its
-// writers' default queues (8 MiB .uscope, 16 MiB .pccx; the CLI has no option
-// for them), so this target runs at a few inputs per second. Seeds:
+// windows (limits reached) or the defaults. Each input runs ~15 commands, so
+// this target makes ~20 inputs per second, not thousands. Seeds:
 // corpus/jsonl/ and corpus/cli_jsonl/ (findings).
 #include "fuzz_cli.hpp"
 

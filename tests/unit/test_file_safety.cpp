@@ -629,6 +629,39 @@ TEST(FileSafety, WriterThroughASymlinkKeepsTheLink) {
   EXPECT_TRUE(temp_files(dir.path()).empty());
 }
 
+// A /proc/self/fd/N path of a file with no name (deleted, or a memfd) is a
+// link whose text ("<dir>/t.uscope (deleted)") names no file: the writer
+// writes that file in place. It used to rename its temporary onto the
+// link's text, leaving a stray "t.uscope (deleted)" in the directory and the
+// caller's file empty (the fuzz targets write to memfds this way).
+TEST(FileSafety, WriterThroughAProcFdOfADeletedFileWritesThatFile) {
+  TempDir dir;
+  const std::string path = dir.file("t.uscope");
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  const std::string via = "/proc/self/fd/" + std::to_string(fd);
+  write_trace(via, 100, 1);
+  struct stat st {};
+  ASSERT_EQ(::fstat(fd, &st), 0);
+  EXPECT_GT(st.st_size, 0) << "the file behind " << via << " stayed empty";
+  uscope_reader_t *r = nullptr;
+  ASSERT_EQ(uscope_reader_open(&r, via.c_str()), USCOPE_OK) << uscope_last_error();
+  uscope_file_info_t fi{};
+  fi.struct_size = sizeof fi;
+  ASSERT_EQ(uscope_reader_info(r, &fi), USCOPE_OK);
+  EXPECT_EQ(fi.last_time_ps, 99 * kPeriod);
+  uscope_reader_close(r);
+  ::close(fd);
+  std::vector<std::string> left;
+  if (DIR *d = ::opendir(dir.path().c_str())) {
+    while (dirent *e = ::readdir(d))
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) left.push_back(e->d_name);
+    ::closedir(d);
+  }
+  EXPECT_TRUE(left.empty()) << "a stray file: " << left[0];
+}
+
 // ── 2.4: open errors name the file, what was expected, what was found ──
 
 struct OpenResult {
