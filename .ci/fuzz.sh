@@ -10,16 +10,17 @@
 # (tests/fuzz/corpus/...): the ctest replays run it in every build.
 #
 # Times (seconds, each overridable): USCOPE_FUZZ_SECONDS (reader, JSONL: 60),
-# USCOPE_FUZZ_PCCX_SECONDS (30), USCOPE_FUZZ_CLI_SECONDS (each CLI target: 45).
+# USCOPE_FUZZ_PCCX_SECONDS (30), USCOPE_FUZZ_CLI_SECONDS (each CLI target: 45),
+# USCOPE_FUZZ_CONVERT_SECONDS (the JSONL converters: 45).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
-: "${USCOPE_FUZZ_SECONDS:=60}" "${USCOPE_FUZZ_PCCX_SECONDS:=30}" "${USCOPE_FUZZ_CLI_SECONDS:=45}"
+: "${USCOPE_FUZZ_SECONDS:=60}" "${USCOPE_FUZZ_PCCX_SECONDS:=30}" "${USCOPE_FUZZ_CLI_SECONDS:=45}" "${USCOPE_FUZZ_CONVERT_SECONDS:=45}"
 
 CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DUSCOPE_FUZZ=ON -DUSCOPE_BUILD_TESTS=OFF -DUSCOPE_BUILD_BENCH=OFF -DUSCOPE_BUILD_EXAMPLES=OFF \
   -DUSCOPE_BUILD_TB=OFF -DUSCOPE_BUILD_DPI=OFF >/dev/null
-cmake --build build/fuzz -j "$jobs" --target uscope_fuzz_reader uscope_fuzz_pccx uscope_fuzz_jsonl \
+cmake --build build/fuzz -j "$jobs" --target uscope_fuzz_reader uscope_fuzz_pccx uscope_fuzz_jsonl uscope_fuzz_jsonl_convert \
   uscope_fuzz_cli_uscope uscope_fuzz_cli_pccx uscope_fuzz_cli_jsonl
 rm -rf build/fuzz/artifacts && mkdir -p build/fuzz/artifacts
 
@@ -50,8 +51,12 @@ fuzz reader "$USCOPE_FUZZ_SECONDS" 512 tests/fuzz/corpus/reader
 # The pccx reader: allocations are bounded by the input size (docs/pccx.md);
 # seeds include the real pccx-lab file.
 fuzz pccx "$USCOPE_FUZZ_PCCX_SECONDS" 256 tests/fuzz/corpus/pccx
-# The NPU JSONL ingest and converters, through the C API.
+# The NPU JSONL ingest (line reader, parser, reorder window, pairing) through
+# the npu report, and the converters' writers on the same inputs, through the
+# C API (a conversion's writer set-up costs ~25x a small input's parse, hence
+# two targets).
 fuzz jsonl "$USCOPE_FUZZ_SECONDS" 512 tests/fuzz/corpus/jsonl
+fuzz jsonl_convert "$USCOPE_FUZZ_CONVERT_SECONDS" 512 tests/fuzz/corpus/jsonl
 # The CLI: the commands' own code on each input kind. -close_fd_mask=2
 # silences the commands' error messages (libFuzzer's own output and the
 # sanitizers' reports still show). Seeds: the readers' corpora, the shared

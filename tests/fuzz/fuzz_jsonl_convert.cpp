@@ -1,0 +1,71 @@
+// libFuzzer target over the NPU JSONL converters (src/convert/): the input
+// is a whole JSONL file (plain, or gzip when it starts with 1f 8b), converted
+// through the public C API to .uscope (the npu protocol calls), .pccx and
+// .jsonl, with a small maximum line length and reorder window so that those
+// limits are reached. Files live in memfds (/proc/self/fd/N).
+//
+// The split from fuzz_jsonl.cpp (the ingest alone, through the npu report):
+// every conversion opens an output writer (its schema, queue and encoder
+// thread) and closes it, which costs ~25x the parse of a small input, so the
+// text parsing gets its own fast target and this one covers what the writer
+// side does with every kind of event.
+//
+// The contract: every call returns OK, or CORRUPT / TRUNCATED (a broken gzip
+// stream, a file that is not JSONL). Malformed lines are issues, never
+// failures. A crash, a sanitizer report, a hang or another status is a bug.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <uscope/convert.h>
+
+namespace {
+struct MemFile {
+  int fd;
+  std::string path;
+  explicit MemFile(const char *name) : fd(memfd_create(name, 0)), path("/proc/self/fd/" + std::to_string(fd)) {}
+  ~MemFile() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+void check(uscope_status_t s, const char *what) {
+  if (s == USCOPE_OK || s == USCOPE_ERR_CORRUPT || s == USCOPE_ERR_TRUNCATED) return;
+  std::fprintf(stderr, "fuzz_jsonl_convert: %s: unexpected status %d: %s\n", what, s, uscope_last_error());
+  std::abort();
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  MemFile in("in");
+  if (in.fd < 0) return 0;
+  for (size_t off = 0; off < size;) {
+    const ssize_t n = write(in.fd, data + off, size - off);
+    if (n <= 0) return 0;
+    off += static_cast<size_t>(n);
+  }
+  uscope_convert_options_t o;
+  uscope_convert_options_init(&o);
+  o.max_line_bytes = 2048;
+  o.reorder_window = 4;
+  o.num_te = o.num_ve = 2;
+  o.queue_depth = 4;
+  o.num_contexts = 2;
+  o.num_sram_banks = 4;
+  o.queue_bytes = 64 << 10;  // the writers' minimums: a large queue costs its page faults on every input
+  uscope_convert_stats_t st{};
+  st.struct_size = sizeof st;
+  MemFile us("out.uscope"), px("out.pccx");
+  check(uscope_convert(in.path.c_str(), USCOPE_CONVERT_JSONL, us.path.c_str(), USCOPE_CONVERT_USCOPE, &o, &st),
+        "jsonl->uscope");
+  check(uscope_convert(in.path.c_str(), USCOPE_CONVERT_JSONL, px.path.c_str(), USCOPE_CONVERT_PCCX, &o, &st),
+        "jsonl->pccx");
+  MemFile js("out.jsonl");
+  check(uscope_convert(in.path.c_str(), USCOPE_CONVERT_JSONL, js.path.c_str(), USCOPE_CONVERT_JSONL, &o, &st),
+        "jsonl->jsonl");
+  return 0;
+}
