@@ -5,15 +5,18 @@
 #include <CLI/CLI.hpp>
 #include <uscope/uscope.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 namespace uscope_cli {
 
@@ -168,7 +171,17 @@ inline int64_t sign_extend(uint64_t v, uint32_t size) {
 
 class Trace {
  public:
-  explicit Trace(const std::string &path) { check(uscope_reader_open(&r_, path.c_str()), path.c_str()); }
+  // flags: USCOPE_READ_* (USCOPE_READ_STRICT for --strict).
+  explicit Trace(const std::string &path, uint32_t flags = 0) {
+    check(uscope_reader_open_ex(&r_, path.c_str(), flags), path.c_str());
+  }
+  // What the reader skipped so far, one entry per kind (uscope_reader_defects).
+  std::vector<uscope_defect_t> defects() const {
+    uscope_defect_t d[USCOPE_DEFECT_KIND_COUNT];
+    uint32_t n = 0;
+    check(uscope_reader_defects(r_, d, USCOPE_DEFECT_KIND_COUNT, &n), "defects");
+    return std::vector<uscope_defect_t>(d, d + std::min<uint32_t>(n, USCOPE_DEFECT_KIND_COUNT));
+  }
   ~Trace() { uscope_reader_close(r_); }
   Trace(const Trace &) = delete;
   Trace &operator=(const Trace &) = delete;
@@ -222,6 +235,19 @@ inline uint64_t payload_field(const uint8_t *p, const uscope_field_info_t &f) {
 }
 
 
+// Where a defect was first met, for messages: "segment 50 at offset 123456,
+// 25000 ps" or "the file at offset 9000".
+std::string defect_place(const uscope_defect_t &d);
+// One warning line on stderr per kind of defect the reader skipped
+// ("uscope: warning: FILE: 1405 ops on slots past their storage's size
+// were ignored (slot_out_of_range; first: segment 0 ...)"). Output on stdout
+// stays whole; the exit status stays 0.
+void warn_defects(const Trace &t, const std::string &path);
+// --strict: read and validate the whole file before printing anything, so
+// that a defect fails the command (with its status) instead of being
+// skipped. Throws Failure naming the file.
+void strict_check(const Trace &t, const std::string &path);
+
 // Subcommands defined in their own files.
 void cmd_summary(const Trace &t, bool json);
 // For an error of `uscope summary` on a file that is not a µScope trace (by
@@ -233,5 +259,13 @@ bool is_pccx_file(const std::string &path);
 // unreadable); opened non-blocking, so a FIFO never makes it wait.
 std::string file_magic(const std::string &path);
 void cmd_pccx_info(const std::string &path, bool json);
+// cmd_check.cpp: `uscope check FILE [--json] [--strict] [--no-progress]`.
+struct CheckCmd {
+  CLI::App *app = nullptr;
+  std::string file;
+  bool json = false, strict = false, no_progress = false;
+  int run() const;  // exit status: 0 no defect, 1 defects (readable), 2 not readable
+};
+std::unique_ptr<CheckCmd> add_check(CLI::App &app);
 
 }  // namespace uscope_cli

@@ -8,6 +8,14 @@
 //   uscope summary FILE [--json]     (cpu / npu / noc scopes; cmd_summary.cpp)
 //   uscope convert IN -o OUT [--strict]   (NPU JSONL <-> .uscope / .pccx; cmd_convert.cpp)
 //   uscope npu-report FILE [--json]  (NPU metrics of .jsonl / .uscope / .pccx; cmd_npu_report.cpp)
+//   uscope check FILE [--json] [--strict]   (validate a trace; cmd_check.cpp)
+//
+// Tolerant reading: what a trace holds that does not fit its schema (ops on
+// slots past a storage's size, segments that no longer decode, ...) is
+// skipped by the library and counted; each command that read such a file
+// prints one warning line per kind on stderr after its (whole) output and
+// exits 0. --strict validates the whole file first and fails on the first
+// defect, before printing anything.
 //
 // Output is deterministic. Errors go to stderr with exit code 1 (2 for usage:
 // every numeric option is a plain decimal number, parse_number in
@@ -459,6 +467,10 @@ int uscope_cli_main(int argc, char **argv) {
   auto *summary = app.add_subcommand("summary", "per-scope figures of cpu, npu and noc protocol scopes");
   summary->add_option("file", file, "trace file (.uscope)")->required();
   summary->add_flag("--json", json, "JSON output");
+  bool strict = false;
+  for (CLI::App *c : {info, dump, state, events, summary})
+    c->add_flag("--strict", strict, "fail on the first defect of the file (validated first) instead of skipping it");
+  auto check_cmd = add_check(app);         // cmd_check.cpp
   auto convert = add_convert(app);         // cmd_convert.cpp
   auto npu_report = add_npu_report(app);   // cmd_npu_report.cpp
   check_all_numbers(app);
@@ -470,6 +482,7 @@ int uscope_cli_main(int argc, char **argv) {
   // These open their own inputs (JSONL, .uscope or .pccx).
   if (*convert->app) return convert->run();
   if (*npu_report->app) return npu_report->run();
+  if (*check_cmd->app) return check_cmd->run();
   try {
     if (*info && is_pccx_file(file)) {  // .pccx, by magic (cmd_pccx_info.cpp)
       cmd_pccx_info(file, json);
@@ -477,7 +490,8 @@ int uscope_cli_main(int argc, char **argv) {
     }
     if (*state && !*opt_time && !*opt_cycle) throw Usage("state: give --time PS or --cycle N");
     if (*events) check_range(from, to);
-    Trace t(file);
+    Trace t(file, strict ? USCOPE_READ_STRICT : 0);
+    if (strict) strict_check(t, file);
     if (*info) cmd_info(t, json);
     else if (*dump) cmd_dump(t);
     else if (*state) cmd_state(t, state_time(t, opt_cycle->count() > 0, time_ps, cycle), json);
@@ -487,6 +501,8 @@ int uscope_cli_main(int argc, char **argv) {
     } else if (*summary) {
       cmd_summary(t, json);
     }
+    std::fflush(stdout);
+    warn_defects(t, file);
   } catch (const Failure &e) {
     std::fflush(stdout);
     const bool usage = dynamic_cast<const Usage *>(&e) != nullptr;

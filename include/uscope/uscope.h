@@ -113,6 +113,9 @@ typedef int32_t uscope_status_t;
                                                 unique (the message names the scope and the name) */
 #define USCOPE_ERR_AMBIGUOUS           (-28) /* look-up by name: several items have that name (the
                                                 message lists their ids); qualify it, or use an id */
+#define USCOPE_ERR_NONCONFORMING      (-29) /* strict read: the file follows a known writer's
+                                                deviation from the spec (end-of-segment
+                                                checkpoints, timestamps off the clock's grid) */
 
 /** Not an error: an iterator has no more items. */
 #define USCOPE_DONE 1
@@ -590,6 +593,112 @@ typedef struct uscope_reader uscope_reader_t;
  * ("found an empty file (0 bytes)"). Every message names the path.
  */
 USCOPE_API uscope_status_t uscope_reader_open(uscope_reader_t **out, const char *path);
+
+/*
+ * Tolerant and strict reading. Files written by other tools, or damaged on
+ * disk, carry defects that do not stop decoding. By default a reader skips
+ * each such item, counts it by kind and keeps the first place it met one
+ * (uscope_reader_defects()); every answer is the one the file gives without
+ * the skipped items:
+ *  - an op on a slot past its storage's size does nothing (as in the
+ *    reference reader; the reference's Rust cpu writer writes them, COMPAT
+ *    27); an op on an unknown storage, field or property, or with an unknown
+ *    action, does nothing;
+ *  - an event of an unknown type, or whose payload size differs from its
+ *    type's, is not returned;
+ *  - a frame whose time is before the previous frame's (a wrapped delta) is
+ *    ignored with its items; a segment that starts before the previous one
+ *    ends is ignored whole;
+ *  - a value naming a string past the string table, or lying past its enum,
+ *    is kept as written and counted;
+ *  - a segment that cannot be decoded (a corrupt compressed block, a bad
+ *    checkpoint or frame, a header or size that does not fit the file) is
+ *    skipped: its items are lost, and every query outside it answers as on
+ *    an intact file (the next segment's checkpoint holds the state). A query
+ *    at a time inside it answers from its checkpoint (or, when that is bad
+ *    too, from the end of the previous segment);
+ *  - end-of-segment checkpoints (the reference Rust writer's, COMPAT 9 and
+ *    28) are recognised at open and read as their writer meant: segment N
+ *    starts from segment N-1's checkpoint, segment 0 from the empty state;
+ *  - timestamps off every clock's period (COMPAT 29) are counted, and
+ *    uscope_file_info_t.time_grid_ps gives the step they follow.
+ * A reader opened with USCOPE_READ_STRICT instead fails the call that meets
+ * the first defect, with the kind's status (see USCOPE_DEFECT_*).
+ * Defects of the file's structure are found at open (and at each poll);
+ * those inside segments as the segments are read, so the counts grow as
+ * more of the file is read. uscope_reader_check() reads all of it.
+ */
+#define USCOPE_READ_STRICT 0x1u
+
+/* Defect kinds: values are pinned. The strict status of each is in brackets. */
+#define USCOPE_DEFECT_SLOT_OUT_OF_RANGE         0  /* [UNKNOWN_SLOT] */
+#define USCOPE_DEFECT_UNKNOWN_STORAGE           1  /* [UNKNOWN_STORAGE] */
+#define USCOPE_DEFECT_FIELD_OUT_OF_RANGE        2  /* [UNKNOWN_FIELD] field or property index */
+#define USCOPE_DEFECT_UNKNOWN_EVENT_TYPE        3  /* [UNKNOWN_EVENT] */
+#define USCOPE_DEFECT_EVENT_PAYLOAD_SIZE        4  /* [PAYLOAD_SIZE] */
+#define USCOPE_DEFECT_STRING_REF_OUT_OF_RANGE   5  /* [VALUE_RANGE] finalized files only */
+#define USCOPE_DEFECT_ENUM_OUT_OF_RANGE         6  /* [VALUE_RANGE] */
+#define USCOPE_DEFECT_TIME_BACKWARDS            7  /* [TIME_BACKWARDS] frames or segments */
+#define USCOPE_DEFECT_SEGMENT_UNDECODABLE       8  /* [CORRUPT or TRUNCATED, as met] */
+#define USCOPE_DEFECT_END_OF_SEGMENT_CHECKPOINTS 9 /* [NONCONFORMING] count: 1 */
+#define USCOPE_DEFECT_OFF_CLOCK_GRID            10 /* [NONCONFORMING] timestamps */
+#define USCOPE_DEFECT_TSUM_MISMATCH             11 /* [CORRUPT] uscope_reader_check() only */
+#define USCOPE_DEFECT_UNKNOWN_OP_ACTION         12 /* [CORRUPT] */
+#define USCOPE_DEFECT_CHECKPOINT_MISMATCH       13 /* [CORRUPT] uscope_reader_check() only */
+#define USCOPE_DEFECT_KIND_COUNT                14
+
+/** One kind of defect a reader met: how often, and the first place. */
+typedef struct uscope_defect_s {
+  uint32_t kind;       /* USCOPE_DEFECT_* */
+  uint32_t segment;    /* segment index of the first one; UINT32_MAX: the file as a whole */
+  uint64_t count;      /* items (ops, events, frames, timestamps, segments) of this kind */
+  uint64_t offset;     /* file offset of that segment (items lie inside compressed blocks),
+                          or of the structure at fault */
+  uint64_t time_ps;    /* time of the first one (0 where it has none) */
+} uscope_defect_t;
+
+/**
+ * Open path with flags (USCOPE_READ_*; 0 is uscope_reader_open()). Unknown
+ * flag bits are INVALID_ARGUMENT. With USCOPE_READ_STRICT, a defect found at
+ * open (a bad segment, end-of-segment checkpoints, timestamps off the grid)
+ * fails the open with its kind's status.
+ */
+USCOPE_API uscope_status_t uscope_reader_open_ex(uscope_reader_t **out, const char *path,
+                                                 uint32_t flags);
+/**
+ * The defects met so far, one entry per kind seen, in kind order. Writes at
+ * most capacity entries to out (which may be NULL when capacity is 0) and
+ * the number of kinds seen to *count (which may exceed capacity; at most
+ * USCOPE_DEFECT_KIND_COUNT). Counts never include an item twice, however
+ * often its segment is read.
+ */
+USCOPE_API uscope_status_t uscope_reader_defects(const uscope_reader_t *reader, uscope_defect_t *out,
+                                                 uint32_t capacity, uint32_t *count);
+/** "slot_out_of_range", ... for a USCOPE_DEFECT_* value; NULL for another. Static storage. */
+USCOPE_API const char *uscope_defect_name(uint32_t kind);
+/**
+ * One line saying what the reader did about a kind ("ops on slots past their
+ * storage's size were ignored"); NULL for an unknown kind. Static storage.
+ */
+USCOPE_API const char *uscope_defect_description(uint32_t kind);
+
+/** Progress of a long call: done and total in the same unit (bytes of the file). */
+typedef void (*uscope_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+/**
+ * Read and validate every structure and item of the file, as a validator
+ * (fsck, SQLite's integrity_check) does: every segment's checkpoint and
+ * deltas; every op and event against the schema; string and enum values;
+ * every timestamp against the clocks; each checkpoint against the state the
+ * items before it give (checkpoint_mismatch); the TSUM against one
+ * recomputed from the items (tsum_mismatch; finalized files that carry one).
+ * The findings are in uscope_reader_defects() afterwards. Memory: one
+ * segment at a time. progress (may be NULL) is called after each segment
+ * with bytes of segments read so far and their total. Returns OK when the
+ * walk finished (defects or not); a strict reader returns the first
+ * defect's status; an I/O error (or a file that shrank) is returned as such.
+ */
+USCOPE_API uscope_status_t uscope_reader_check(uscope_reader_t *reader, uscope_progress_fn progress,
+                                               void *ctx);
 /** Release a reader (NULL is a no-op). States and iterators from it must be freed first. */
 USCOPE_API void uscope_reader_close(uscope_reader_t *reader);
 
@@ -612,6 +721,12 @@ typedef struct uscope_file_info_s {
   uint32_t preamble_end;
   uint64_t section_table_offset;   /* 0 until finalized */
   uint64_t tail_offset;            /* the live commit point (§2.2) */
+  /* The step the timestamps follow: clock 0's period (the greatest common
+     divisor of the clocks' periods with several), or, when timestamps were
+     seen off that grid (USCOPE_DEFECT_OFF_CLOCK_GRID, COMPAT 29), the
+     greatest common step of the timestamps seen. Cycle numbers are time /
+     time_grid_ps. 0 when no clock has a period. */
+  uint64_t time_grid_ps;
 } uscope_file_info_t;
 USCOPE_API uscope_status_t uscope_reader_info(const uscope_reader_t *reader, uscope_file_info_t *out);
 /**

@@ -88,6 +88,7 @@ USCOPE_API const char *uscope_status_str(uscope_status_t s) {
     case USCOPE_ERR_BAD_UTF8: return "invalid UTF-8 string";
     case USCOPE_ERR_DUPLICATE: return "name already defined";
     case USCOPE_ERR_AMBIGUOUS: return "name is ambiguous";
+    case USCOPE_ERR_NONCONFORMING: return "file follows a known non-conforming writer (strict read)";
     case USCOPE_DONE: return "done (no more items)";
     default: return "unknown status";
   }

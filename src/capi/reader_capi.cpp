@@ -1,6 +1,7 @@
 // extern "C" reader: thin wrappers over uscope::TraceReader.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -12,7 +13,7 @@
 #include "uscope/uscope.h"
 
 struct uscope_reader {
-  explicit uscope_reader(const char *path) : impl(path) {}
+  uscope_reader(const char *path, uint32_t flags) : impl(path, flags) {}
   uscope::TraceReader impl;
   std::string message;
 };
@@ -135,7 +136,54 @@ USCOPE_API uscope_status_t uscope_reader_open(uscope_reader_t **out, const char 
   return uscope::guard([&] {
     NEED(out, "uscope_reader_open: out is NULL");
     NEED(path, "uscope_reader_open: path is NULL");
-    *out = new uscope_reader(path);
+    *out = new uscope_reader(path, 0);
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_open_ex(uscope_reader_t **out, const char *path, uint32_t flags) {
+  return uscope::guard([&] {
+    NEED(out, "uscope_reader_open_ex: out is NULL");
+    NEED(path, "uscope_reader_open_ex: path is NULL");
+    NEED(!(flags & ~uint32_t{USCOPE_READ_STRICT}), "uscope_reader_open_ex: unknown flag bits 0x%x",
+         flags & ~uint32_t{USCOPE_READ_STRICT});
+    *out = new uscope_reader(path, flags);
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_reader_defects(const uscope_reader_t *r, uscope_defect_t *out, uint32_t capacity,
+                                                 uint32_t *count) {
+  return guard_r(r, [&] {
+    NEED(r && count, "uscope_reader_defects: NULL argument");
+    NEED(out || capacity == 0, "uscope_reader_defects: out is NULL with capacity %u", capacity);
+    const auto entries = r->impl.defects().entries();
+    for (size_t i = 0; i < entries.size() && i < capacity; ++i) {
+      const auto &e = entries[i];
+      out[i] = uscope_defect_t{static_cast<uint32_t>(e.kind), e.first.segment, e.count, e.first.offset,
+                               e.first.time_ps};
+    }
+    *count = static_cast<uint32_t>(entries.size());
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API const char *uscope_defect_name(uint32_t kind) {
+  const auto *k = uscope::defect_info(kind);
+  return k ? k->name : nullptr;
+}
+
+USCOPE_API const char *uscope_defect_description(uint32_t kind) {
+  const auto *k = uscope::defect_info(kind);
+  return k ? k->what : nullptr;
+}
+
+USCOPE_API uscope_status_t uscope_reader_check(uscope_reader_t *r, uscope_progress_fn progress, void *ctx) {
+  return guard_r(r, [&] {
+    NEED(r, "uscope_reader_check: reader is NULL");
+    std::function<void(uint64_t, uint64_t)> fn;
+    if (progress) fn = [&](uint64_t done, uint64_t total) { progress(ctx, done, total); };
+    r->impl.check(fn);
     return USCOPE_OK;
   });
 }
@@ -172,6 +220,7 @@ USCOPE_API uscope_status_t uscope_reader_info(const uscope_reader_t *r, uscope_f
     i.preamble_end = h.preamble_end;
     i.section_table_offset = h.section_table_offset;
     i.tail_offset = h.tail_offset;
+    i.time_grid_ps = r->impl.time_grid_ps();
     const uint32_t n = std::min<uint32_t>(out->struct_size, sizeof i);
     std::memcpy(out, &i, n);
     out->struct_size = n;
@@ -644,7 +693,12 @@ USCOPE_API uscope_status_t uscope_reader_segment_items(uscope_reader_t *r, uint3
       }
     };
     auto st = r->impl.initial_state();
-    r->impl.replay(index, st, Collect{*it});
+    // A segment that does not decode gives no items (counted in the
+    // reader's defects), as it gives no events to events_in_range.
+    if (!r->impl.replay(index, st, Collect{*it})) {
+      it->items.clear();
+      it->payloads.clear();
+    }
     for (auto &i : it->items)
       if (i.is_event) i.payload = it->payloads.data() + reinterpret_cast<uintptr_t>(i.payload);
     *out = it.release();

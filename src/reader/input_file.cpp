@@ -99,8 +99,9 @@ void InputFile::read(uint64_t off, void *dst, size_t n, const char *what, size_t
   struct stat st {};
   const unsigned long long now = ::fstat(fd_, &st) == 0 ? static_cast<unsigned long long>(st.st_size) : 0;
   const std::string name = index == SIZE_MAX ? std::string(what) : format_message("%s %zu", what, index);
-  fail(USCOPE_ERR_TRUNCATED, "%s shrank under the reader: %s at offset %llu needs %zu bytes, the file now has %llu",
-       path_.c_str(), name.c_str(), static_cast<unsigned long long>(off), n, now);
+  throw FileChanged(USCOPE_ERR_TRUNCATED,
+                    format_message("%s shrank under the reader: %s at offset %llu needs %zu bytes, the file now has %llu",
+                                   path_.c_str(), name.c_str(), static_cast<unsigned long long>(off), n, now));
 }
 
 }  // namespace uscope

@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <string>
 
+#include "format/error.hpp"
+
 namespace uscope {
 
 // What a file's first bytes look like, for "expected X, found Y" messages:
@@ -29,6 +31,14 @@ std::string describe_content(const uint8_t *data, size_t n);
 
 // The kind of a non-regular file for messages: "a directory", "a FIFO", ...
 const char *file_kind(unsigned mode);
+
+// What InputFile::read throws when the file ends before the bytes asked
+// for: it shrank since the reader sized it. A condition of the file on disk
+// now, not a defect of its content, so a tolerant reader never skips it.
+class FileChanged : public Error {
+ public:
+  using Error::Error;
+};
 
 class InputFile {
  public:

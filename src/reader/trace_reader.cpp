@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "format/error.hpp"
 #include "format/wire.hpp"
@@ -14,9 +15,15 @@ namespace {
 constexpr size_t kMaxRawDeltas = 1u << 30;
 
 bool in_file(uint64_t off, uint64_t len, size_t size) { return off <= size && len <= size - off; }
+
+struct NoVisit {
+  void frame(uint64_t) {}
+  void op(uint64_t, const DeltaOp &) {}
+  void event(uint64_t, uint16_t, const uint8_t *, uint32_t) {}
+};
 }  // namespace
 
-TraceReader::TraceReader(const std::string &path) {
+TraceReader::TraceReader(const std::string &path, uint32_t flags) : strict_(flags & kStrict) {
   try {
     open(path);
   } catch (const Error &e) {
@@ -58,6 +65,8 @@ void TraceReader::commit(Index &&x) {
   deltas_segment_ = SIZE_MAX;  // indices may now name other segments
   body_segment_ = SIZE_MAX;
   body_valid_ = 0;
+  index_defects_ = x.defects;
+  detect_conventions();
 }
 
 void TraceReader::load_metadata() {
@@ -130,10 +139,40 @@ void TraceReader::load_metadata() {
     event_sizes_.push_back(packed_size(ev.fields));
   }
   layouts_ = make_layouts(schema_);
+  // Enum values as bit sets (§4.5: values are u8), for enum_out_of_range.
+  enum_values_.assign(schema_.enums.size(), {});
+  for (size_t e = 0; e < schema_.enums.size(); ++e)
+    for (const auto &v : schema_.enums[e].values) enum_values_[e][v.value >> 6] |= uint64_t{1} << (v.value & 63);
+  auto checked = [](const FieldDef &fd) { return fd.type == wire::FT_ENUM || fd.type == wire::FT_STRING_REF; };
   op_bounds_.clear();
-  for (const auto &L : layouts_)
+  for (size_t i = 0; i < layouts_.size(); ++i) {
+    const auto &L = layouts_[i];
+    uint32_t mask = 0;
+    const StorageDef &sd = schema_.storages[i];
+    for (size_t k = 0; k < sd.fields.size(); ++k)
+      if (checked(sd.fields[k])) mask |= value_bit(static_cast<uint16_t>(std::min<size_t>(k, 0xFFFF)), false);
+    for (size_t k = 0; k < sd.props.size(); ++k)
+      if (checked(sd.props[k])) mask |= value_bit(static_cast<uint16_t>(std::min<size_t>(k, 0xFFFF)), true);
     op_bounds_.push_back({L.num_slots, static_cast<uint32_t>(L.field_off.size()),
-                          static_cast<uint32_t>(L.prop_off.size()), 0});
+                          static_cast<uint32_t>(L.prop_off.size()), mask});
+  }
+  event_checks_.assign(schema_.events.size(), {});
+  event_has_checks_.assign(schema_.events.size(), 0);
+  for (size_t e = 0; e < schema_.events.size(); ++e) {
+    uint32_t off = 0;
+    for (const auto &fd : schema_.events[e].fields) {
+      const uint32_t size = wire::field_type_size(fd.type);
+      if (checked(fd)) event_checks_[e].push_back({off, static_cast<uint8_t>(size), fd.type, fd.enum_id});
+      off += size;
+    }
+    event_has_checks_[e] = !event_checks_[e].empty();
+  }
+  // §4.9: the timeline is the union of the clocks' edges; a timestamp off
+  // every clock's grid is off their greatest common divisor too.
+  clock_gcd_ = 0;
+  for (const auto &c : schema_.clocks)
+    if (c.period_ps) clock_gcd_ = std::gcd<uint64_t, uint64_t>(clock_gcd_, c.period_ps);
+  grid_ps_ = clock_gcd_;
 }
 
 TraceReader::Index TraceReader::load_segments(const FileHeader &h) const {
@@ -202,42 +241,75 @@ TraceReader::Index TraceReader::load_segments(const FileHeader &h) const {
   auto &segs = x.segments;
   segs.reserve(offsets.size());
   uint64_t prev_end = h.preamble_end;
-  for (uint64_t off : offsets) {
+  // A segment whose header or place does not fit is left out of the index
+  // and counted (strict: the error is thrown, with the status it always
+  // had). k is its place in the file's list of segments.
+  auto leave_out = [&](size_t k, uint64_t off, Defect d, uscope_status_t code, uint64_t t, std::string msg) {
+    if (strict_) throw Error(code, std::move(msg));
+    x.defects.add(d, DefectPlace{static_cast<uint32_t>(k), off, t});
+  };
+  for (size_t k = 0; k < offsets.size(); ++k) {
+    const uint64_t off = offsets[k];
     // An offset or size past the end is TRUNCATED, like every structure the
     // file ends before; one inside the file at the wrong place is CORRUPT.
-    if (off < h.preamble_end)
-      fail(USCOPE_ERR_CORRUPT, "segment offset %llu is inside the preamble", (unsigned long long)off);
-    if (!in_file(off, wire::kSegmentHeaderSize, n))
-      fail(USCOPE_ERR_TRUNCATED, "segment offset %llu is past the end (%zu bytes)", (unsigned long long)off, n);
+    if (off < h.preamble_end) {
+      leave_out(k, off, Defect::SegmentUndecodable, USCOPE_ERR_CORRUPT, 0,
+                format_message("segment offset %llu is inside the preamble", (unsigned long long)off));
+      continue;
+    }
+    if (!in_file(off, wire::kSegmentHeaderSize, n)) {
+      leave_out(k, off, Defect::SegmentUndecodable, USCOPE_ERR_TRUNCATED, 0,
+                format_message("segment offset %llu is past the end (%zu bytes)", (unsigned long long)off, n));
+      continue;
+    }
     SegmentInfo s;
     s.offset = off;
     uint8_t sh[wire::kSegmentHeaderSize];
     file_.read(off, sh, sizeof sh, "the header of segment", segs.size());
-    s.header = decode_segment_header(sh, sizeof sh);
+    try {
+      s.header = decode_segment_header(sh, sizeof sh);
+    } catch (const Error &e) {
+      leave_out(k, off, Defect::SegmentUndecodable, e.code(), 0, e.what());
+      continue;
+    }
     const uint64_t body = uint64_t{s.header.checkpoint_size} + s.header.deltas_compressed_size;
-    if (!in_file(off + wire::kSegmentHeaderSize, body, n))
-      fail(USCOPE_ERR_TRUNCATED, "segment at offset %llu runs past the end of the file",
-           (unsigned long long)off);
+    if (!in_file(off + wire::kSegmentHeaderSize, body, n)) {
+      leave_out(k, off, Defect::SegmentUndecodable, USCOPE_ERR_TRUNCATED, s.header.time_start_ps,
+                format_message("segment at offset %llu runs past the end of the file", (unsigned long long)off));
+      continue;
+    }
     // Segments are appended one after the other (COMPAT 6): in file order,
     // never overlapping. This also stops a table that names one segment many
     // times from making events_in_range decode it as often.
-    if (off < prev_end)
-      fail(USCOPE_ERR_CORRUPT, "segment at offset %llu overlaps the one before it (which ends at %llu)",
-           (unsigned long long)off, (unsigned long long)prev_end);
-    prev_end = off + wire::kSegmentHeaderSize + body;
-    if (s.header.time_end_ps < s.header.time_start_ps)
-      fail(USCOPE_ERR_CORRUPT, "segment at offset %llu ends before it starts", (unsigned long long)off);
+    if (off < prev_end) {
+      leave_out(k, off, Defect::SegmentUndecodable, USCOPE_ERR_CORRUPT, s.header.time_start_ps,
+                format_message("segment at offset %llu overlaps the one before it (which ends at %llu)",
+                               (unsigned long long)off, (unsigned long long)prev_end));
+      continue;
+    }
+    if (s.header.time_end_ps < s.header.time_start_ps) {
+      leave_out(k, off, Defect::TimeBackwards, USCOPE_ERR_CORRUPT, s.header.time_start_ps,
+                format_message("segment at offset %llu ends before it starts", (unsigned long long)off));
+      continue;
+    }
     // One after the other in time too; neighbours may share their boundary
     // time (a segment ends at its last frame, COMPAT 10, and the next may
     // start at that same time). The binary searches of state_at and
     // events_in_range rely on this order.
-    if (!segs.empty() && s.header.time_start_ps < segs.back().header.time_end_ps)
-      fail(USCOPE_ERR_CORRUPT, "segment at offset %llu starts at %llu ps, before the one before it ends (%llu ps)",
-           (unsigned long long)off, (unsigned long long)s.header.time_start_ps,
-           (unsigned long long)segs.back().header.time_end_ps);
-    if (s.header.deltas_raw_size > kMaxRawDeltas)
-      fail(USCOPE_ERR_CORRUPT, "segment at offset %llu claims %u raw delta bytes", (unsigned long long)off,
-           s.header.deltas_raw_size);
+    if (!segs.empty() && s.header.time_start_ps < segs.back().header.time_end_ps) {
+      leave_out(k, off, Defect::TimeBackwards, USCOPE_ERR_CORRUPT, s.header.time_start_ps,
+                format_message("segment at offset %llu starts at %llu ps, before the one before it ends (%llu ps)",
+                               (unsigned long long)off, (unsigned long long)s.header.time_start_ps,
+                               (unsigned long long)segs.back().header.time_end_ps));
+      continue;
+    }
+    if (s.header.deltas_raw_size > kMaxRawDeltas) {
+      leave_out(k, off, Defect::SegmentUndecodable, USCOPE_ERR_CORRUPT, s.header.time_start_ps,
+                format_message("segment at offset %llu claims %u raw delta bytes", (unsigned long long)off,
+                               s.header.deltas_raw_size));
+      continue;
+    }
+    prev_end = off + wire::kSegmentHeaderSize + body;
     segs.push_back(s);
   }
   return x;
@@ -335,38 +407,130 @@ size_t TraceReader::deltas_for_time(size_t i, uint64_t t) const {
   return want >= static_cast<double>(raw) ? raw : static_cast<size_t>(want);
 }
 
-void TraceReader::bad_op(const DeltaOp &o, uint64_t t) const {
-  check_op(o, t);
-  fail(USCOPE_ERR_INTERNAL, "op at %llu ps failed the fast check only", (unsigned long long)t);
+void TraceReader::bad_op(Pass &p, const DeltaOp &o, uint64_t t) const {
+  // The reference reader drops ops on unknown storages and on slots past the
+  // size (COMPAT 27) and panics on a bad field index; here each is skipped
+  // and counted, or in strict mode refused with the status a writer gives.
+  const unsigned long long tt = t;
+  Defect k;
+  uscope_status_t code;
+  std::string msg;
+  if (o.action < wire::DA_SLOT_SET || o.action > wire::DA_PROP_SET) {
+    k = Defect::UnknownOpAction, code = USCOPE_ERR_CORRUPT;
+    if (strict_) msg = format_message("op with unknown action %u at %llu ps", o.action, tt);
+  } else if (o.storage_id >= layouts_.size()) {
+    k = Defect::UnknownStorage, code = USCOPE_ERR_UNKNOWN_STORAGE;
+    if (strict_) msg = format_message("op on unknown storage %u at %llu ps", o.storage_id, tt);
+  } else if (o.action == wire::DA_PROP_SET) {
+    k = Defect::FieldOutOfRange, code = USCOPE_ERR_UNKNOWN_PROPERTY;
+    if (strict_)
+      msg = format_message("property %u of storage %u at %llu ps is not in the schema", o.field, o.storage_id, tt);
+  } else if (o.slot >= layouts_[o.storage_id].num_slots) {
+    k = Defect::SlotOutOfRange, code = USCOPE_ERR_UNKNOWN_SLOT;
+    if (strict_)
+      msg = format_message("slot %u of storage %u at %llu ps is out of range (%u slots)", o.slot, o.storage_id, tt,
+                           layouts_[o.storage_id].num_slots);
+  } else {
+    k = Defect::FieldOutOfRange, code = USCOPE_ERR_UNKNOWN_FIELD;
+    if (strict_) msg = format_message("field %u of storage %u at %llu ps is not in the schema", o.field, o.storage_id, tt);
+  }
+  if (strict_) throw Error(code, msg);
+  p.tally.add(k, p.at(t));
 }
 
-void TraceReader::bad_event(uint16_t id, uint32_t n, uint64_t t) const {
-  if (id >= event_sizes_.size())
-    fail(USCOPE_ERR_CORRUPT, "event of unknown type %u at %llu ps", id, (unsigned long long)t);
-  fail(USCOPE_ERR_CORRUPT, "event %u at %llu ps has a %u-byte payload; the schema says %u", id,
-       (unsigned long long)t, n, event_sizes_[id]);
+bool TraceReader::bad_event(Pass &p, uint16_t id, uint32_t n, uint64_t t) const {
+  const unsigned long long tt = t;
+  if (id >= event_sizes_.size()) {
+    if (strict_) fail(USCOPE_ERR_UNKNOWN_EVENT, "event of unknown type %u at %llu ps", id, tt);
+    p.tally.add(Defect::UnknownEventType, p.at(t));
+    return true;
+  }
+  if (n != event_sizes_[id]) {
+    if (strict_)
+      fail(USCOPE_ERR_PAYLOAD_SIZE, "event %u at %llu ps has a %u-byte payload; the schema says %u", id, tt, n,
+           event_sizes_[id]);
+    p.tally.add(Defect::EventPayloadSize, p.at(t));
+    return true;
+  }
+  return false;
 }
 
-void TraceReader::check_op(const DeltaOp &o, uint64_t t) const {
-  // The reference reader drops ops on unknown storages and panics on a bad
-  // field index; both are corrupt input here.
-  if (o.action < wire::DA_SLOT_SET || o.action > wire::DA_PROP_SET)
-    fail(USCOPE_ERR_CORRUPT, "op with unknown action %u at %llu ps", o.action, (unsigned long long)t);
-  if (o.storage_id >= layouts_.size())
-    fail(USCOPE_ERR_CORRUPT, "op on unknown storage %u at %llu ps", o.storage_id, (unsigned long long)t);
-  const StorageLayout &L = layouts_[o.storage_id];
-  if (o.action == wire::DA_PROP_SET) {
-    if (o.field >= L.prop_off.size())
-      fail(USCOPE_ERR_CORRUPT, "property %u of storage %u at %llu ps is not in the schema", o.field,
-           o.storage_id, (unsigned long long)t);
+bool TraceReader::value_ok(uint8_t type, uint8_t enum_id, uint64_t v) const {
+  if (type == wire::FT_ENUM)
+    return enum_id < enum_values_.size() && v < 256 && (enum_values_[enum_id][v >> 6] >> (v & 63) & 1);
+  // FT_STRING_REF: the string table is written at close (§5), so only a
+  // finalized file can show a reference past it.
+  return !complete() || v < strings_.size();
+}
+
+void TraceReader::check_value(Pass &p, const DeltaOp &o, uint64_t t) const {
+  const bool prop = o.action == wire::DA_PROP_SET;
+  const StorageDef &sd = schema_.storages[o.storage_id];
+  const FieldDef &fd = prop ? sd.props[o.field] : sd.fields[o.field];
+  if (fd.type != wire::FT_ENUM && fd.type != wire::FT_STRING_REF) return;  // a field past bit 15's range
+  if (value_ok(fd.type, fd.enum_id, o.value)) return;
+  const bool is_enum = fd.type == wire::FT_ENUM;
+  if (strict_)
+    fail(USCOPE_ERR_VALUE_RANGE, "%s %u of storage %u at %llu ps: %s %llu is not %s", prop ? "property" : "field",
+         o.field, o.storage_id, (unsigned long long)t, is_enum ? "enum value" : "string reference",
+         (unsigned long long)o.value, is_enum ? "a value of its enum" : "in the string table");
+  p.tally.add(is_enum ? Defect::EnumOutOfRange : Defect::StringRefOutOfRange, p.at(t));
+}
+
+void TraceReader::check_event_values(Pass &p, uint16_t id, const uint8_t *payload, uint64_t t) const {
+  for (const ValueCheck &c : event_checks_[id]) {
+    const uint64_t v = wire::get_field(payload + c.offset, c.size);
+    if (value_ok(c.type, c.enum_id, v)) continue;
+    const bool is_enum = c.type == wire::FT_ENUM;
+    if (strict_)
+      fail(USCOPE_ERR_VALUE_RANGE, "event %u at %llu ps: %s %llu is not %s", id, (unsigned long long)t,
+           is_enum ? "enum value" : "string reference", (unsigned long long)v,
+           is_enum ? "a value of its enum" : "in the string table");
+    p.tally.add(is_enum ? Defect::EnumOutOfRange : Defect::StringRefOutOfRange, p.at(t));
+  }
+}
+
+void TraceReader::time_backwards(Pass &p, uint64_t t, uint64_t last) const {
+  if (strict_)
+    fail(USCOPE_ERR_TIME_BACKWARDS, "segment %u: a frame at %llu ps follows one at %llu ps", p.segment,
+         (unsigned long long)t, (unsigned long long)last);
+  p.tally.add(Defect::TimeBackwards, p.at(t));
+}
+
+void TraceReader::segment_failed(Pass &p, const Error &e) {
+  // Only a defect of the segment's bytes is tolerated; the file changing
+  // under the reader, an I/O error or a bug is not something to skip.
+  const uscope_status_t c = e.code();
+  if (strict_ || dynamic_cast<const FileChanged *>(&e) != nullptr ||
+      (c != USCOPE_ERR_CORRUPT && c != USCOPE_ERR_TRUNCATED))
+    throw;  // called from a catch block: the error being handled
+  p.tally.add(Defect::SegmentUndecodable, p.at(segments_[p.segment].header.time_start_ps));
+  // Whatever was cached of this segment may be half of it.
+  deltas_segment_ = SIZE_MAX;
+}
+
+void TraceReader::load_start_state(size_t i, std::vector<StorageState> &st) {
+  if (!eos_) {
+    const SegmentInfo &s = segments_[i];
+    decode_checkpoint(segment_body(i, s.header.checkpoint_size), s.header.checkpoint_size, st);
     return;
   }
-  if (o.slot >= L.num_slots)
-    fail(USCOPE_ERR_CORRUPT, "slot %u of storage %u at %llu ps is out of range", o.slot, o.storage_id,
-         (unsigned long long)t);
-  if (o.action != wire::DA_SLOT_CLEAR && o.field >= L.field_off.size())
-    fail(USCOPE_ERR_CORRUPT, "field %u of storage %u at %llu ps is not in the schema", o.field,
-         o.storage_id, (unsigned long long)t);
+  // COMPAT 28: segment i starts where segment i-1's checkpoint says it ended.
+  if (i == 0) {
+    st = initial_state();
+    return;
+  }
+  const SegmentInfo &prev = segments_[i - 1];
+  Pass p = pass(i - 1);
+  try {
+    decode_checkpoint(segment_body(i - 1, prev.header.checkpoint_size), prev.header.checkpoint_size, st);
+  } catch (const Error &e) {
+    segment_failed(p, e);
+    record(p);
+    // No start state to be had for segment i: its items are applied to an
+    // empty one (the defect says so).
+    st = initial_state();
+  }
 }
 
 std::vector<StorageState> TraceReader::initial_state() const {
@@ -376,43 +540,72 @@ std::vector<StorageState> TraceReader::initial_state() const {
   return st;
 }
 
-namespace {
-struct NoVisit {
-  void frame(uint64_t) {}
-  void op(uint64_t, const DeltaOp &) {}
-  void event(uint64_t, uint16_t, const uint8_t *, uint32_t) {}
-};
-}  // namespace
 
 void TraceReader::replay_until(size_t i, std::vector<StorageState> &st, uint64_t t) {
   const SegmentInfo &s = segments_[i];
-  const uint8_t *ckpt = segment_body(i, s.header.checkpoint_size);
   const bool interleaved = header_.flags & wire::F_INTERLEAVED_DELTAS;
   const bool compact = header_.flags & wire::F_COMPACT_DELTAS;
   NoVisit nv;
-  Apply<true, NoVisit> apply(*this, st, nv, t);
-  decode_checkpoint(ckpt, s.header.checkpoint_size, st);
-  size_t avail = 0;
-  const uint8_t *d = segment_deltas(i, deltas_for_time(i, t), &avail);
-  if (avail < s.header.deltas_raw_size) {
-    // Only a prefix: enough if a frame after t starts inside it. If it is
-    // not, or the prefix cuts a frame (an error here), start again from the
-    // checkpoint with every byte, where a real error is reported as such.
-    try {
-      if (decode_deltas(d, avail, s.header.time_start_ps, interleaved, compact, apply) < avail)
-        return;
-    } catch (const Error &) {
+  Pass p = pass(i);
+  try {
+    load_start_state(i, st);  // may replace st's storage: Apply is made after it
+    size_t avail = 0;
+    const uint8_t *d = segment_deltas(i, deltas_for_time(i, t), &avail);
+    if (avail < s.header.deltas_raw_size) {
+      // Only a prefix: enough if a frame after t starts inside it. If it is
+      // not, or the prefix cuts a frame (an error here), start again from the
+      // start state with every byte, where a real error is reported as such.
+      try {
+        Pass prefix = p;
+        Apply<true, NoVisit> a(*this, st, nv, t, prefix, s.header.time_start_ps);
+        if (decode_deltas(d, avail, s.header.time_start_ps, interleaved, compact, a) < avail) {
+          record(prefix);
+          return;
+        }
+      } catch (const FileChanged &) {
+        throw;
+      } catch (const Error &) {
+        // A cut frame, or a defect (strict) that the whole read below meets
+        // again and reports as such.
+      }
+      load_start_state(i, st);
+      d = segment_deltas(i);
     }
-    ckpt = segment_body(i, s.header.checkpoint_size);  // still there: body_ holds segment i
-    decode_checkpoint(ckpt, s.header.checkpoint_size, st);
-    d = segment_deltas(i);
+    Apply<true, NoVisit> apply(*this, st, nv, t, p, s.header.time_start_ps);
+    decode_deltas(d, s.header.deltas_raw_size, s.header.time_start_ps, interleaved, compact, apply);
+  } catch (const Error &e) {
+    segment_failed(p, e);  // rethrows unless tolerated
+    record(p);
+    state_before(i, st);
+    return;
   }
-  decode_deltas(d, s.header.deltas_raw_size, s.header.time_start_ps, interleaved, compact, apply);
+  record(p);
+}
+
+void TraceReader::state_before(size_t i, std::vector<StorageState> &st) {
+  // The state inside segment i, which does not decode: its start state if
+  // that loads, else the end of the closest segment before it that decodes
+  // (each step back costs a segment's decoding; a file damaged everywhere
+  // ends at the empty state).
+  for (size_t j = i + 1; j-- > 0;) {
+    Pass p = pass(j);
+    try {
+      load_start_state(j, st);
+      return;
+    } catch (const Error &e) {
+      segment_failed(p, e);
+      record(p);
+    }
+    if (j == 0) break;
+    st = initial_state();
+    if (replay(j - 1, st, NoVisit{})) return;
+  }
+  st = initial_state();
 }
 
 std::vector<StorageState> TraceReader::state_at(uint64_t t) {
   std::vector<StorageState> st = initial_state();
-  // The last segment starting at or before t: its checkpoint holds every
+  // The last segment starting at or before t: its start state holds every
   // frame before its start (COMPAT 9), and segments may share a boundary time.
   auto it = std::upper_bound(segments_.begin(), segments_.end(), t,
                              [](uint64_t v, const SegmentInfo &s) { return v < s.header.time_start_ps; });
@@ -430,37 +623,71 @@ void TraceReader::collect_events(size_t i, uint64_t t0, uint64_t t1) {
   // Events only: no checkpoint, ops skipped, and no frame after t1 decoded.
   struct Collect {
     const TraceReader &r;
+    Pass &p;
     uint64_t t0, t1;
     std::vector<TimedEvent> &out;
     std::vector<uint8_t> &payloads;  // its first `used` bytes are in use
     size_t &used;
-    bool frame(uint64_t t) { return t <= t1; }
+    uint64_t last_t;
+    bool skip = false;
+    bool frame(uint64_t t) {
+      if (__builtin_expect(t < last_t, 0)) {  // as Apply::frame
+        r.time_backwards(p, t, last_t);
+        skip = true;
+        return true;
+      }
+      skip = false;
+      last_t = t;
+      return t <= t1;
+    }
     void op(uint64_t, const DeltaOp &) {}
-    void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t n) {
-      r.check_event(id, n, t);
+    void event(uint64_t t, uint16_t id, const uint8_t *e, uint32_t n) {
+      if (skip) return;
+      if (__builtin_expect(id >= r.event_sizes_.size() || n != r.event_sizes_[id], 0)) {
+        if (r.bad_event(p, id, n, t)) return;
+      }
+      if (__builtin_expect(r.event_has_checks_[id], 0)) r.check_event_values(p, id, e, t);
       if (t < t0) return;
       // Offsets for now; turned into pointers once the buffer stops growing.
       const size_t at = used;
       out.push_back({t, id, reinterpret_cast<const uint8_t *>(at), n});
       if (__builtin_expect(n > payloads.size() - at, 0))  // grow in large steps, not per event
         payloads.resize(std::max(at + n, 2 * payloads.size() + 4096));
-      if (n) std::memcpy(payloads.data() + at, p, n);
+      if (n) std::memcpy(payloads.data() + at, e, n);
       used = at + n;
     }
-  } c{*this, t0, t1, events_, event_payloads_, payloads_used_};
+  };
   const size_t events_before = events_.size(), payloads_before = payloads_used_;
-  size_t avail = 0;
-  const uint8_t *d = segment_deltas(i, deltas_for_time(i, t1), &avail);
-  if (avail < s.header.deltas_raw_size) {
-    try {  // as in replay_until
-      if (decode_deltas(d, avail, s.header.time_start_ps, interleaved, compact, c) < avail) return;
-    } catch (const Error &) {
+  Pass p = pass(i);
+  try {
+    size_t avail = 0;
+    const uint8_t *d = segment_deltas(i, deltas_for_time(i, t1), &avail);
+    if (avail < s.header.deltas_raw_size) {
+      Pass prefix = p;
+      Collect c{*this, prefix, t0, t1, events_, event_payloads_, payloads_used_, s.header.time_start_ps};
+      try {  // as in replay_until
+        if (decode_deltas(d, avail, s.header.time_start_ps, interleaved, compact, c) < avail) {
+          record(prefix);
+          return;
+        }
+      } catch (const FileChanged &) {
+        throw;
+      } catch (const Error &) {
+      }
+      events_.resize(events_before);
+      payloads_used_ = payloads_before;
+      d = segment_deltas(i);
     }
+    Collect c{*this, p, t0, t1, events_, event_payloads_, payloads_used_, s.header.time_start_ps};
+    decode_deltas(d, s.header.deltas_raw_size, s.header.time_start_ps, interleaved, compact, c);
+  } catch (const Error &e) {
+    segment_failed(p, e);  // rethrows unless tolerated
+    // A segment that does not decode gives no events: none of its items can
+    // be trusted, and a query answers the same whatever part of it was read.
     events_.resize(events_before);
     payloads_used_ = payloads_before;
-    d = segment_deltas(i);
   }
-  decode_deltas(d, s.header.deltas_raw_size, s.header.time_start_ps, interleaved, compact, c);
+  record(p);
 }
 
 const std::vector<TimedEvent> &TraceReader::events_in_range(uint64_t t0, uint64_t t1) {
@@ -488,6 +715,195 @@ const std::vector<TimedEvent> &TraceReader::segment_events(size_t i, uint64_t t0
   for (auto &e : events_)
     e.payload = event_payloads_.data() + reinterpret_cast<uintptr_t>(e.payload);
   return events_;
+}
+
+namespace {
+// Counts of b added to a; each kind keeps the first place of whichever saw
+// it first (a before b).
+DefectTally merged(DefectTally a, const DefectTally &b) {
+  for (size_t k = 0; k < kDefectKinds; ++k)
+    if (b.count[k]) a.add(static_cast<Defect>(k), b.first[k], b.count[k]);
+  return a;
+}
+std::vector<uint8_t> encoded(const std::vector<StorageState> &st) {
+  std::vector<uint8_t> b;
+  encode_checkpoint(st, b);
+  return b;
+}
+bool same_summary(const TraceSummary &a, const TraceSummary &b) {
+  if (a.base_interval_cycles != b.base_interval_cycles || a.fan_out != b.fan_out ||
+      a.total_instructions != b.total_instructions || a.density != b.density ||
+      a.counters.size() != b.counters.size())
+    return false;
+  for (size_t i = 0; i < a.counters.size(); ++i) {
+    const auto &x = a.counters[i], &y = b.counters[i];
+    if (x.name != y.name || x.storage_id != y.storage_id || x.levels.size() != y.levels.size()) return false;
+    for (size_t l = 0; l < x.levels.size(); ++l) {
+      if (x.levels[l].size() != y.levels[l].size()) return false;
+      for (size_t e = 0; e < x.levels[l].size(); ++e) {
+        const MipmapEntry &m = x.levels[l][e], &n = y.levels[l][e];
+        if (m.min_delta != n.min_delta || m.max_delta != n.max_delta || m.sum != n.sum) return false;
+      }
+    }
+  }
+  return true;
+}
+}  // namespace
+
+bool TraceReader::detect_end_of_segment_checkpoints() {
+  // COMPAT 28: segment 0 starts from the empty state, so a checkpoint that
+  // holds its start is empty. One that is not, and equals segment 0's own
+  // items replayed on the empty state, holds the segment's end.
+  const SegmentInfo &s = segments_[0];
+  try {
+    std::vector<StorageState> ck = initial_state();
+    decode_checkpoint(segment_body(0, s.header.checkpoint_size), s.header.checkpoint_size, ck);
+    const std::vector<uint8_t> held = encoded(ck), empty = encoded(initial_state());
+    if (held == empty) return false;
+    std::vector<StorageState> end = initial_state();
+    Pass p = pass(0);
+    NoVisit nv;
+    Apply<false, NoVisit> apply(*this, end, nv, UINT64_MAX, p, s.header.time_start_ps);
+    decode_deltas(segment_deltas(0), s.header.deltas_raw_size, s.header.time_start_ps,
+                  header_.flags & wire::F_INTERLEAVED_DELTAS, header_.flags & wire::F_COMPACT_DELTAS, apply);
+    record(p);
+    return encoded(end) == held;
+  } catch (const Error &e) {
+    // Segment 0 does not decode: nothing to tell from (queries report it).
+    if (strict_ || dynamic_cast<const FileChanged *>(&e) != nullptr) throw;
+    return false;
+  }
+}
+
+void TraceReader::GridScan::frame(uint64_t t) {
+  // COMPAT 29: consecutive cycles of a clock lie a multiple of its period
+  // apart. A step longer than a checkpoint interval is a jump in time (the
+  // simulation skipped ahead), after which the edges may have another phase.
+  if (started) {
+    const uint64_t d = t - last;
+    if (!(interval && d > interval)) {
+      step = std::gcd(step, d);
+      if (clock_gcd && d % clock_gcd) {
+        if (r.strict_)
+          fail(USCOPE_ERR_NONCONFORMING, "segment %u: a frame at %llu ps lies %llu ps after the one before it, "
+               "not a multiple of the clocks' period (%llu ps; COMPAT 29)", p.segment, (unsigned long long)t,
+               (unsigned long long)d, (unsigned long long)clock_gcd);
+        p.tally.add(Defect::OffClockGrid, p.at(t));
+      }
+    }
+  }
+  started = true;
+  last = t;
+}
+
+void TraceReader::scan_grid_of_first_segment() {
+  GridScan g{*this, pass(0), clock_gcd_, interval_};
+  const SegmentInfo &s = segments_[0];
+  try {
+    decode_deltas(segment_deltas(0), s.header.deltas_raw_size, s.header.time_start_ps,
+                  header_.flags & wire::F_INTERLEAVED_DELTAS, header_.flags & wire::F_COMPACT_DELTAS, g);
+  } catch (const Error &e) {
+    // A segment 0 that does not decode is counted where it is read.
+    if (strict_ || dynamic_cast<const FileChanged *>(&e) != nullptr) throw;
+  }
+  record(g.p);
+  if (g.p.tally.any && g.step) grid_ps_ = g.step;
+}
+
+void TraceReader::detect_conventions() {
+  conventions_ = DefectTally{};
+  if (!eos_checked_ && !segments_.empty()) {
+    eos_checked_ = true;
+    eos_ = detect_end_of_segment_checkpoints();
+  }
+  if (eos_) conventions_.add(Defect::EndOfSegmentCheckpoints, DefectPlace{0, segments_[0].offset, 0});
+  // COMPAT 29: the frames of segment 0 tell whether the timestamps follow
+  // the clocks' period (uscope_reader_check looks at every frame).
+  if (!grid_checked_ && !segments_.empty()) {
+    grid_checked_ = true;
+    grid_ps_ = clock_gcd_;
+    if (clock_gcd_) scan_grid_of_first_segment();
+  }
+  if (strict_ && conventions_.any) {
+    const DefectKindInfo &k = defect_info(Defect::EndOfSegmentCheckpoints);
+    fail(USCOPE_ERR_NONCONFORMING, "%s: %s", k.name, k.what);
+  }
+  defects_.set_structure(merged(index_defects_, conventions_));
+}
+
+void TraceReader::check(const std::function<void(uint64_t, uint64_t)> &progress) {
+  uint64_t total = 0, done = 0;
+  for (const auto &s : segments_)
+    total += wire::kSegmentHeaderSize + uint64_t{s.header.checkpoint_size} + s.header.deltas_compressed_size;
+  TsumBuilder tsum(schema_);
+  // Every frame is a cycle of the writer (the C writer frames each cycle,
+  // idle ones included), so the summary is recomputed as the writer
+  // computed it: a cycle ends where the next frame starts.
+  struct Walk {
+    TsumBuilder &tsum;
+    GridScan grid;  // across segments; its pass is the segment walked
+    bool started = false;
+    uint64_t last = 0;
+    void frame(uint64_t t) {
+      if (started) tsum.end_cycle(last);
+      started = true;
+      last = t;
+      grid.frame(t);
+    }
+    void op(uint64_t, const DeltaOp &o) {
+      if (o.action == wire::DA_SLOT_SET) tsum.on_set(o.storage_id, o.field);
+      else if (o.action == wire::DA_SLOT_ADD) tsum.on_add(o.storage_id, o.value);
+    }
+    void event(uint64_t, uint16_t, const uint8_t *, uint32_t) {}
+  } walk{tsum, GridScan{*this, {}, clock_gcd_, interval_}};
+  std::vector<uint8_t> carried;  // the state the items so far give, encoded; empty: unknown
+  bool lost = false;             // a segment did not decode
+  uint64_t off_grid_frames = 0;
+  for (size_t i = 0; i < segments_.size(); ++i) {
+    const SegmentInfo &s = segments_[i];
+    std::vector<StorageState> st = initial_state();
+    if (!carried.empty()) {
+      // Each checkpoint must hold the state the items before it give.
+      Pass p = pass(i);
+      try {
+        load_start_state(i, st);
+        if (encoded(st) != carried) {
+          if (strict_)
+            fail(USCOPE_ERR_CORRUPT, "segment %zu: its checkpoint differs from the state the items before it give", i);
+          p.tally.add(Defect::CheckpointMismatch, p.at(s.header.time_start_ps));
+        }
+      } catch (const Error &e) {
+        segment_failed(p, e);
+      }
+      record(p);
+      st = initial_state();
+    }
+    walk.grid.p = pass(i);
+    const bool ok = replay(i, st, walk);
+    off_grid_frames += walk.grid.p.tally.count[static_cast<size_t>(Defect::OffClockGrid)];
+    record(walk.grid.p);
+    lost = lost || !ok;
+    carried = ok ? encoded(st) : std::vector<uint8_t>{};
+    done += wire::kSegmentHeaderSize + uint64_t{s.header.checkpoint_size} + s.header.deltas_compressed_size;
+    if (progress) progress(done, total);
+  }
+  if (walk.started) tsum.end_cycle(walk.last);
+  if (off_grid_frames && walk.grid.step) grid_ps_ = walk.grid.step;
+  // The summary is compared only when every item was read (a lost segment
+  // makes any recomputation differ) and when the writer kept it.
+  if (!lost && complete() && summary_ && tsum.enabled()) {
+    const std::vector<uint8_t> blob = tsum.finish();
+    if (!tsum.omitted()) {
+      uint64_t at = 0;
+      for (const auto &e : sections_)
+        if (e.type == wire::SECTION_COUNTER_SUMMARY) at = e.offset;
+      if (blob.empty() || !same_summary(decode_tsum(blob.data(), blob.size()), *summary_)) {
+        if (strict_) fail(USCOPE_ERR_CORRUPT, "the trace summary (TSUM) differs from the one its items give");
+        conventions_.add(Defect::TsumMismatch, DefectPlace{UINT32_MAX, at, 0});
+      }
+    }
+  }
+  defects_.set_structure(merged(index_defects_, conventions_));
 }
 
 bool TraceReader::poll_new_segments() {

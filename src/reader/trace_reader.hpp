@@ -5,6 +5,13 @@
 // src/format/. Every offset and length is checked against the file size
 // before use; malformed input throws uscope::Error with a specific status.
 //
+// Tolerance (defects.hpp, uscope.h "Tolerant and strict reading"): items and
+// segments that do not fit the schema or do not decode are skipped and
+// counted in defects(), unless the reader was opened strict (kStrict), where
+// the first one throws its kind's status. Errors of the file as a whole (no
+// magic, a bad preamble or section table, a broken live chain) and I/O
+// errors (a file that shrank under the reader: FileChanged) always throw.
+//
 // The file is read with pread() into buffers the reader owns, never mapped
 // (input_file.hpp): a file truncated or rewritten under the reader gives
 // Error(TRUNCATED) ("... shrank under the reader ...") or CORRUPT, never a
@@ -15,7 +22,10 @@
 // resident on the heap; the file's pages stay in the shared page cache.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +39,7 @@
 #include "format/storage_state.hpp"
 #include "format/tsum.hpp"
 #include "format/wire.hpp"
+#include "reader/defects.hpp"
 #include "reader/input_file.hpp"
 
 namespace uscope {
@@ -45,12 +56,36 @@ struct TimedEvent {
   uint32_t payload_size = 0;
 };
 
+// What replay() wraps an exception of the caller's visitor in while it
+// unwinds through the decoder, so that it is never taken for a segment that
+// does not decode; replay() rethrows the original.
+struct VisitorError {
+  std::exception_ptr inner;
+};
+
 class TraceReader {
  public:
+  static constexpr uint32_t kStrict = USCOPE_READ_STRICT;
+
   // Throws Error: IO (cannot open, not a regular file), BAD_MAGIC,
-  // UNSUPPORTED_VERSION, UNKNOWN_COMPRESSION, TRUNCATED, CORRUPT. Every
-  // message starts with the path.
-  explicit TraceReader(const std::string &path);
+  // UNSUPPORTED_VERSION, UNKNOWN_COMPRESSION, TRUNCATED, CORRUPT; with
+  // kStrict also the status of a defect found at open. Every message starts
+  // with the path.
+  explicit TraceReader(const std::string &path, uint32_t flags = 0);
+
+  bool strict() const { return strict_; }
+  // What was skipped so far (the counts grow as segments are read).
+  const DefectLog &defects() const { return defects_; }
+  // The step the timestamps follow (uscope_file_info_t.time_grid_ps).
+  uint64_t time_grid_ps() const { return grid_ps_; }
+  // COMPAT 9, 28: the file's checkpoints hold their segment's end state.
+  bool end_of_segment_checkpoints() const { return eos_; }
+
+  // Read every segment in order and validate everything (uscope_reader_check):
+  // items against the schema, values against strings and enums, timestamps
+  // against the clocks, checkpoints against the replayed state, the TSUM
+  // against a recomputed one. progress(done, total) in bytes of segments.
+  void check(const std::function<void(uint64_t, uint64_t)> &progress);
 
   const FileHeader &header() const { return header_; }
   bool complete() const { return header_.flags & wire::F_COMPLETE; }
@@ -92,15 +127,19 @@ class TraceReader {
   // its events with t0 <= time <= t1, read the same way.
   const std::vector<TimedEvent> &segment_events(size_t i, uint64_t t0, uint64_t t1);
 
-  // Replay segment i: loads its checkpoint into states (which must come from
-  // initial_state(); Error(INVALID_ARGUMENT) for a vector of another size)
-  // and calls v.frame/op/event (see decode_deltas) with every op and event
-  // validated against the schema. Ops of frames at or before `until` are
-  // applied to states and visited; later ones are validated only. The
-  // decompressed deltas of the last segment read are kept, so replaying it
-  // again does not decompress it again.
+  // Replay segment i: loads its start state into states (its checkpoint, or
+  // with end-of-segment checkpoints the previous segment's; states must
+  // come from initial_state(); Error(INVALID_ARGUMENT) for a vector of
+  // another size) and calls v.frame/op/event (see decode_deltas) with every
+  // op and event that fits the schema; the others are skipped and counted
+  // (strict: thrown). Ops of frames at or before `until` are applied to
+  // states and visited; later ones are validated only. Returns false when
+  // the segment does not decode (counted as segment_undecodable; strict:
+  // thrown): v may then have seen the items before the damage. An exception
+  // thrown by v propagates unchanged. The decompressed deltas of the last
+  // segment read are kept, so replaying it again does not decompress it.
   template <class Visitor>
-  void replay(size_t i, std::vector<StorageState> &states, Visitor &&v,
+  bool replay(size_t i, std::vector<StorageState> &states, Visitor &&v,
               uint64_t until = UINT64_MAX);
 
   std::vector<StorageState> initial_state() const;
@@ -114,7 +153,26 @@ class TraceReader {
   // Per storage, the bounds an op is checked against (from layouts_), packed
   // so that the per-op check is a few compares on one cache line.
   struct OpBounds {
-    uint32_t num_slots, num_fields, num_props, unused;
+    uint32_t num_slots, num_fields, num_props;
+    // Fields (bits 0-14, bit 15: any field from 15 on) and properties (bits
+    // 16-30, bit 31: any from 15 on) whose values name a string or an enum
+    // value, checked on SET / PROP_SET (value_bit()).
+    uint32_t value_checks;
+  };
+  static uint32_t value_bit(uint16_t index, bool prop) {
+    return (index < 15 ? 1u << index : 1u << 15) << (prop ? 16 : 0);
+  }
+  // Where a decoding pass is, for the defects it meets.
+  struct Pass {
+    DefectTally tally;
+    uint32_t segment;
+    uint64_t offset;
+    DefectPlace at(uint64_t t) const { return {segment, offset, t}; }
+  };
+  // A field of an event payload whose value names a string or enum value.
+  struct ValueCheck {
+    uint32_t offset;
+    uint8_t size, type, enum_id;
   };
   template <bool kStopAfterUntil, class Visitor>
   struct Apply;
@@ -127,11 +185,41 @@ class TraceReader {
     std::vector<SegmentInfo> segments;
     std::vector<std::string> strings;
     std::optional<TraceSummary> summary;
+    DefectTally defects;  // of the structure: segments left out of the index
   };
   static void check_flags(uint64_t flags);
   void load_metadata();
   Index load_segments(const FileHeader &h) const;
   void commit(Index &&index);
+  // After (re)indexing: end-of-segment checkpoints (COMPAT 28) and the
+  // timestamps' grid (COMPAT 29), from what the index and segment 0 show.
+  void detect_conventions();
+  bool detect_end_of_segment_checkpoints();
+  // COMPAT 29: frames a step apart that is not a multiple of the clocks'
+  // period are counted into p (strict: thrown); step is the greatest common
+  // step seen (jumps longer than a checkpoint interval left out).
+  struct GridScan {
+    const TraceReader &r;
+    Pass p;
+    uint64_t clock_gcd, interval;
+    uint64_t step = 0, last = 0;
+    bool started = false;
+    void frame(uint64_t t);
+    void op(uint64_t, const DeltaOp &) {}
+    void event(uint64_t, uint16_t, const uint8_t *, uint32_t) {}
+  };
+  void scan_grid_of_first_segment();
+  // Segment i's start state into st: its checkpoint, or with end-of-segment
+  // checkpoints segment i-1's (the empty state for segment 0).
+  void load_start_state(size_t i, std::vector<StorageState> &st);
+  // A defect: strict throws its status with msg, else it is counted.
+  void defect(Pass &p, Defect k, uint64_t t, const std::string &msg) const;
+  // A segment failed to decode with e. Returns normally when that is
+  // tolerated (and counted into p, which is then recorded); rethrows
+  // otherwise (strict, I/O, a file that shrank).
+  void segment_failed(Pass &p, const Error &e);
+  void record(const Pass &p) { defects_.add_segment(p.segment, p.tally); }
+  Pass pass(size_t i) const { return Pass{{}, static_cast<uint32_t>(i), segments_[i].offset}; }
   // The deltas of segment i, all of them (*avail = raw size), or at least the
   // first `want` bytes when only a prefix is needed (then only about the
   // compressed bytes that hold them are read from the file). The last segment
@@ -141,12 +229,21 @@ class TraceReader {
   // assuming bytes roughly proportional to time. A wrong guess costs a second
   // decompression of the whole blob, never a wrong answer.
   size_t deltas_for_time(size_t i, uint64_t t) const;
-  // The checkpoint of segment i into states, then its frames up to time t.
+  // The start state of segment i into states, then its frames up to time t
+  // (a segment that does not decode: state_before(i)).
   void replay_until(size_t i, std::vector<StorageState> &states, uint64_t t);
-  // Events of segment i in [t0, t1], appended to events_.
+  void state_before(size_t i, std::vector<StorageState> &states);
+  // Events of segment i in [t0, t1], appended to events_ (none of a segment
+  // that does not decode).
   void collect_events(size_t i, uint64_t t0, uint64_t t1);
-  void check_op(const DeltaOp &op, uint64_t t) const;
-  [[noreturn]] void bad_op(const DeltaOp &op, uint64_t t) const;  // check_op's precise error
+  // The slow paths of Apply: an op or event that does not fit the schema,
+  // a value past its strings or enum, a frame whose time went backwards.
+  void bad_op(Pass &p, const DeltaOp &op, uint64_t t) const;
+  bool bad_event(Pass &p, uint16_t id, uint32_t n, uint64_t t) const;  // true: skip it
+  void check_value(Pass &p, const DeltaOp &op, uint64_t t) const;
+  void check_event_values(Pass &p, uint16_t id, const uint8_t *payload, uint64_t t) const;
+  void time_backwards(Pass &p, uint64_t t, uint64_t last) const;
+  bool value_ok(uint8_t type, uint8_t enum_id, uint64_t v) const;
   // Segment i's checkpoint followed by its compressed deltas, at least the
   // first `len` bytes of them, read from the file into body_ (kept: asking
   // again for bytes of the same segment reads only what is missing, and
@@ -155,12 +252,20 @@ class TraceReader {
   const uint8_t *segment_body(size_t i, size_t len = SIZE_MAX);
   // The whole-file wrapper of the constructor (adds the path to messages).
   void open(const std::string &path);
-  void check_event(uint16_t id, uint32_t n, uint64_t t) const {
-    if (__builtin_expect(id >= event_sizes_.size() || n != event_sizes_[id], 0)) bad_event(id, n, t);
-  }
-  [[noreturn]] void bad_event(uint16_t id, uint32_t n, uint64_t t) const;
 
   InputFile file_;
+  bool strict_ = false;
+  DefectLog defects_;
+  DefectTally index_defects_;  // of the last load_segments()
+  DefectTally conventions_;    // of detect_conventions()
+  bool eos_ = false;          // end-of-segment checkpoints (COMPAT 9, 28)
+  bool eos_checked_ = false;  // detect_conventions() has seen segment 0
+  bool grid_checked_ = false;
+  uint64_t clock_gcd_ = 0;    // gcd of the clocks' periods; 0: none has one
+  uint64_t grid_ps_ = 0;      // time_grid_ps()
+  std::vector<std::vector<ValueCheck>> event_checks_;  // per event type
+  std::vector<uint8_t> event_has_checks_;
+  std::vector<std::array<uint64_t, 4>> enum_values_;  // per enum: its values as a bit set
   FileHeader header_;
   std::vector<ChunkRef> chunks_;
   std::vector<SectionEntry> sections_;
@@ -186,21 +291,28 @@ class TraceReader {
   size_t payloads_used_ = 0;
 };
 
-// Validates every op and event against the schema and applies the ops of
-// frames at or before `until`. With kStopAfterUntil the first frame after
-// `until` ends the decoding (state_at); otherwise later frames are still
-// validated, and their events visited (replay's contract).
+// Checks every op and event against the schema and applies the ops of
+// frames at or before `until`; what does not fit is skipped and counted
+// (strict: thrown) through the reader's out-of-line slow paths. With
+// kStopAfterUntil the first frame after `until` ends the decoding
+// (state_at); otherwise later frames are still checked, and their events
+// visited (replay's contract). A frame whose time is before the previous
+// one's is skipped with its items.
 template <bool kStopAfterUntil, class Visitor>
 struct TraceReader::Apply {
-  Apply(const TraceReader &reader, std::vector<StorageState> &states, Visitor &visitor, uint64_t u)
+  Apply(const TraceReader &reader, std::vector<StorageState> &states, Visitor &visitor, uint64_t u,
+        Pass &pass, uint64_t time_start)
       : r(reader),
         st(states.data()),
         bounds(reader.op_bounds_.data()),
         num_storages(reader.op_bounds_.size()),
         event_sizes(reader.event_sizes_.data()),
+        event_checks(reader.event_has_checks_.data()),
         num_events(reader.event_sizes_.size()),
         v(visitor),
-        until(u) {}
+        until(u),
+        p(pass),
+        last_t(time_start) {}
 
   // Plain copies of what every item needs, so that the chain of loads per op
   // is short (stores into the state bytes may alias anything, so whatever
@@ -210,69 +322,109 @@ struct TraceReader::Apply {
   const OpBounds *bounds;
   size_t num_storages;
   const uint32_t *event_sizes;
+  const uint8_t *event_checks;
   size_t num_events;
   Visitor &v;
   uint64_t until;
+  Pass &p;
+  uint64_t last_t;
+  bool skip = false;  // this frame's time went backwards
+
+  // The caller's visitor, with its exceptions marked as its own (VisitorError).
+  template <class F>
+  static void call(F &&f) {
+    try {
+      f();
+    } catch (...) {
+      throw VisitorError{std::current_exception()};
+    }
+  }
 
 #define USCOPE_HOT inline __attribute__((always_inline))
   USCOPE_HOT bool frame(uint64_t t) {
+    if (__builtin_expect(t < last_t, 0)) {
+      r.time_backwards(p, t, last_t);
+      skip = true;
+      return true;
+    }
+    skip = false;
+    last_t = t;
     if constexpr (kStopAfterUntil) {
       return t <= until;
     } else {
-      v.frame(t);
+      call([&] { v.frame(t); });
       return true;
     }
   }
   USCOPE_HOT void op(uint64_t t, const DeltaOp &o) {
     // Checks inline, a few compares against bounds; anything out of range
-    // goes to bad_op, which throws check_op's precise error.
-    if (__builtin_expect(o.storage_id >= num_storages, 0)) r.bad_op(o, t);
+    // goes to bad_op, which counts (or throws) the precise defect.
+    if (__builtin_expect(skip, 0)) return;
+    if (__builtin_expect(o.storage_id >= num_storages, 0)) return r.bad_op(p, o, t);
     const OpBounds &b = bounds[o.storage_id];
     StorageState &s = st[o.storage_id];
     const bool apply = kStopAfterUntil || t <= until;
     switch (o.action) {  // §8.6.2 with COMPAT 13
       case wire::DA_SLOT_SET:
-        if (__builtin_expect(o.slot >= b.num_slots || o.field >= b.num_fields, 0)) r.bad_op(o, t);
+        if (__builtin_expect(o.slot >= b.num_slots || o.field >= b.num_fields, 0)) return r.bad_op(p, o, t);
+        if (__builtin_expect(b.value_checks & value_bit(o.field, false), 0)) r.check_value(p, o, t);
         if (apply) s.set(o.slot, o.field, o.value);
         break;
       case wire::DA_SLOT_CLEAR:
-        if (__builtin_expect(o.slot >= b.num_slots, 0)) r.bad_op(o, t);
+        if (__builtin_expect(o.slot >= b.num_slots, 0)) return r.bad_op(p, o, t);
         if (apply) s.clear(o.slot);
         break;
       case wire::DA_SLOT_ADD:
-        if (__builtin_expect(o.slot >= b.num_slots || o.field >= b.num_fields, 0)) r.bad_op(o, t);
+        if (__builtin_expect(o.slot >= b.num_slots || o.field >= b.num_fields, 0)) return r.bad_op(p, o, t);
         if (apply) s.add(o.slot, o.field, o.value);
         break;
       case wire::DA_PROP_SET:
-        if (__builtin_expect(o.field >= b.num_props, 0)) r.bad_op(o, t);
+        if (__builtin_expect(o.field >= b.num_props, 0)) return r.bad_op(p, o, t);
+        if (__builtin_expect(b.value_checks & value_bit(o.field, true), 0)) r.check_value(p, o, t);
         if (apply) s.prop_set(o.field, o.value);
         break;
       default:
-        r.bad_op(o, t);
+        return r.bad_op(p, o, t);
     }
     if constexpr (!kStopAfterUntil) {
-      if (apply) v.op(t, o);
+      if (apply) call([&] { v.op(t, o); });
     }
   }
-  USCOPE_HOT void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t n) {
-    if (__builtin_expect(id >= num_events || n != event_sizes[id], 0)) r.bad_event(id, n, t);
-    if constexpr (!kStopAfterUntil) v.event(t, id, p, n);
+  USCOPE_HOT void event(uint64_t t, uint16_t id, const uint8_t *e, uint32_t n) {
+    if (__builtin_expect(skip, 0)) return;
+    if (__builtin_expect(id >= num_events || n != event_sizes[id], 0)) {
+      if (r.bad_event(p, id, n, t)) return;
+    }
+    if (__builtin_expect(event_checks[id], 0)) r.check_event_values(p, id, e, t);
+    if constexpr (!kStopAfterUntil) call([&] { v.event(t, id, e, n); });
   }
 #undef USCOPE_HOT
 };
 
 template <class Visitor>
-void TraceReader::replay(size_t i, std::vector<StorageState> &states, Visitor &&v, uint64_t until) {
+bool TraceReader::replay(size_t i, std::vector<StorageState> &states, Visitor &&v, uint64_t until) {
   const SegmentInfo &s = segments_.at(i);
   if (states.size() != layouts_.size())
     fail(USCOPE_ERR_INVALID_ARGUMENT, "replay: %zu states for %zu storages (use initial_state())",
          states.size(), layouts_.size());
-  decode_checkpoint(segment_body(i), s.header.checkpoint_size, states);
-  const uint8_t *d = segment_deltas(i);
-  Apply<false, std::remove_reference_t<Visitor>> apply(*this, states, v, until);
-  decode_deltas(d, s.header.deltas_raw_size, s.header.time_start_ps,
-                header_.flags & wire::F_INTERLEAVED_DELTAS, header_.flags & wire::F_COMPACT_DELTAS,
-                apply);
+  Pass p = pass(i);
+  try {
+    load_start_state(i, states);
+    const uint8_t *d = segment_deltas(i);
+    Apply<false, std::remove_reference_t<Visitor>> apply(*this, states, v, until, p, s.header.time_start_ps);
+    decode_deltas(d, s.header.deltas_raw_size, s.header.time_start_ps,
+                  header_.flags & wire::F_INTERLEAVED_DELTAS, header_.flags & wire::F_COMPACT_DELTAS,
+                  apply);
+  } catch (const VisitorError &e) {
+    record(p);
+    std::rethrow_exception(e.inner);
+  } catch (const Error &e) {
+    segment_failed(p, e);  // rethrows unless tolerated
+    record(p);
+    return false;
+  }
+  record(p);
+  return true;
 }
 
 }  // namespace uscope
