@@ -12,6 +12,12 @@
 //   (empty) state.
 // - state_at reports the first frame after t as its time; that field is not
 //   compared.
+// - On the Rust writer's files (20, 21), whose checkpoints hold their
+//   segment's end (COMPAT 9, 28), the reference's state_at counts every ADD
+//   twice and shows at time 0 what is valid at the segment's end. Ours reads
+//   them as their writer meant; there the truth is the item stream replayed
+//   from time 0 (replayed_state_at), which every state_at answer, of every
+//   file, must equal.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -91,6 +97,10 @@ TEST_P(ReaderProbes, AnswersMatchTheReferenceReader) {
           }
         continue;
       }
+      EXPECT_EQ(uscope::test::state_bytes(state),
+                uscope::test::state_bytes(uscope::test::replayed_state_at(dump, r.initial_state(), t)))
+          << name << " state_at(" << t << ") differs from the item stream replayed from time 0";
+      if (r.end_of_segment_checkpoints()) continue;  // the reference reader is wrong there (above)
       uscope::test::expect_state_equal(state, res["storages"], name + " state_at(" + std::to_string(t) + ")");
     } else if (kind == "events_in_range") {
       ++n_events;
@@ -126,8 +136,8 @@ INSTANTIATE_TEST_SUITE_P(Corpus, ReaderProbes,
                                            "05_events_all_types", "06_wide_compact",
                                            "07_many_storages", "08_multiclock_scopes",
                                            "10_live_incomplete", "11_empty", "12_boundary",
-                                           "20_konata_sample", "23_rust_v01_wide",
-                                           "24_rust_v01_compact"));
+                                           "20_konata_sample", "21_konata2uscope_overflow",
+                                           "23_rust_v01_wide", "24_rust_v01_compact"));
 
 // The boundary case the corpus README names: both events at 8,777,000 ps.
 TEST(ReaderProbes, EventsAtASegmentStartIncludeThePreviousSegmentsEvents) {

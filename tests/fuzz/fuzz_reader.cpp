@@ -25,18 +25,26 @@
 #include "support/reader_exercise.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  uscope::test::ReaderOutcome o;
-  try {
-    o = uscope::test::run_reader_on_bytes(data, size);
-  } catch (const std::exception &e) {
-    // run_reader_on_bytes catches uscope::Error; anything else escaped the
-    // reader (std::bad_alloc, std::out_of_range, ...).
-    std::fprintf(stderr, "fuzz_reader: the reader threw a non-uscope exception: %s\n", e.what());
-    std::abort();
-  }
-  if (o.status != USCOPE_OK && !uscope::test::is_reader_input_error(o.status)) {
-    std::fprintf(stderr, "fuzz_reader: unexpected status %d: %s\n", o.status, o.message.c_str());
-    std::abort();
+  // Both reading modes: tolerant (the default: defects skipped and counted,
+  // then the whole-file check) and strict (the first defect is an error with
+  // its kind's status).
+  for (const uint32_t flags : {0u, uscope::TraceReader::kStrict}) {
+    uscope::test::ReaderOutcome o;
+    try {
+      o = uscope::test::run_reader_on_bytes(data, size, flags);
+    } catch (const std::exception &e) {
+      // run_reader_on_bytes catches uscope::Error; anything else escaped the
+      // reader (std::bad_alloc, std::out_of_range, ...).
+      std::fprintf(stderr, "fuzz_reader: the reader threw a non-uscope exception: %s\n", e.what());
+      std::abort();
+    }
+    const bool expected = o.status == USCOPE_OK || uscope::test::is_reader_input_error(o.status) ||
+                          (flags && uscope::test::is_strict_defect_error(o.status));
+    if (!expected) {
+      std::fprintf(stderr, "fuzz_reader: unexpected status %d (%s mode): %s\n", o.status, flags ? "strict" : "tolerant",
+                   o.message.c_str());
+      std::abort();
+    }
   }
   return 0;
 }

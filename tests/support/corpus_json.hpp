@@ -98,4 +98,44 @@ inline void expect_state_equal(const std::vector<StorageState> &state, simdjson:
   }
 }
 
+// The state at t that the item stream gives, independently of any
+// checkpoint: every op of every segment's decoded item list (NN.json, the
+// reference reader's --decode dump) with time <= t, applied in file order
+// to `st` (the empty state, from TraceReader::initial_state()). Ops the
+// schema does not allow do nothing, as in both readers (a slot past the
+// storage's size: COMPAT 27). This is the truth for files whose checkpoints
+// do not hold their segment's start (COMPAT 9, 28), where the reference
+// reader's own state_at counts the items twice (conformance README).
+inline std::vector<StorageState> replayed_state_at(simdjson::dom::element dump, std::vector<StorageState> st,
+                                                    uint64_t t) {
+  for (auto seg : jarr(dump["segments"])) {
+    EXPECT_FALSE(seg["items"].error()) << "the dump has no item list (a --digest dump)";
+    if (seg["items"].error()) break;
+    for (auto it : jarr(seg["items"])) {
+      if (jstr(it["kind"]) != "op" || ju64(it["time_ps"]) > t) continue;
+      const uint64_t sid = ju64(it["storage_id"]), slot = ju64(it["slot"]), field = ju64(it["field_index"]);
+      const uint64_t action = ju64(it["action"]), value = ju64(it["value"]);
+      if (sid >= st.size()) continue;
+      StorageState &s = st[sid];
+      const StorageLayout &L = s.layout();
+      if (action == 4) {
+        if (field < L.prop_off.size()) s.prop_set(static_cast<uint16_t>(field), value);
+        continue;
+      }
+      if (slot >= L.num_slots) continue;
+      if (action == 2) s.clear(static_cast<uint16_t>(slot));
+      else if (field >= L.field_off.size()) continue;
+      else if (action == 1) s.set(static_cast<uint16_t>(slot), static_cast<uint16_t>(field), value);
+      else if (action == 3) s.add(static_cast<uint16_t>(slot), static_cast<uint16_t>(field), value);
+    }
+  }
+  return st;
+}
+
+inline std::vector<uint8_t> state_bytes(const std::vector<StorageState> &st) {
+  std::vector<uint8_t> b;
+  encode_checkpoint(st, b);
+  return b;
+}
+
 }  // namespace uscope::test

@@ -90,9 +90,11 @@ struct Counting {
 
 // Open path and drive the reader. Returns the digest; throws whatever the
 // reader throws (uscope::Error for bad input, by contract).
-inline ReaderDigest exercise_reader(const std::string &path) {
+// flags: TraceReader::kStrict or 0 (tolerant: defects are skipped and
+// counted, and the whole-file check runs too).
+inline ReaderDigest exercise_reader(const std::string &path, uint32_t flags = 0) {
   ReaderDigest d;
-  TraceReader r(path);
+  TraceReader r(path, flags);
   const auto &segs = r.segments();
   d.segments = segs.size();
   for (const auto &s : segs) {
@@ -147,6 +149,13 @@ inline ReaderDigest exercise_reader(const std::string &path) {
   const size_t before = segs.size();
   r.poll_new_segments();
   detail::mix(d, r.segments().size() == before);
+
+  // The whole-file validation (uscope check), and what was skipped.
+  r.check({});
+  for (const DefectEntry &e : r.defects().entries()) {
+    detail::mix(d, static_cast<uint64_t>(e.kind));
+    detail::mix(d, e.count);
+  }
   return d;
 }
 
@@ -158,10 +167,10 @@ struct ReaderOutcome {
   ReaderDigest digest;
 };
 
-inline ReaderOutcome run_reader(const std::string &path) {
+inline ReaderOutcome run_reader(const std::string &path, uint32_t flags = 0) {
   ReaderOutcome o;
   try {
-    o.digest = exercise_reader(path);
+    o.digest = exercise_reader(path, flags);
   } catch (const Error &e) {
     o.status = e.code();
     o.message = e.what();
@@ -172,7 +181,7 @@ inline ReaderOutcome run_reader(const std::string &path) {
 // Run the reader over bytes held in memory: they go to an anonymous memfd
 // that the reader opens as /proc/self/fd/N, so no file is left behind and the
 // reader's own open/mmap path is the one exercised.
-inline ReaderOutcome run_reader_on_bytes(const uint8_t *data, size_t size) {
+inline ReaderOutcome run_reader_on_bytes(const uint8_t *data, size_t size, uint32_t flags = 0) {
   const int fd = ::memfd_create("uscope-reader-input", MFD_CLOEXEC);
   if (fd < 0) fail(USCOPE_ERR_IO, "memfd_create failed");
   struct Closer {
@@ -187,17 +196,26 @@ inline ReaderOutcome run_reader_on_bytes(const uint8_t *data, size_t size) {
   }
   char path[64];
   std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-  return run_reader(path);
+  return run_reader(path, flags);
 }
 
-inline ReaderOutcome run_reader_on_bytes(const std::vector<uint8_t> &b) {
-  return run_reader_on_bytes(b.data(), b.size());
+inline ReaderOutcome run_reader_on_bytes(const std::vector<uint8_t> &b, uint32_t flags = 0) {
+  return run_reader_on_bytes(b.data(), b.size(), flags);
 }
 
 // The statuses the reader reports for bad input (uscope.h, -18 .. -22).
 inline bool is_reader_input_error(uscope_status_t s) {
   return s == USCOPE_ERR_CORRUPT || s == USCOPE_ERR_TRUNCATED || s == USCOPE_ERR_BAD_MAGIC ||
          s == USCOPE_ERR_UNSUPPORTED_VERSION || s == USCOPE_ERR_UNKNOWN_COMPRESSION;
+}
+
+// The statuses a strict reader (TraceReader::kStrict) gives for a defect it
+// would otherwise skip: each USCOPE_DEFECT_* kind's (defects.cpp).
+inline bool is_strict_defect_error(uscope_status_t s) {
+  if (s == USCOPE_ERR_UNKNOWN_PROPERTY) return true;  // field_out_of_range, of a property
+  for (uint32_t k = 0; k < kDefectKinds; ++k)
+    if (defect_info(k)->status == s) return true;
+  return false;
 }
 
 }  // namespace uscope::test

@@ -169,11 +169,12 @@ TEST(CliArgs, VersionNamesTheCliAndTheLibrary) {
 // lists must be here: a new command fails this test until it is added, with
 // its help.
 const std::map<std::string, std::vector<std::string>> kCommandOptions = {
-    {"info", {"file", "--json"}},
-    {"dump", {"file", "--json"}},
-    {"state", {"file", "--time", "--cycle", "--json"}},
-    {"events", {"file", "--from", "--to", "--json"}},
-    {"summary", {"file", "--json"}},
+    {"info", {"file", "--json", "--strict"}},
+    {"dump", {"file", "--json", "--strict"}},
+    {"state", {"file", "--time", "--cycle", "--json", "--strict"}},
+    {"events", {"file", "--from", "--to", "--json", "--strict"}},
+    {"summary", {"file", "--json", "--strict"}},
+    {"check", {"file", "--json", "--strict", "--no-progress"}},
     {"convert", {"input", "--output", "--strict", "--no-progress", "--period-ps", "--num-te"}},
     {"npu-report", {"file", "--json", "--strict", "--period-ps"}},
 };
