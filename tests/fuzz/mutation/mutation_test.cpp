@@ -6,7 +6,8 @@
 //  - no exit by a signal, no sanitizer report on stderr (an ASan/UBSan build
 //    of the program is checked the same way, whatever its ASAN_OPTIONS);
 //  - no hang: a run over the timeout (10 s) is killed and counted as a failure;
-//  - an exit status in the documented set: 0, 1 (error), 2 (usage);
+//  - an exit status in the documented set: 0, 1 (error; for `check`: defects),
+//    2 (usage; for `check`: not readable as a trace);
 //  - the input file is unchanged (its checksum before and after the run).
 // Deterministic: the mutants come from a fixed seed (printed; --seed to
 // change it) and the sorted source files. Everything lives in a temporary
@@ -20,8 +21,8 @@
 // SOURCEs are files or directories (not recursive); a file's kind comes from
 // its name: .uscope, .pccx, .jsonl / .jsonl.gz. Other files are ignored.
 //
-// The commands are the table kCommands below: to add one (e.g. `check`),
-// add a line with the input kinds it takes and its arguments.
+// The commands are the table kCommands below: to add one, add a line with the
+// input kinds it takes and its arguments.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -67,6 +68,8 @@ const std::vector<Command> kCommands = {
     {"events --json", kUscope, {"events", "{in}", "--from", "0", "--to", "18446744073709551615", "--json"}},
     {"summary", kUscope, {"summary", "{in}"}},
     {"summary --json", kUscope, {"summary", "{in}", "--json"}},
+    {"check", kUscope | kPccx, {"check", "{in}", "--no-progress"}},
+    {"check --json --strict", kUscope, {"check", "{in}", "--json", "--strict"}},
     {"npu-report", kUscope | kPccx | kJsonl, {"npu-report", "{in}"}},
     {"npu-report --json", kUscope | kPccx | kJsonl, {"npu-report", "{in}", "--json"}},
     {"convert -> .uscope", kJsonl, {"convert", "{in}", "-o", "{out}.uscope", "--no-progress"}},
