@@ -243,6 +243,11 @@ std::string defect_place(const uscope_defect_t &d);
 // were ignored (slot_out_of_range; first: segment 0 ...)"). Output on stdout
 // stays whole; the exit status stays 0.
 void warn_defects(const Trace &t, const std::string &path);
+// The period to count cycles with: the clock's, or, when the reader found
+// timestamps off the clocks' grid (COMPAT 29: konata2uscope --clock-period-ps
+// leaves the clock at 1000 ps), the step the timestamps follow, with a
+// warning on stderr (once per process).
+uint64_t cycle_period(const Trace &t, uint64_t clock_period_ps);
 // --strict: read and validate the whole file before printing anything, so
 // that a defect fails the command (with its status) instead of being
 // skipped. Throws Failure naming the file.

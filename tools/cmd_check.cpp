@@ -79,6 +79,20 @@ void warn_defects(const Trace &t, const std::string &path) {
                  uscope_defect_name(d.kind), d.count, uscope_defect_description(d.kind), defect_place(d).c_str());
 }
 
+uint64_t cycle_period(const Trace &t, uint64_t clock_period_ps) {
+  const auto defects = t.defects();
+  const bool off = std::any_of(defects.begin(), defects.end(),
+                               [](const uscope_defect_t &d) { return d.kind == USCOPE_DEFECT_OFF_CLOCK_GRID; });
+  const uint64_t grid = t.info().time_grid_ps;
+  if (!off || !grid || !clock_period_ps || grid == clock_period_ps) return clock_period_ps;
+  static bool warned = false;
+  if (!warned)
+    std::fprintf(stderr, "uscope: warning: timestamps follow a %" PRIu64 " ps step, not the clock's %" PRIu64
+                 " ps (COMPAT 29): cycles are counted in %" PRIu64 " ps steps\n", grid, clock_period_ps, grid);
+  warned = true;
+  return grid;
+}
+
 void strict_check(const Trace &t, const std::string &path) {
   check(uscope_reader_check(t.r(), nullptr, nullptr), (path + ": --strict").c_str());
 }

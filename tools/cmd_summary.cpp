@@ -250,7 +250,7 @@ void cmd_summary(const Trace &t, bool json) {
       Cpu c;
       c.name = sc.name;
       const auto ck = s.clock(id);
-      c.period = ck.period_ps;
+      c.period = static_cast<uint32_t>(cycle_period(t, ck.period_ps));
       c.clock = ck.name ? ck.name : "";
       for (const char *role : {"committed_insns", "committed"}) {  // cpu §6; §10's examples
         if ((c.committed = s.counter(id, role)) != kNone) {
@@ -268,7 +268,7 @@ void cmd_summary(const Trace &t, bool json) {
     } else if (std::strcmp(sc.protocol, "npu") == 0) {
       Npu n;
       n.name = sc.name;
-      n.period = s.clock(id).period_ps;
+      n.period = static_cast<uint32_t>(cycle_period(t, s.clock(id).period_ps));
       n.enqueue = s.event(id, "cmd_enqueue");
       n.start = s.event(id, "cmd_start");
       n.end = s.event(id, "cmd_end");

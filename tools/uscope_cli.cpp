@@ -390,9 +390,10 @@ uint64_t state_time(const Trace &t, bool by_cycle, uint64_t time_ps, uint64_t cy
     uscope_clock_info_t ck{};
     check(uscope_reader_clock(t.r(), 0, &ck), "clock 0");
     if (ck.period_ps == 0) throw Failure("state --cycle: clock 0 has no period; use --time");
-    asked = "--cycle " + std::to_string(cycle) + " (clock 0, " + std::to_string(ck.period_ps) + " ps)";
-    if (cycle > UINT64_MAX / ck.period_ps) past = true;
-    else time_ps = cycle * ck.period_ps, asked += " = " + std::to_string(time_ps) + " ps";
+    const uint64_t period = cycle_period(t, ck.period_ps);
+    asked = "--cycle " + std::to_string(cycle) + " (clock 0, " + std::to_string(period) + " ps)";
+    if (cycle > UINT64_MAX / period) past = true;
+    else time_ps = cycle * period, asked += " = " + std::to_string(time_ps) + " ps";
   }
   if (past || time_ps > end) {
     std::fprintf(stderr, "uscope: warning: state %s is past the end of the trace (last frame at %" PRIu64

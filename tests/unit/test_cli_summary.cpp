@@ -87,6 +87,7 @@ TEST(CliSummary, ExamplePipelineShowsItsRetirementFlushesAndStalls) {
 struct RawCpu {
   const char *counter = nullptr;  // nullptr: none
   bool catalog = true, clears = true;
+  uint32_t clock_ps = 500;  // the clock's declared period (cycles are 500 ps apart whatever it says)
 };
 std::string write_raw_cpu(const TempDir &d, const char *name, const RawCpu &o) {
   const std::string path = d.file(name);
@@ -94,7 +95,7 @@ std::string write_raw_cpu(const TempDir &d, const char *name, const RawCpu &o) {
   EXPECT_EQ(uscope_schema_new(&s), USCOPE_OK);
   uint8_t clk = 0, reason = 0;
   uint16_t root = 0, core = 0, entities = 0, counter = 0, flush = 0, stage = 0;
-  EXPECT_EQ(uscope_schema_add_clock(s, "clk", 500, &clk), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_clock(s, "clk", o.clock_ps, &clk), USCOPE_OK);
   EXPECT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, clk, &root), USCOPE_OK);
   EXPECT_EQ(uscope_schema_add_scope(s, "core0", root, "cpu", USCOPE_CLOCK_INHERIT, &core), USCOPE_OK);
   const char *reasons[] = {"mispredict"};
@@ -173,6 +174,37 @@ TEST(CliSummary, RetirementFromACommittedCounterOrTheEntityCatalog) {
   EXPECT_NE(text.find("instructions retired  2 (entity catalog entities: slots cleared without a flush event)"),
             std::string::npos)
       << text;
+}
+
+// COMPAT 29: konata2uscope --clock-period-ps P writes cycle * P but leaves
+// the clock at 1000 ps. Cycles are then counted on the step the timestamps
+// follow (500 ps here), with a warning, in every command that shows them.
+TEST(CliSummary, CyclesFollowTheTimestampsWhenTheyAreOffTheClockGrid) {
+  TempDir d("summary_grid");
+  const std::string path = write_raw_cpu(d, "grid.uscope", {"committed_insns", true, true, 1000});
+  simdjson::dom::parser p;
+  std::string text;
+  auto cpu = summary_cpu(p, path, &text);
+  EXPECT_EQ(uint64_t(cpu["cycles"]), 6u);  // 0..2500 ps in 500 ps steps (the clock's 1000 ps would say 3)
+  const CliRun warned = cli("summary " + path, true);
+  EXPECT_NE(warned.out.find("timestamps follow a 500 ps step, not the clock's 1000 ps"), std::string::npos)
+      << warned.out;
+  // Counted per frame whose step from the one before is not a whole number
+  // of clock periods: each of the 5 steps of 500 ps.
+  EXPECT_NE(warned.out.find("off_clock_grid x5"), std::string::npos) << warned.out;
+  // state --cycle N is N steps of 500 ps.
+  const CliRun st = cli("state " + path + " --cycle 3 --json");
+  ASSERT_EQ(st.exit_code, 0) << st.out;
+  EXPECT_NE(st.out.find("\"time_ps\":1500"), std::string::npos) << st.out;
+  // check names it, with the step.
+  simdjson::dom::parser pc;
+  const CliRun c = cli("check --json " + path);
+  EXPECT_EQ(c.exit_code, 1) << c.out;
+  auto doc = pc.parse(c.out);
+  ASSERT_FALSE(doc.error()) << c.out;
+  EXPECT_EQ(uint64_t(doc.value()["time_grid_ps"]), 500u);
+  EXPECT_EQ(std::string_view(doc.value()["defects"].at(0)["kind"]), "off_clock_grid");
+  EXPECT_EQ(uint64_t(doc.value()["defects"].at(0)["count"]), 5u);
 }
 
 // What the trace cannot tell is n/a with the reason, not 0.

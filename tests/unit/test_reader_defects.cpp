@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -143,12 +144,16 @@ void write_trace(const std::string &path, const TraceOptions &t = {}) {
     ASSERT_EQ(uscope_slot_set(wr, kRob, slot, kRobPc, rob_pc(cy)), USCOPE_OK);
     ASSERT_EQ(uscope_slot_set(wr, kRob, slot, kRobStage, stage_of(cy)), USCOPE_OK);
     ASSERT_EQ(uscope_slot_set(wr, kRob, slot, kRobInsn, str[cy % 2]), USCOPE_OK);
-    if (cy % 8 == 7) ASSERT_EQ(uscope_slot_clear(wr, kRob, (slot + 4) % kRobSlots), USCOPE_OK);
+    if (cy % 8 == 7) {
+      ASSERT_EQ(uscope_slot_clear(wr, kRob, (slot + 4) % kRobSlots), USCOPE_OK);
+    }
     ASSERT_EQ(uscope_prop_set(wr, kRob, kHead, slot), USCOPE_OK);
     ASSERT_EQ(uscope_prop_set(wr, kRob, kTail, (slot + 1) % kRobSlots), USCOPE_OK);
     ASSERT_EQ(uscope_slot_add(wr, kRetired, 0, 0, 2), USCOPE_OK);
     ASSERT_EQ(uscope_slot_set(wr, kEntities, cy % 4, 0, cy), USCOPE_OK);
-    if (cy % 4 == 3) ASSERT_EQ(uscope_slot_clear(wr, kEntities, (cy + 2) % 4), USCOPE_OK);
+    if (cy % 4 == 3) {
+      ASSERT_EQ(uscope_slot_clear(wr, kEntities, (cy + 2) % 4), USCOPE_OK);
+    }
     // misc: one field per cycle, signed ones negative (sign-extended, which
     // makes the frame wide: COMPAT 13).
     const uint16_t f = static_cast<uint16_t>(cy % 9);
@@ -167,11 +172,12 @@ void write_trace(const std::string &path, const TraceOptions &t = {}) {
       ASSERT_EQ(uscope_event(wr, kEvFlush, ev, kFlushSize), USCOPE_OK);
     }
     if (cy % 25 == 0) {
-      // u8 u16 u32 u64 i8 i16 i32 i64 bool str enum, packed (36 bytes)
+      // u8 u16 u32 u64 i8 i16 i32 i64 (bytes 0-29), bool (30), string
+      // reference (31-34), enum (35): packed, 36 bytes.
       std::memset(ev, 0xEE, sizeof ev);
-      ev[31] = 1;                                      // bool
-      std::memcpy(ev + 32, &str[1], 4);                // string ref at 32
-      ev[35] = static_cast<uint8_t>(stage_of(cy));    // enum at 35... see below
+      ev[30] = 1;
+      std::memcpy(ev + 31, &str[1], 4);
+      ev[35] = static_cast<uint8_t>(stage_of(cy));
       ASSERT_EQ(uscope_event(wr, kEvMisc, ev, 36), USCOPE_OK);
     }
     ASSERT_EQ(uscope_end_cycle(wr), USCOPE_OK);
@@ -327,7 +333,9 @@ std::vector<uscope_defect_t> defects_of(const uscope_reader_t *r) {
   uint32_t n = 0;
   EXPECT_EQ(uscope_reader_defects(r, nullptr, 0, &n), USCOPE_OK);
   std::vector<uscope_defect_t> out(n);
-  if (n) EXPECT_EQ(uscope_reader_defects(r, out.data(), n, &n), USCOPE_OK);
+  if (n) {
+    EXPECT_EQ(uscope_reader_defects(r, out.data(), n, &n), USCOPE_OK);
+  }
   return out;
 }
 
@@ -504,7 +512,9 @@ void expect_check_names(const CheckReport &c, uint32_t kind, uint64_t count, uin
   EXPECT_EQ(d.kind, uscope_defect_name(kind)) << c.out;
   EXPECT_EQ(d.count, count) << c.out;
   EXPECT_EQ(d.whole_file, segment == UINT32_MAX) << c.out;
-  if (segment != UINT32_MAX) EXPECT_EQ(d.segment, segment) << c.out;
+  if (segment != UINT32_MAX) {
+    EXPECT_EQ(d.segment, segment) << c.out;
+  }
   EXPECT_EQ(d.offset, offset) << c.out;
   EXPECT_EQ(d.time_ps, time_ps) << c.out;
 }
@@ -523,7 +533,9 @@ void expect_strict_failure(uscope_status_t got, uscope_status_t want, const usco
   EXPECT_EQ(got, want) << uscope_status_str(got) << ": " << uscope_last_error();
   const std::string msg = uscope_last_error();
   for (const auto &p : parts) EXPECT_TRUE(contains(msg, p)) << "\"" << msg << "\" lacks \"" << p << "\"";
-  if (r) EXPECT_EQ(std::string(uscope_reader_error(r)), msg);
+  if (r) {
+    EXPECT_EQ(std::string(uscope_reader_error(r)), msg);
+  }
 }
 
 // The precondition of every patch: the file is laid out as planned.
@@ -557,7 +569,8 @@ TEST(ReaderDefects, SlotOutOfRange) {
   EXPECT_EQ(prop(s, kRob, kHead), slot);
   EXPECT_EQ(field(s, kRetired, 0, 0), 2 * (kTarget + 1));
   ReaderPtr ref = open_reader(c.intact);
-  EXPECT_EQ(snapshot(r.get(), t + kPeriod), snapshot(ref.get(), t + kPeriod)) << "the next cycle rewrites the id";
+  EXPECT_EQ(snapshot(r.get(), t + kRobSlots * kPeriod), snapshot(ref.get(), t + kRobSlots * kPeriod))
+      << "the slot's next SET rewrites the id";
   EXPECT_EQ(snapshot(r.get(), 350 * kPeriod), snapshot(ref.get(), 350 * kPeriod));
   const auto items = segment_items(r.get(), kTargetSeg);
   EXPECT_FALSE(has_op(items, t, w::DA_SLOT_SET, kRob, kRobSlots, kRobId));
@@ -639,9 +652,9 @@ TEST(ReaderDefects, FieldOutOfRange) {
 
   ReaderPtr r = open_reader(c.patched);
   ReaderPtr ref = open_reader(c.intact);
+  EXPECT_EQ(field(state_at(r.get(), t), kRob, slot, kRobId), kTarget - kRobSlots) << "the SET on field 9 did nothing";
+  EXPECT_EQ(field(state_at(r.get(), t), kRob, slot, kRobPc), rob_pc(kTarget));
   const StatePtr s = state_at(r.get(), tp);
-  EXPECT_EQ(field(s, kRob, slot, kRobId), kTarget - kRobSlots) << "the SET on field 9 did nothing";
-  EXPECT_EQ(field(s, kRob, slot, kRobPc), rob_pc(kTarget));
   EXPECT_EQ(prop(s, kRob, kHead), rob_slot(kTarget + 9)) << "the PROP_SET on property 5 did nothing";
   EXPECT_EQ(prop(s, kRob, kTail), (rob_slot(kTarget + 10) + 1) % kRobSlots) << "the next one was applied";
   EXPECT_EQ(snapshot(r.get(), tp + kPeriod), snapshot(ref.get(), tp + kPeriod));
@@ -676,8 +689,9 @@ TEST(ReaderDefects, UnknownEventType) {
   ReaderPtr ref = open_reader(c.intact);
   const auto got = all_events(r.get(), t, t);
   EXPECT_EQ(count_events(got, t, kEvRetire), 0u) << "the event of type 77 is not returned";
-  EXPECT_EQ(count_events(got, t, kEvFlush), 1u) << "the same cycle's other event is";
-  EXPECT_EQ(got.size(), 1u);
+  EXPECT_EQ(count_events(got, t, kEvFlush), 1u) << "the same cycle's other events are";
+  EXPECT_EQ(count_events(got, t, kEvMisc), 1u);
+  EXPECT_EQ(got.size(), 2u);
   auto want = all_events(ref.get());
   want.erase(std::find_if(want.begin(), want.end(), [&](const Ev &e) { return e.time_ps == t && e.id == kEvRetire; }));
   EXPECT_EQ(all_events(r.get()), want);
@@ -712,7 +726,11 @@ TEST(ReaderDefects, EventPayloadSize) {
   const auto got = all_events(r.get(), t, t);
   EXPECT_EQ(count_events(got, t, kEvRetire), 0u);
   ASSERT_EQ(count_events(got, t, kEvFlush), 1u) << "only the real flush event";
-  EXPECT_EQ(got[0].payload.size(), kFlushSize);
+  for (const auto &e : got)
+    if (e.id == kEvFlush) {
+      EXPECT_EQ(e.payload.size(), kFlushSize);
+    }
+  EXPECT_EQ(count_events(got, t, kEvMisc), 1u);
   auto want = all_events(ref.get());
   want.erase(std::find_if(want.begin(), want.end(), [&](const Ev &e) { return e.time_ps == t && e.id == kEvRetire; }));
   EXPECT_EQ(all_events(r.get()), want);
@@ -1078,7 +1096,8 @@ TEST(ReaderDefects, OffClockGrid) {
   // Queries answer as written.
   const StatePtr s = state_at(r.get(), 250 * 500);
   EXPECT_EQ(field(s, kRob, rob_slot(250), kRobId), 250u);
-  EXPECT_EQ(all_events(r.get()).size(), all_events(r.get(), 0, kCycles * 500).size());
+  const auto evs = all_events(r.get());
+  EXPECT_EQ(std::count_if(evs.begin(), evs.end(), [](const Ev &e) { return e.id == kEvRetire; }), int64_t(kCycles));
   // The whole walk counts every frame.
   ASSERT_EQ(uscope_reader_check(r.get(), nullptr, nullptr), USCOPE_OK) << uscope_last_error();
   expect_only_defect(r.get(), USCOPE_DEFECT_OFF_CLOCK_GRID, frames - 1, 0, c.seg(0).offset, 500);
