@@ -384,6 +384,8 @@ struct CountVisitor {
   }
 };
 
+double g_replay_ms = 0;  // BM_Replay's time per pass, for BM_Check's x_replay
+
 void BM_Replay(benchmark::State &state) {
   uscope::TraceReader r(g_path);
   std::vector<uscope::StorageState> st = r.initial_state();
@@ -407,11 +409,48 @@ void BM_Replay(benchmark::State &state) {
     std::exit(1);
   }
   const double iters = static_cast<double>(state.iterations());
+  g_replay_ms = wall / iters / 1e6;
   using benchmark::Counter;
   state.counters["items_per_s"] = Counter(items / (wall / 1e9));
   state.counters["items_per_s_cpu"] = Counter(items / (cpu / 1e9));
   state.counters["ns_per_item"] = Counter(wall / items);
   if (g_minimal_ns > 0) state.counters["x_minimal"] = Counter(wall / iters / g_minimal_ns);
+}
+
+// `uscope check`'s walk (TraceReader::check: every item against the schema
+// and its values, every timestamp against the clocks, each checkpoint
+// against the replayed state, the TSUM recomputed) over the same trace as
+// BM_Replay, in the same run: x_replay is its time over the replay's
+// (target: at most 2, i.e. >= 50% of the replay's throughput, issue 18).
+void BM_Check(benchmark::State &state) {
+  double wall = 0, cpu = 0, peak = 0, heap = 0;
+  for (auto _ : state) {
+    reset_peak_rss();
+    const Mem before = read_mem();
+    const int64_t heap0 = g_heap_live.load();
+    g_heap_peak.store(heap0);
+    const uint64_t t0 = now_ns(), c0 = thread_cpu_ns();
+    uscope::TraceReader r(g_path);
+    r.check({});
+    wall += static_cast<double>(now_ns() - t0);
+    cpu += static_cast<double>(thread_cpu_ns() - c0);
+    if (!r.defects().entries().empty()) {
+      std::fprintf(stderr, "uscope_bench_reader: check found defects in the benchmark's own trace\n");
+      std::exit(1);
+    }
+    heap = std::max(heap, static_cast<double>(g_heap_peak.load() - heap0) / (1 << 20));
+    peak = std::max(peak, read_mem().hwm - before.rss);
+  }
+  const double iters = static_cast<double>(state.iterations());
+  using benchmark::Counter;
+  state.counters["items_per_s"] = Counter(static_cast<double>(g_items) * iters / (wall / 1e9));
+  state.counters["items_per_s_cpu"] = Counter(static_cast<double>(g_items) * iters / (cpu / 1e9));
+  struct stat sb;
+  if (stat(g_path.c_str(), &sb) == 0)
+    state.counters["MB_per_s"] = Counter(static_cast<double>(sb.st_size) * iters / 1e6 / (wall / 1e9));
+  if (g_replay_ms > 0) state.counters["x_replay"] = Counter(wall / iters / 1e6 / g_replay_ms);
+  state.counters["peak_rss_delta_MB"] = Counter(peak);
+  state.counters["heap_peak_MB"] = Counter(heap);
 }
 
 // Per-query times, wall clock and thread CPU time (the latter is not inflated
@@ -534,6 +573,7 @@ BENCHMARK_TEMPLATE(BM_Baseline, false)->Name("BM_Baseline_LZ4")->Apply(Runs);
 BENCHMARK_TEMPLATE(BM_Baseline, true)->Name("BM_Baseline_MinimalDecode")->Apply(Runs);
 BENCHMARK(BM_Baseline_ZSTD)->Apply(Runs);
 BENCHMARK(BM_Replay)->Apply(Runs);
+BENCHMARK(BM_Check)->Apply(Runs);
 BENCHMARK_TEMPLATE(BM_StateAt, kLz4Trace)->Name("BM_StateAt")->Apply(Runs);
 BENCHMARK_TEMPLATE(BM_StateAt, kZstdTrace)->Name("BM_StateAt_ZSTD")->Apply(Runs);
 BENCHMARK_TEMPLATE(BM_EventsInRange, kLz4Trace)->Name("BM_EventsInRange")->Apply(Runs);

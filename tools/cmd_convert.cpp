@@ -19,11 +19,13 @@ constexpr uint64_t kMaxPrinted = 50;  // then only counted: a bad file must not 
 
 void print_issue(void *user, uint64_t line, const char *reason) {
   auto *p = static_cast<IssuePrinter *>(user);
-  if (p->printed < kMaxPrinted)
+  if (line == 0)  // about the input as a whole (a .uscope trace's defects), not a line
+    std::fprintf(stderr, "uscope: warning: %s: %s\n", p->file, reason);
+  else if (p->printed < kMaxPrinted)
     std::fprintf(stderr, "%s:%" PRIu64 ": %s\n", p->file, line, reason);
   else if (p->printed == kMaxPrinted)
     std::fprintf(stderr, "%s: further malformed lines are counted, not printed\n", p->file);
-  ++p->printed;
+  if (line) ++p->printed;
 }
 
 void add_ingest_options(CLI::App *sub, uscope_convert_options_t *o) {

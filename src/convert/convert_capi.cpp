@@ -400,10 +400,10 @@ uscope_status_t jsonl_to_jsonl(const char *in, const char *out, const Opts &o, u
   return 0;
 }
 
-uscope_status_t uscope_to_jsonl(const char *in, const char *out, const Opts &, uscope_convert_stats_t *st) {
+uscope_status_t uscope_to_jsonl(const char *in, const char *out, const Opts &o, uscope_convert_stats_t *st) {
   UscopeIn r;
   std::string err;
-  if (uscope_status_t s = r.open(in, &err)) return fail_with(s, err);
+  if (uscope_status_t s = r.open(in, &err, o.o.strict != 0)) return fail_with(s, err);
   JsonlOut w;
   if (uscope_status_t s = w.open(out, &err)) return fail_with(s, err);
   if (wants_meta_line(r.meta())) format_trace_meta(r.meta(), w.buf());
@@ -418,6 +418,7 @@ uscope_status_t uscope_to_jsonl(const char *in, const char *out, const Opts &, u
       &err);
   std::string cerr;
   const uscope_status_t cs = w.close(&cerr);
+  r.report_defects(o.issues());
   IngestStats is;
   is.events = n;
   Issues none;
@@ -543,7 +544,7 @@ uscope_status_t report(const char *in, uint32_t fmt, const Opts &o, bool json, c
     is = ing.stats();
   } else if (fmt == USCOPE_CONVERT_USCOPE) {
     ur = std::make_unique<UscopeIn>();
-    if ((s = ur->open(in, &err))) return fail_with(s, err);
+    if ((s = ur->open(in, &err, o.o.strict != 0))) return fail_with(s, err);
     rep.format = "uscope";
     rep.period_ps = ur->period_ps();
     rep.strs = ur.get();
@@ -552,6 +553,7 @@ uscope_status_t report(const char *in, uint32_t fmt, const Opts &o, bool json, c
     s = ur->run([&](const Ev &e) { p.add(e); ++is.events; }, &err);
     p.finish();
     rep.horizon = nullptr;
+    ur->report_defects(issues);
   } else if (fmt == USCOPE_CONVERT_PCCX) {
     rep.format = "pccx";
     rep.strs = &pool;

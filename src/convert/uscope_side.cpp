@@ -398,8 +398,20 @@ std::string_view UscopeIn::str(uint64_t id) const {
   return std::string_view(s, len);
 }
 
-Status UscopeIn::open(const char *path, std::string *error) {
-  Status s = uscope_reader_open(&r_, path);
+void UscopeIn::report_defects(const Issues &issues) const {
+  if (!issues.on_issue) return;
+  uscope_defect_t d[USCOPE_DEFECT_KIND_COUNT];
+  uint32_t n = 0;
+  if (uscope_reader_defects(r_, d, USCOPE_DEFECT_KIND_COUNT, &n) != USCOPE_OK) return;
+  for (uint32_t i = 0; i < n && i < USCOPE_DEFECT_KIND_COUNT; ++i)
+    issues.on_issue(0, "trace defect " + std::string(uscope_defect_name(d[i].kind)) + " x" +
+                           std::to_string(d[i].count) + ": " + uscope_defect_description(d[i].kind) +
+                           " (first in segment " + std::to_string(d[i].segment) + " at " +
+                           std::to_string(d[i].time_ps) + " ps)");
+}
+
+Status UscopeIn::open(const char *path, std::string *error, bool strict) {
+  Status s = uscope_reader_open_ex(&r_, path, strict ? USCOPE_READ_STRICT : 0);
   if (s) {
     *error = about_file(path, uscope_last_error());
     return s;

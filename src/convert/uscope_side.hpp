@@ -10,6 +10,7 @@
 #include <uscope/convert.h>
 #include <uscope/protocols.h>
 
+#include "convert/jsonl_ingest.hpp"
 #include "convert/npu_event.hpp"
 
 namespace uscope::convert {
@@ -74,7 +75,14 @@ class UscopeOut {
 class UscopeIn final : public StringSource {
  public:
   ~UscopeIn() override;
-  Status open(const char *path, std::string *error);
+  // strict: the reader's USCOPE_READ_STRICT (a defect of the trace fails
+  // the run); else defects are skipped by the reader and told by
+  // report_defects().
+  Status open(const char *path, std::string *error, bool strict = false);
+  // One message per kind of defect the reader skipped in the run, through
+  // issues.on_issue with line 0 (not counted as malformed lines: the trace
+  // has none).
+  void report_defects(const Issues &issues) const;
   const TraceMeta &meta() const { return meta_; }
   uint64_t period_ps() const { return period_; }
   // Calls fn for every npu event in file order (non-decreasing time).

@@ -456,6 +456,10 @@ bool TraceReader::bad_event(Pass &p, uint16_t id, uint32_t n, uint64_t t) const 
 }
 
 bool TraceReader::value_ok(uint8_t type, uint8_t enum_id, uint64_t v) const {
+  // The field's two highest values mark "no value" (absent, null) in the
+  // protocols that need one (docs/npu-protocol.md §2.4): they name nothing.
+  const uint64_t ones = type == wire::FT_ENUM ? 0xFF : 0xFFFFFFFFu;
+  if (v == ones || v == ones - 1) return true;
   if (type == wire::FT_ENUM)
     return enum_id < enum_values_.size() && v < 256 && (enum_values_[enum_id][v >> 6] >> (v & 63) & 1);
   // FT_STRING_REF: the string table is written at close (§5), so only a

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "reader/trace_reader.hpp"
+#include "support/cli_run.hpp"
 #include "support/corpus_json.hpp"
 #include "support/test_util.hpp"
 
@@ -159,6 +160,17 @@ TEST(TolerantReading, Konata2uscopeOverflowCheck) {
   EXPECT_EQ(t.exit_code, 1);
   EXPECT_NE(t.out.find("slot_out_of_range: 1405 (first: segment 0"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("2 kinds of defect, readable"), std::string::npos) << t.out;
+}
+
+// On a terminal, check draws the progress bar of `uscope convert`.
+TEST(TolerantReading, CheckShowsProgressOnATerminal) {
+  const auto bar = uscope::test::run_cli_on_pty({"check", kCorpusDir + "02_multiseg.uscope"});
+  EXPECT_EQ(bar.exit_code, 0) << bar.out;
+  EXPECT_NE(bar.out.find("\rcheck ["), std::string::npos) << bar.out;
+  EXPECT_NE(bar.out.find("100%"), std::string::npos) << bar.out;
+  const auto quiet = uscope::test::run_cli_on_pty({"check", kCorpusDir + "02_multiseg.uscope", "--no-progress"});
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.out;
+  EXPECT_EQ(quiet.out.find("check ["), std::string::npos) << quiet.out;
 }
 
 // The reference C writer's files follow the spec: nothing to report, TSUM

@@ -2,10 +2,14 @@
 // tests/CMakeLists.txt) as a separate program and capture what it prints.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace uscope::test {
 
@@ -24,6 +28,40 @@ inline CliRun run_cli(const std::string &args, bool merge_stderr) {
   size_t n;
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
   const int st = pclose(p);
+  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+// Runs `uscope <args>` with its stderr on a pseudo-terminal (stdout to
+// /dev/null), as a user at a terminal sees it: what the program draws only
+// on a terminal (progress bars) is in out. The pty turns "\n" into "\r\n".
+inline CliRun run_cli_on_pty(const std::vector<std::string> &args) {
+  CliRun r{-1, {}};
+  const int m = posix_openpt(O_RDWR | O_NOCTTY);
+  if (m < 0 || grantpt(m) != 0 || unlockpt(m) != 0) return r;
+  const std::string slave = ptsname(m);
+  std::vector<std::string> argv_s = {"uscope"};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char *> argv;
+  for (auto &a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int s = open(slave.c_str(), O_RDWR | O_NOCTTY);
+    const int null = open("/dev/null", O_WRONLY);
+    if (s < 0 || null < 0 || dup2(s, 2) < 0 || dup2(null, 1) < 0) _exit(126);
+    execv(USCOPE_CLI, argv.data());
+    _exit(127);
+  }
+  char buf[4096];
+  for (;;) {  // EIO once the child has exited and the slave is closed
+    const ssize_t n = read(m, buf, sizeof buf);
+    if (n <= 0) break;
+    r.out.append(buf, static_cast<size_t>(n));
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  close(m);
   r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
 }

@@ -18,6 +18,7 @@
 #include "support/cli_run.hpp"
 #include "support/pccx_test_util.hpp"
 #include "support/test_util.hpp"
+#include "reader/trace_reader.hpp"
 #include "uscope/convert.h"
 
 namespace {
@@ -317,6 +318,43 @@ TEST(ConvertSafety, OneBadLineAmongManyStillConverts) {
   const Conv l = convert(d.file("late.jsonl"), d.file("l.pccx"));
   EXPECT_EQ(l.status, USCOPE_OK) << l.error;
   EXPECT_EQ(l.stats.skipped, 99u);
+}
+
+// A .uscope input is read tolerantly (docs/reading.md): a segment that no
+// longer decodes is skipped, and the conversion says so through on_issue
+// (line 0: the trace as a whole; not counted as malformed lines). --strict
+// refuses it.
+TEST(ConvertSafety, DefectsOfAUscopeInputAreReported) {
+  TempDir d("conv");
+  write_all(d.file("good.jsonl"), good_text());
+  ASSERT_EQ(convert(d.file("good.jsonl"), d.file("good.uscope")).status, USCOPE_OK);
+  std::string bytes = read_all(d.file("good.uscope"));
+  {
+    uscope::TraceReader r(d.file("good.uscope"));
+    ASSERT_EQ(r.segments().size(), 1u);
+    const auto &s0 = r.segments()[0];
+    // Every byte of the compressed block after its size prefix (COMPAT 2).
+    const uint64_t at = s0.offset + uscope::wire::kSegmentHeaderSize + s0.header.checkpoint_size + 4;
+    for (uint64_t i = at; i < at + s0.header.deltas_compressed_size - 4; ++i)
+      bytes[i] = static_cast<char>(bytes[i] ^ 0xFF);
+  }
+  write_all(d.file("bad.uscope"), bytes);
+  const Conv r = convert(d.file("bad.uscope"), d.file("bad.jsonl"));
+  ASSERT_EQ(r.status, USCOPE_OK) << r.error;
+  EXPECT_EQ(r.stats.events_out, 0u);  // the only segment is lost
+  EXPECT_EQ(r.stats.skipped, 0u);
+  ASSERT_EQ(r.issues.size(), 1u);
+  EXPECT_EQ(r.issues[0].first, 0u);
+  EXPECT_NE(r.issues[0].second.find("trace defect segment_undecodable x1"), std::string::npos) << r.issues[0].second;
+  const Conv strict = convert(d.file("bad.uscope"), d.file("strict.jsonl"), true);
+  EXPECT_EQ(strict.status, USCOPE_ERR_CORRUPT) << strict.error;
+  EXPECT_FALSE(std::filesystem::exists(d.file("strict.jsonl")));
+  // The CLI prints it as a warning about the file, not as a line.
+  const auto cli = uscope::test::run_cli("convert " + d.file("bad.uscope") + " -o " + d.file("cli.jsonl"), true);
+  EXPECT_EQ(cli.exit_code, 0) << cli.out;
+  EXPECT_NE(cli.out.find("uscope: warning: " + d.file("bad.uscope") + ": trace defect segment_undecodable x1"),
+            std::string::npos)
+      << cli.out;
 }
 
 }  // namespace

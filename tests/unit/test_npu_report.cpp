@@ -289,36 +289,11 @@ TEST(NpuReportCli, ProgressBarOnATerminal) {
     f << workload(5, 40);
   }
   auto run_on_pty = [&](const std::string &extra) {
-    const int m = posix_openpt(O_RDWR | O_NOCTTY);
-    EXPECT_GE(m, 0);
-    EXPECT_EQ(grantpt(m), 0);
-    EXPECT_EQ(unlockpt(m), 0);
-    const std::string slave = ptsname(m);
-    const std::string in = d.file("w.jsonl"), out = d.file("w" + extra + ".pccx");
-    const pid_t pid = fork();
-    if (pid == 0) {
-      const int s = open(slave.c_str(), O_RDWR | O_NOCTTY);
-      const int null = open("/dev/null", O_WRONLY);
-      if (s < 0 || null < 0 || dup2(s, 2) < 0 || dup2(null, 1) < 0) _exit(126);
-      if (extra.empty())
-        execl(USCOPE_CLI, "uscope", "convert", in.c_str(), "-o", out.c_str(), static_cast<char *>(nullptr));
-      else
-        execl(USCOPE_CLI, "uscope", "convert", in.c_str(), "-o", out.c_str(), extra.c_str(),
-              static_cast<char *>(nullptr));
-      _exit(127);
-    }
-    std::string text;
-    char buf[4096];
-    for (;;) {  // EIO once the child has exited and the slave is closed
-      const ssize_t n = read(m, buf, sizeof buf);
-      if (n <= 0) break;
-      text.append(buf, static_cast<size_t>(n));
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    close(m);
-    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << text;
-    return text;
+    std::vector<std::string> args = {"convert", d.file("w.jsonl"), "-o", d.file("w" + extra + ".pccx")};
+    if (!extra.empty()) args.push_back(extra);
+    const uscope::test::CliRun r = uscope::test::run_cli_on_pty(args);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return r.out;
   };
   const std::string bar = run_on_pty("");
   EXPECT_NE(bar.find("\rjsonl -> pccx ["), std::string::npos) << bar;
