@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The bounded libFuzzer runs of .ci/test.sh (which calls this after the
-# normal and ASan test runs): the readers (µScope, .pccx), the NPU JSONL
+# The bounded libFuzzer runs of .ci/test.sh (which calls this last, after
+# the normal, ASan and TSan test runs): the readers (µScope, .pccx), the NPU JSONL
 # ingest and converters, and the `uscope` CLI on each input kind. One clang
 # build tree (build/fuzz) of the fuzz targets only, with libFuzzer + ASan +
 # UBSan. Each target runs on a copy of its seed corpus, so new inputs stay in

@@ -45,6 +45,7 @@ package uscope_pkg;
   localparam int USCOPE_ERR_UNSUPPORTED          = -17;
   localparam int USCOPE_ERR_NOT_FOUND            = -23;
   localparam int USCOPE_ERR_DUPLICATE            = -27;  // schema calls: a name repeated within its scope
+  localparam int USCOPE_ERR_AMBIGUOUS            = -28;  // uscope_sv_find: a plain name declared in several scopes
   localparam int USCOPE_DPI_ERR_SYNTAX           = -100;
   localparam int USCOPE_DPI_ERR_JSON             = -101;
   localparam int USCOPE_DPI_ERR_JSON_SCHEMA      = -102;

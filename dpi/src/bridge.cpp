@@ -234,38 +234,61 @@ int schema_dut_property(void *schema, const char *key, const char *value) noexce
   });
 }
 
-static int find_in(const Names &n, const std::string &kind, const std::string &name) {
-  auto in = [&](const std::map<std::string, int> &m) {
-    auto it = m.find(name);
-    if (it == m.end()) fail(USCOPE_ERR_NOT_FOUND, format("no %s named \"%s\"", kind.c_str(), name.c_str()));
-    return it->second;
-  };
-  auto member = [&](const std::map<std::string, int> &owners,
-                    const std::map<int, std::vector<std::string>> &members) {
+// Where uscope_sv_find looks: the bridge's names, and the libuscope handle
+// that answers for storages and events (exactly one of schema, writer).
+struct FindTarget {
+  const Names &names;
+  const uscope_schema_t *schema;
+  const uscope_writer_t *writer;
+};
+
+// A storage or an event type by name, through libuscope's own look-up (the
+// one uscope_reader_find_* use): the plain name or the name qualified by its
+// scopes ("core0.rob"); a plain name declared in several scopes is
+// AMBIGUOUS, its message listing the candidates.
+static int find_lib(const FindTarget &t, bool event, const std::string &name) {
+  if (event) {
+    auto alias = t.names.event_aliases.find(name);
+    if (alias != t.names.event_aliases.end()) return alias->second;
+  }
+  uint16_t id = 0;
+  const uscope_status_t st =
+      t.schema ? (event ? uscope_schema_find_event : uscope_schema_find_storage)(t.schema, name.c_str(), &id)
+               : (event ? uscope_writer_find_event : uscope_writer_find_storage)(t.writer, name.c_str(), &id);
+  if (st != USCOPE_OK) fail(st, uscope_last_error());
+  return id;
+}
+
+static int find_in(const FindTarget &t, const std::string &kind, const std::string &name) {
+  const Names &n = t.names;
+  // "owner.member": the owner found as its kind is (so "core1.rob.stage" is
+  // field "stage" of storage "core1.rob"), the member by its index.
+  auto member = [&](auto &&owner_id, const std::map<int, std::vector<std::string>> &members) {
     const size_t dot = name.rfind('.');
     if (dot == std::string::npos)
       fail(USCOPE_ERR_INVALID_ARGUMENT, format("%s \"%s\": expected owner.member", kind.c_str(), name.c_str()));
-    const std::string owner = name.substr(0, dot), m = name.substr(dot + 1);
-    auto o = owners.find(owner);
-    if (o != owners.end()) {
-      auto list = members.find(o->second);
-      if (list != members.end()) {
-        auto it = std::find(list->second.begin(), list->second.end(), m);
-        if (it != list->second.end()) return static_cast<int>(it - list->second.begin());
-      }
+    const int owner = owner_id(name.substr(0, dot));
+    const std::string m = name.substr(dot + 1);
+    auto list = members.find(owner);
+    if (list != members.end()) {
+      auto it = std::find(list->second.begin(), list->second.end(), m);
+      if (it != list->second.end()) return static_cast<int>(it - list->second.begin());
     }
     fail(USCOPE_ERR_NOT_FOUND, format("no %s named \"%s\"", kind.c_str(), name.c_str()));
   };
-  if (kind == "clock") return in(n.clocks);
-  if (kind == "scope") return in(n.scopes);
-  if (kind == "enum") return in(n.enums);
-  if (kind == "storage") return in(n.storages);
-  if (kind == "event") return in(n.events);
-  if (kind == "summary") return in(n.summaries);
-  if (kind == "field") return member(n.storages, n.storage_fields);
-  if (kind == "property") return member(n.storages, n.storage_props);
-  if (kind == "event_field") return member(n.events, n.event_fields);
-  if (kind == "enum_value") return member(n.enums, n.enum_values);
+  auto storage = [&](const std::string &s) { return find_lib(t, false, s); };
+  auto event = [&](const std::string &e) { return find_lib(t, true, e); };
+  auto enumeration = [&](const std::string &e) { return n.enums.one("enum", e); };
+  if (kind == "clock") return n.clocks.one("clock", name);
+  if (kind == "scope") return n.scopes.one("scope", name);
+  if (kind == "enum") return enumeration(name);
+  if (kind == "storage") return storage(name);
+  if (kind == "event") return event(name);
+  if (kind == "summary") return n.summaries.one("summary field", name);
+  if (kind == "field") return member(storage, n.storage_fields);
+  if (kind == "property") return member(storage, n.storage_props);
+  if (kind == "event_field") return member(event, n.event_fields);
+  if (kind == "enum_value") return member(enumeration, n.enum_values);
   fail(USCOPE_ERR_INVALID_ARGUMENT,
        format("unknown kind \"%s\" (clock, scope, enum, storage, event, summary, field, property, "
               "event_field, enum_value)", kind.c_str()));
@@ -284,8 +307,11 @@ int find(void *handle, const char *kind, const char *name) noexcept {
       else if (!g.schemas.count(static_cast<Schema *>(handle)))
         fail(USCOPE_DPI_ERR_BAD_HANDLE, "the chandle is neither a bridge schema nor a writer opened by the bridge");
     }
-    // A schema is used by one thread at a time (its owner's): read it unlocked.
-    return find_in(names ? *names : static_cast<Schema *>(handle)->names, k, n);
+    // A schema is used by one thread at a time (its owner's): read it
+    // unlocked. A writer's schema and names do not change after open.
+    if (names) return find_in({*names, nullptr, static_cast<const uscope_writer_t *>(handle)}, k, n);
+    const Schema &s = *static_cast<Schema *>(handle);
+    return find_in({s.names, s.raw, nullptr}, k, n);
   });
 }
 

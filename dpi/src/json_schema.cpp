@@ -139,16 +139,19 @@ class JsonSchemaReader {
   }
 
   // A reference to a clock / scope: a name, an id, or null / absent (-1).
-  int ref(object o, const char *key, const std::string &path, const std::map<std::string, int> &names,
-          const char *kind, int max_id) const {
+  int ref(object o, const char *key, const std::string &path, const NameIds &names, const char *kind,
+          int max_id) const {
     element e;
     if (!optional(o, key, &e) || e.is_null()) return -1;
     const std::string p = path + "." + key;
     if (e.is_string()) {
       const std::string n = as_string(e, p);
-      auto it = names.find(n);
-      if (it == names.end()) bad(p, "no " + std::string(kind) + " named \"" + n + "\" declared above");
-      return it->second;
+      if (!names.has(n)) bad(p, "no " + std::string(kind) + " named \"" + n + "\" declared above");
+      try {
+        return names.one(kind, n);
+      } catch (const Failure &f) {  // declared more than once (scopes of different parents)
+        bad(p, f.message());
+      }
     }
     int64_t v = 0;
     if (e.get(v) != simdjson::SUCCESS)
@@ -262,14 +265,14 @@ class JsonSchemaReader {
         } else {
           spec.enum_ref = std::to_string(as_uint(en, p + ".enum", 254));
         }
-        if (!s_->names.enums.count(spec.enum_ref) && !en.is_number())
+        if (!s_->names.enums.has(spec.enum_ref) && !en.is_number())
           bad(p + ".enum", "no enum named \"" + spec.enum_ref + "\" declared above");
       } else {
         if (!parse_type(type, &spec))
           bad(p + ".type", "unknown type \"" + type + "\" (u8 u16 u32 u64 i8 i16 i32 i64 bool string enum "
                            "enum(<name>))");
         if (has_enum) bad(p + ".enum", "only fields of type \"enum\" take an \"enum\" member");
-        if (spec.type == USCOPE_FT_ENUM && !s_->names.enums.count(spec.enum_ref) &&
+        if (spec.type == USCOPE_FT_ENUM && !s_->names.enums.has(spec.enum_ref) &&
             spec.enum_ref.find_first_not_of("0123456789") != std::string::npos)
           bad(p + ".type", "no enum named \"" + spec.enum_ref + "\" declared above");
       }

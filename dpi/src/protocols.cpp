@@ -3,9 +3,10 @@
 // conversion: uscope_pkg imports them from libuscope directly.
 //
 // After a declaration the bridge records the names the protocol gave to the
-// scope, enums, storages and events (from the ids accessor and the names the
-// protocol documents), so that uscope_sv_find and later CSV field lists
-// (enum(pipeline_stage)) can refer to them.
+// scope and enums, and the field names of its storages and events (from the
+// ids accessor and the names the protocol documents), so that uscope_sv_find
+// and later CSV field lists (enum(pipeline_stage)) can refer to them. The
+// storages and events themselves uscope_sv_find finds through libuscope.
 #include "protocols.hpp"
 
 #include <cstring>
@@ -61,8 +62,7 @@ struct FieldList {
       u.name = f.name.c_str();
       u.type = f.type;
       if (f.type == USCOPE_FT_ENUM) {
-        auto it = s.names.enums.find(f.enum_ref);
-        if (it != s.names.enums.end()) u.enum_id = static_cast<uint8_t>(it->second);
+        if (s.names.enums.has(f.enum_ref)) u.enum_id = static_cast<uint8_t>(s.names.enums.one("enum", f.enum_ref));
         else if (!f.enum_ref.empty() && f.enum_ref.find_first_not_of("0123456789") == std::string::npos &&
                  f.enum_ref.size() <= 3 && std::stoi(f.enum_ref) < 255)
           u.enum_id = static_cast<uint8_t>(std::stoi(f.enum_ref));
@@ -143,21 +143,16 @@ std::vector<std::string> with(std::vector<std::string> head, const std::vector<s
   return head;
 }
 
-void name_scope(Names &n, const std::string &name, int id) {
-  n.scopes.emplace(name, id);
-  n.scope_names.emplace(id, name);
-}
+void name_scope(Names &n, const std::string &name, int id) { n.scopes.add(name, id); }
 void name_enum(Names &n, const std::string &name, int id, std::vector<std::string> values) {
-  n.enums.emplace(name, id);
+  n.enums.add(name, id);
   n.enum_values.emplace(id, std::move(values));
 }
-void name_storage(Names &n, const std::string &name, int scope, int id, std::vector<std::string> fields) {
+void name_storage(Names &n, int id, std::vector<std::string> fields) {
   if (id == 0xFFFF) return;  // not declared
-  n.add_scoped(n.storages, name, scope, id);
   n.storage_fields.emplace(id, std::move(fields));
 }
-void name_event(Names &n, const std::string &name, int scope, int id, std::vector<std::string> fields) {
-  n.add_scoped(n.events, name, scope, id);
+void name_event(Names &n, int id, std::vector<std::string> fields) {
   n.event_fields.emplace(id, std::move(fields));
 }
 
@@ -221,17 +216,17 @@ void *cpu_declare(Schema &s, const CpuArgs &a) {
               stalls.names.empty() ? std::vector<std::string>{"rob_full", "iq_full", "lq_full", "sq_full",
                                                               "fetch_miss", "dcache_miss", "frontend_stall"}
                                    : stalls.names);
-    name_storage(n, "entities", sc, ids.entities, with({"entity_id", "pc", "inst_bits"}, entity.names()));
+    name_storage(n, ids.entities, with({"entity_id", "pc", "inst_bits"}, entity.names()));
     for (uint16_t i = 0; i < ids.num_buffers && i < buffers.names.size(); ++i)
-      name_storage(n, buffers.names[i], sc, ids.buffers[i], with({"entity_id"}, buffers.extras[i]->names()));
+      name_storage(n, ids.buffers[i], with({"entity_id"}, buffers.extras[i]->names()));
     const std::vector<std::string> counter_names = with({"committed_insns"}, counters.names);
     for (uint16_t i = 0; i < ids.num_counters && i < counter_names.size(); ++i)
-      name_storage(n, counter_names[i], sc, ids.counters[i], {"count"});
-    name_event(n, "stage_transition", sc, ids.stage_transition, {"entity_id", "stage"});
-    name_event(n, "annotate", sc, ids.annotate, {"entity_id", "text"});
-    name_event(n, "dependency", sc, ids.dependency, {"src_id", "dst_id", "dep_type"});
-    name_event(n, "flush", sc, ids.flush, {"entity_id", "reason"});
-    name_event(n, "stall", sc, ids.stall, {"reason"});
+      name_storage(n, ids.counters[i], {"count"});
+    name_event(n, ids.stage_transition, {"entity_id", "stage"});
+    name_event(n, ids.annotate, {"entity_id", "text"});
+    name_event(n, ids.dependency, {"src_id", "dst_id", "dep_type"});
+    name_event(n, ids.flush, {"entity_id", "reason"});
+    name_event(n, ids.stall, {"reason"});
   } catch (...) {
     uscope_cpu_free(cpu);
     throw;
@@ -299,24 +294,24 @@ void *noc_declare(Schema &s, const NocArgs &a) {
     name_enum(n, "retry_reason", ids.retry_reason_enum,
               {"target_busy", "no_credits", "vc_full", "arb_lost", "protocol_retry"});
     name_enum(n, "credit_direction", ids.credit_direction_enum, {"grant", "consume"});
-    name_storage(n, "transactions", sc, ids.transactions,
+    name_storage(n, ids.transactions,
                  with({"txn_id", "opcode", "addr", "len", "size", "src_port", "dst_port"}, txn.names()));
     for (uint16_t i = 0; i < ids.num_buffers && i < buffers.names.size(); ++i)
-      name_storage(n, buffers.names[i], sc, ids.buffers[i], with({"txn_id"}, buffers.extras[i]->names()));
+      name_storage(n, ids.buffers[i], with({"txn_id"}, buffers.extras[i]->names()));
     const std::vector<std::string> counter_names =
         with({"bytes_tx", "bytes_rx", "arb_conflicts", "retries", "txn_completed"}, counters.names);
     for (uint16_t i = 0; i < ids.num_counters && i < counter_names.size(); ++i)
-      name_storage(n, counter_names[i], sc, ids.counters[i], {"count"});
-    name_event(n, "stage_transition", sc, ids.stage_transition, {"txn_id", "stage"});
-    name_event(n, "beat", sc, ids.beat, {"txn_id", "beat_num", "data_bytes"});
-    name_event(n, "retry", sc, ids.retry, {"txn_id", "reason"});
-    name_event(n, "timeout", sc, ids.timeout, {"txn_id", "threshold_cycles"});
-    name_event(n, "link_credit", sc, ids.link_credit, {"port", "direction", "credits"});
-    name_event(n, "arb_decision", sc, ids.arb_decision, {"winner_txn", "port", "num_contenders"});
-    name_event(n, "annotate", sc, ids.annotate, {"txn_id", "text"});
-    name_event(n, "txn_handoff", ids.handoff_scope_id, ids.txn_handoff,
+      name_storage(n, ids.counters[i], {"count"});
+    name_event(n, ids.stage_transition, {"txn_id", "stage"});
+    name_event(n, ids.beat, {"txn_id", "beat_num", "data_bytes"});
+    name_event(n, ids.retry, {"txn_id", "reason"});
+    name_event(n, ids.timeout, {"txn_id", "threshold_cycles"});
+    name_event(n, ids.link_credit, {"port", "direction", "credits"});
+    name_event(n, ids.arb_decision, {"winner_txn", "port", "num_contenders"});
+    name_event(n, ids.annotate, {"txn_id", "text"});
+    name_event(n, ids.txn_handoff,
                {"src_scope", "src_txn_id", "dst_scope", "dst_txn_id"});
-    n.events.emplace(scope + ".txn_handoff", ids.txn_handoff);  // this noc's, on the parent scope
+    n.event_aliases.emplace(scope + ".txn_handoff", ids.txn_handoff);  // this noc's, on the parent scope
   } catch (...) {
     uscope_noc_free(noc);
     throw;
@@ -373,25 +368,14 @@ void *npu_declare(Schema &s, const NpuArgs &a) {
     name_enum(n, "cmd_source", ids.cmd_source_enum, {"isa", "mmio"});
     name_enum(n, "access_type", ids.access_type_enum, {"read", "write"});
     name_enum(n, "cmd_state", ids.cmd_state_enum, {"queued", "running"});
-    const struct {
-      const char *name;
-      uint16_t id;
-    } storages[] = {{"cmd_queue", ids.cmd_queue}, {"contexts", ids.contexts}, {"te", ids.te},
-                    {"ve", ids.ve},               {"dma", ids.dma},           {"sram_banks", ids.sram_banks},
-                    {"dram", ids.dram},           {"noc", ids.noc}};
-    for (const auto &st2 : storages) name_storage(n, st2.name, sc, st2.id, {});
-    static const char *const kEvents[USCOPE_NPU_NUM_EVENTS] = {
-        "cmd_enqueue", "cmd_start",     "cmd_end",     "job_issue",    "job_done",      "dma_start",
-        "dma_end",     "te_start",      "te_end",      "ve_start",     "ve_end",        "sram_access",
-        "sram_conflict", "dram_tx_start", "dram_tx_end", "noc_tx_start", "noc_tx_end", "irq_emit",
-        "token_complete", "error",      "warn"};
-    for (int i = 0; i < USCOPE_NPU_NUM_EVENTS; ++i) name_event(n, kEvents[i], sc, ids.events[i], {});
+    // Its storages and events have no member names here (uscope_sv_find finds them through
+    // libuscope; their fields are the npu protocol's, docs/npu-protocol.md).
     const std::vector<std::string> counter_names =
         with({"macs", "dma_bytes", "sram_accesses", "sram_conflicts", "cmds_done", "jobs_done", "tokens_done",
               "dram_bytes", "noc_bytes"},
              counters.names);
     for (uint16_t i = 0; i < ids.num_counters && i < counter_names.size(); ++i)
-      name_storage(n, counter_names[i], sc, ids.counters[i], {"count"});
+      name_storage(n, ids.counters[i], {"count"});
   } catch (...) {
     uscope_npu_free(npu);
     throw;

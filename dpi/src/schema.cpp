@@ -2,6 +2,7 @@
 // writer options). See docs/dpi.md for the syntax as users see it.
 #include "schema.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdarg>
@@ -75,9 +76,8 @@ static std::vector<uscope_field_t> to_fields(const Schema &s, const std::vector<
     u.role = f.role;
     u.pair_id = f.pair_id;
     if (f.type == USCOPE_FT_ENUM) {
-      auto it = s.names.enums.find(f.enum_ref);
-      if (it != s.names.enums.end()) {
-        u.enum_id = static_cast<uint8_t>(it->second);
+      if (s.names.enums.has(f.enum_ref)) {
+        u.enum_id = static_cast<uint8_t>(s.names.enums.one("enum", f.enum_ref));  // throws when repeated
       } else if (all_digits(f.enum_ref) && f.enum_ref.size() <= 3 && std::atoi(f.enum_ref.c_str()) < 255) {
         u.enum_id = static_cast<uint8_t>(std::atoi(f.enum_ref.c_str()));
       } else {
@@ -100,7 +100,7 @@ int add_clock(Schema &s, const std::string &name, uint32_t period_ps) {
   const std::string ctx = "clock \"" + name + "\"";
   uint8_t id = 0;
   check(uscope_schema_add_clock(s.raw, name.c_str(), period_ps, &id), ctx);
-  s.names.clocks.emplace(name, id);
+  s.names.clocks.add(name, id);
   return id;
 }
 
@@ -112,8 +112,7 @@ int add_scope(Schema &s, const std::string &name, int parent, const std::string 
   check(uscope_schema_add_scope(s.raw, name.c_str(), p, protocol.empty() ? nullptr : protocol.c_str(),
                                 c, &id),
         ctx);
-  s.names.scopes.emplace(name, id);
-  s.names.scope_names.emplace(id, name);
+  s.names.scopes.add(name, id);
   return id;
 }
 
@@ -125,7 +124,7 @@ int add_enum(Schema &s, const std::string &name, const std::vector<std::string> 
   uint8_t id = 0;
   check(uscope_schema_add_enum(s.raw, name.c_str(), ptrs.data(), static_cast<uint16_t>(ptrs.size()), &id),
         ctx);
-  s.names.enums.emplace(name, id);
+  s.names.enums.add(name, id);
   s.names.enum_values[id] = values;
   return id;
 }
@@ -146,7 +145,6 @@ int add_storage(Schema &s, const std::string &name, int scope, uint32_t num_slot
                                   static_cast<uint16_t>(flags), f.data(), static_cast<uint16_t>(f.size()),
                                   p.empty() ? nullptr : p.data(), static_cast<uint16_t>(p.size()), &id),
         ctx);
-  s.names.add_scoped(s.names.storages, name, sc, id);
   s.names.storage_fields[id] = names_of(fields);
   s.names.storage_props[id] = names_of(props);
   return id;
@@ -161,7 +159,6 @@ int add_event(Schema &s, const std::string &name, int scope, const std::vector<F
   check(uscope_schema_add_event(s.raw, name.c_str(), sc, f.empty() ? nullptr : f.data(),
                                 static_cast<uint16_t>(f.size()), &id),
         ctx);
-  s.names.add_scoped(s.names.events, name, sc, id);
   s.names.event_fields[id] = names_of(fields);
   return id;
 }
@@ -171,7 +168,7 @@ int add_summary(Schema &s, const std::string &name, uint8_t type, int scope) {
   const uint16_t sc = scope_ref(scope, ctx.c_str());
   uint16_t id = 0;
   check(uscope_schema_add_summary_field(s.raw, name.c_str(), type, sc, &id), ctx);
-  s.names.summaries.emplace(name, id);
+  s.names.summaries.add(name, id);
   return id;
 }
 
@@ -180,10 +177,20 @@ void add_dut_property(Schema &s, const std::string &key, const std::string &valu
   check(uscope_schema_add_dut_property(s.raw, key.c_str(), value.c_str()), "DUT property \"" + key + "\"");
 }
 
-void Names::add_scoped(std::map<std::string, int> &m, const std::string &name, int scope_id, int id) {
-  m.emplace(name, id);
-  auto sc = scope_names.find(scope_id);
-  if (sc != scope_names.end()) m.emplace(sc->second + "." + name, id);
+void NameIds::add(const std::string &name, int id) {
+  std::vector<int> &v = ids[name];
+  if (std::find(v.begin(), v.end(), id) == v.end()) v.push_back(id);
+}
+
+int NameIds::one(const char *kind, const std::string &name) const {
+  auto it = ids.find(name);
+  if (it == ids.end()) fail(USCOPE_ERR_NOT_FOUND, format("no %s named \"%s\"", kind, name.c_str()));
+  const std::vector<int> &v = it->second;
+  if (v.size() == 1) return v[0];
+  std::string list;
+  for (int id : v) list += (list.empty() ? "" : ", ") + std::string(kind) + " " + std::to_string(id);
+  fail(USCOPE_ERR_AMBIGUOUS, format("%zu %ss are named \"%s\": %s; use the id", v.size(), kind, name.c_str(),
+                                    list.c_str()));
 }
 
 // ── text ──

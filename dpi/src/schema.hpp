@@ -34,16 +34,36 @@ std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /** Throw Failure(status, context + ": " + uscope_last_error()) unless status is OK. */
 void check(uscope_status_t status, const std::string &context);
 
-/** Names -> ids, and the member names of enums, storages and events, by id. */
+/**
+ * Ids by name, for the kinds the bridge looks up in its own tables (clocks,
+ * scopes, enums, summary fields: libuscope has no look-up of these). A name
+ * declared more than once keeps every id, so that a look-up by it is an
+ * error, as libuscope's look-ups of storages and events are, rather than
+ * the first one declared.
+ */
+struct NameIds {
+  std::map<std::string, std::vector<int>> ids;  // distinct ids, in declaration order
+
+  void add(const std::string &name, int id);  // the same id again (a shared enum): no change
+  bool has(const std::string &name) const { return ids.count(name) != 0; }
+  /** The one id of name. Throws NOT_FOUND, or AMBIGUOUS listing the ids; kind words the message. */
+  int one(const char *kind, const std::string &name) const;
+};
+
+/**
+ * What the bridge knows by name beyond libuscope's look-ups. Storages and
+ * events are not here: uscope_sv_find asks libuscope (uscope_schema_find_*,
+ * uscope_writer_find_*), which takes plain and scope-qualified names
+ * ("core0.rob") and reports a plain name declared in several scopes as
+ * ambiguous. Their member names are here, by id.
+ */
 struct Names {
-  std::map<std::string, int> clocks, scopes, enums, storages, events, summaries;
+  NameIds clocks, scopes, enums, summaries;
   std::map<int, std::vector<std::string>> enum_values, storage_fields, storage_props,
       event_fields;
-  std::map<int, std::string> scope_names;  // by id
-
-  // Storages and events are also known as "<scope>.<name>" (two cores both
-  // have "entities"); the plain name means the first one declared.
-  void add_scoped(std::map<std::string, int> &m, const std::string &name, int scope_id, int id);
+  // Event names libuscope does not resolve: a noc's "<noc scope>.txn_handoff",
+  // whose event type lies on the noc's parent scope.
+  std::map<std::string, int> event_aliases;
 };
 
 /** One parsed field of a CSV list or a JSON field object. */

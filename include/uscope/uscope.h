@@ -197,7 +197,8 @@ typedef struct uscope_schema uscope_schema_t;
  * fields of its storage or event, and a property's among the properties of
  * its storage. Different kinds may share a name (a storage and an event
  * "flush"), and so may items of different scopes (each core's "rob"):
- * uscope_reader_find_storage() tells those apart by scope ("core0.rob").
+ * uscope_schema_find_storage() and uscope_reader_find_storage() tell those
+ * apart by scope ("core0.rob").
  * Enum names may repeat: enums have no scope (§4.5), fields refer to them by
  * id, and two protocol instances may each need their own "pipeline_stage".
  * See docs/compat.md.
@@ -264,6 +265,20 @@ USCOPE_API uscope_status_t uscope_schema_add_summary_field(uscope_schema_t *sche
  */
 USCOPE_API uscope_status_t uscope_schema_add_dut_property(uscope_schema_t *schema, const char *key,
                                                          const char *value);
+
+/**
+ * Look-ups by name in a schema being built, with the rules and errors of
+ * uscope_reader_find_storage() / uscope_reader_find_event() (see "Look-ups by
+ * name" below): the plain name or the name qualified by its enclosing scopes
+ * ("core0.rob"); USCOPE_ERR_AMBIGUOUS, listing the candidates, when a plain
+ * name is declared in several scopes; USCOPE_ERR_NOT_FOUND when nothing
+ * matches. On failure *out is unchanged and uscope_last_error() says why.
+ * Call them from the thread that builds the schema.
+ */
+USCOPE_API uscope_status_t uscope_schema_find_storage(const uscope_schema_t *schema, const char *name,
+                                                      uint16_t *out_storage_id);
+USCOPE_API uscope_status_t uscope_schema_find_event(const uscope_schema_t *schema, const char *name,
+                                                    uint16_t *out_event_type_id);
 
 /* ── Writer ───────────────────────────────────────────────────────────── */
 
@@ -398,6 +413,18 @@ USCOPE_API uscope_status_t uscope_writer_finish(uscope_writer_t *writer);
  * none. Owned by the writer; valid until the next call on it.
  */
 USCOPE_API const char *uscope_writer_error(const uscope_writer_t *writer);
+
+/**
+ * The same look-ups as uscope_schema_find_storage() / _event(), in the schema
+ * the writer was opened with (a copy taken at open: later additions to the
+ * uscope_schema_t are not in it). A failed look-up sets uscope_last_error()
+ * only; it is not a sticky error of the writer. The schema does not change
+ * after open, so any thread may call these while the writer is open.
+ */
+USCOPE_API uscope_status_t uscope_writer_find_storage(const uscope_writer_t *writer, const char *name,
+                                                      uint16_t *out_storage_id);
+USCOPE_API uscope_status_t uscope_writer_find_event(const uscope_writer_t *writer, const char *name,
+                                                    uint16_t *out_event_type_id);
 
 /*
  * ── Per-cycle calls ──

@@ -1,5 +1,6 @@
 // extern "C" schema builder.
 #include "capi/guard.hpp"
+#include "format/schema_lookup.hpp"
 #include "uscope/uscope.h"
 #include "writer/schema_builder.hpp"
 
@@ -104,6 +105,22 @@ USCOPE_API uscope_status_t uscope_schema_add_dut_property(uscope_schema_t *s, co
   return guard([&] {
     USCOPE_CHECK_ARG(s, "uscope_schema_add_dut_property: schema is NULL");
     s->builder.add_dut_property(key, value);
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_schema_find_storage(const uscope_schema_t *s, const char *name, uint16_t *out) {
+  return guard([&] {
+    USCOPE_CHECK_ARG(s && name && out, "uscope_schema_find_storage: NULL argument");
+    *out = uscope::find_storage(s->builder.schema(), name);
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_schema_find_event(const uscope_schema_t *s, const char *name, uint16_t *out) {
+  return guard([&] {
+    USCOPE_CHECK_ARG(s && name && out, "uscope_schema_find_event: NULL argument");
+    *out = uscope::find_event(s->builder.schema(), name);
     return USCOPE_OK;
   });
 }

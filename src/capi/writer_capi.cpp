@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "capi/guard.hpp"
+#include "format/schema_lookup.hpp"
 #include "uscope/uscope.h"
 #include "writer/schema_builder.hpp"
 #include "writer/writer.hpp"
@@ -81,6 +82,22 @@ USCOPE_API uscope_status_t uscope_writer_close(uscope_writer_t *w) {
 
 USCOPE_API const char *uscope_writer_error(const uscope_writer_t *w) {
   return w ? w->impl.error_message() : "";
+}
+
+USCOPE_API uscope_status_t uscope_writer_find_storage(const uscope_writer_t *w, const char *name, uint16_t *out) {
+  return guard([&] {
+    USCOPE_CHECK_ARG(w && name && out, "uscope_writer_find_storage: NULL argument");
+    *out = uscope::find_storage(w->impl.schema(), name);
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_writer_find_event(const uscope_writer_t *w, const char *name, uint16_t *out) {
+  return guard([&] {
+    USCOPE_CHECK_ARG(w && name && out, "uscope_writer_find_event: NULL argument");
+    *out = uscope::find_event(w->impl.schema(), name);
+    return USCOPE_OK;
+  });
 }
 
 USCOPE_API uscope_status_t uscope_begin_cycle(uscope_writer_t *w, uint64_t time_ps) {

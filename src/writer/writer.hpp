@@ -111,6 +111,8 @@ class Writer {
                                      uint32_t num_valid);
   void stats(uscope_writer_stats_t *out) const;
   const char *error_message() const { return message_.c_str(); }
+  // The schema as copied at open; it never changes afterwards (look-ups by name).
+  const Schema &schema() const { return schema_; }
   // Finalize the file and stop the encoder (idempotent: a second call returns
   // the first call's status). Returns the first sticky error, or OK.
   uscope_status_t close();

@@ -235,6 +235,14 @@ TEST(DpiSchema, OpenWithoutClockFailsWithMessage) {
   uscope_sv_schema_free(s);
 }
 
+// The status of the last call was AMBIGUOUS, and its message names every one of `words`.
+void expect_ambiguous(int got, std::initializer_list<const char *> words) {
+  EXPECT_EQ(got, USCOPE_ERR_AMBIGUOUS);
+  EXPECT_EQ(uscope_dpi_last_status(), USCOPE_ERR_AMBIGUOUS);
+  const std::string msg = last_error();
+  for (const char *w : words) EXPECT_NE(msg.find(w), std::string::npos) << "\"" << w << "\" not in: " << msg;
+}
+
 TEST(DpiSchema, FindByName) {
   TempDir dir;
   void *s = uscope_sv_schema_create();
@@ -242,36 +250,62 @@ TEST(DpiSchema, FindByName) {
   uscope_sv_schema_scope(s, "root", -1, "", 0);
   const int c0 = uscope_sv_schema_scope(s, "core0", 0, "", -1);
   const int c1 = uscope_sv_schema_scope(s, "core1", 0, "", -1);
+  const int alu0 = uscope_sv_schema_scope(s, "alu", c0, "", -1);
+  const int alu1 = uscope_sv_schema_scope(s, "alu", c1, "", -1);
   uscope_sv_schema_enum(s, "st", "a,b,c");
   ASSERT_EQ(uscope_sv_schema_storage(s, "rob", c0, 4, 1, "id:u32,pc:u64", "head:u8"), 0);
   ASSERT_EQ(uscope_sv_schema_storage(s, "rob", c1, 4, 1, "id:u32,pc:u64,stage:enum(st)", ""), 1);
+  ASSERT_EQ(uscope_sv_schema_storage(s, "regs", c0, 32, 0, "v:u32", ""), 2);
   ASSERT_EQ(uscope_sv_schema_event(s, "ev", c1, "x:u8,y:u16"), 0);
+  ASSERT_EQ(uscope_sv_schema_summary(s, "ipc", "u32", c0), 0);
+  ASSERT_EQ(uscope_sv_schema_summary(s, "ipc", "u32", c1), 1);
 
-  EXPECT_EQ(uscope_sv_find(s, "storage", "rob"), 0);  // the first one declared
+  // A plain name declared in two scopes is an error, as libuscope's look-ups
+  // say it (uscope_reader_find_storage): the candidates are listed.
+  expect_ambiguous(uscope_sv_find(s, "storage", "rob"),
+                   {"uscope_sv_find", "2 storages", "storage 0 (scope 1 \"core0\")", "storage 1 (scope 2 \"core1\")"});
+  expect_ambiguous(uscope_sv_find(s, "field", "rob.pc"), {"2 storages", "\"rob\""});
+  expect_ambiguous(uscope_sv_find(s, "property", "rob.head"), {"2 storages"});
+  expect_ambiguous(uscope_sv_find(s, "scope", "alu"), {"2 scopes", "\"alu\"", "scope 3", "scope 4"});
+  expect_ambiguous(uscope_sv_find(s, "summary", "ipc"), {"2 summary fields", "\"ipc\""});
+  // Qualified by scope, each is one.
+  EXPECT_EQ(uscope_sv_find(s, "storage", "core0.rob"), 0);
   EXPECT_EQ(uscope_sv_find(s, "storage", "core1.rob"), 1);
+  EXPECT_EQ(uscope_sv_find(s, "storage", "root.core1.rob"), 1);
   EXPECT_EQ(uscope_sv_find(s, "field", "core1.rob.stage"), 2);
-  EXPECT_EQ(uscope_sv_find(s, "field", "rob.pc"), 1);
-  EXPECT_EQ(uscope_sv_find(s, "property", "rob.head"), 0);
+  EXPECT_EQ(uscope_sv_find(s, "field", "core0.rob.pc"), 1);
+  EXPECT_EQ(uscope_sv_find(s, "property", "core0.rob.head"), 0);
+  // Declared once: the plain name.
+  EXPECT_EQ(uscope_sv_find(s, "storage", "regs"), 2);
+  EXPECT_EQ(uscope_sv_find(s, "field", "regs.v"), 0);
+  EXPECT_EQ(uscope_sv_find(s, "event", "ev"), 0);
   EXPECT_EQ(uscope_sv_find(s, "event", "core1.ev"), 0);
   EXPECT_EQ(uscope_sv_find(s, "event_field", "ev.y"), 1);
   EXPECT_EQ(uscope_sv_find(s, "enum_value", "st.c"), 2);
   EXPECT_EQ(uscope_sv_find(s, "scope", "core1"), c1);
   EXPECT_EQ(uscope_sv_find(s, "clock", "clk"), 0);
+  EXPECT_NE(alu0, alu1);
   EXPECT_EQ(uscope_sv_find(s, "storage", "nope"), USCOPE_ERR_NOT_FOUND);
-  EXPECT_EQ(uscope_sv_find(s, "field", "rob.nope"), USCOPE_ERR_NOT_FOUND);
+  EXPECT_EQ(uscope_sv_find(s, "storage", "core0.ev"), USCOPE_ERR_NOT_FOUND);  // an event's name
+  EXPECT_EQ(uscope_sv_find(s, "storage", "core2.rob"), USCOPE_ERR_NOT_FOUND);
+  EXPECT_EQ(uscope_sv_find(s, "field", "core0.rob.nope"), USCOPE_ERR_NOT_FOUND);
+  EXPECT_EQ(uscope_sv_find(s, "field", "core0.rob.stage"), USCOPE_ERR_NOT_FOUND);  // core1's only
   EXPECT_EQ(uscope_sv_find(s, "colour", "x"), USCOPE_ERR_INVALID_ARGUMENT);
 
-  // The writer keeps the names as they were at open.
+  // The writer keeps the names as they were at open, with the same rules.
   void *w = uscope_open(dir.file("f.uscope").c_str(), s);
   ASSERT_NE(w, nullptr) << last_error();
   uscope_sv_schema_storage(s, "later", c0, 1, 0, "v:u8", "");
-  EXPECT_EQ(uscope_sv_find(s, "storage", "later"), 2);
+  EXPECT_EQ(uscope_sv_find(s, "storage", "later"), 3);
   EXPECT_EQ(uscope_sv_find(w, "storage", "later"), USCOPE_ERR_NOT_FOUND);
+  expect_ambiguous(uscope_sv_find(w, "storage", "rob"), {"2 storages", "storage 1 (scope 2 \"core1\")"});
+  expect_ambiguous(uscope_sv_find(w, "scope", "alu"), {"2 scopes"});
   EXPECT_EQ(uscope_sv_find(w, "storage", "core1.rob"), 1);
   uscope_sv_schema_free(s);
   EXPECT_EQ(uscope_sv_find(w, "field", "core1.rob.stage"), 2);
-  EXPECT_EQ(uscope_close(w), 0);
-  EXPECT_EQ(uscope_sv_find(w, "storage", "rob"), USCOPE_DPI_ERR_BAD_HANDLE);  // closed
+  EXPECT_EQ(uscope_sv_find(w, "event", "ev"), 0);
+  EXPECT_EQ(uscope_close(w), 0);  // the failed look-ups were no error of the writer
+  EXPECT_EQ(uscope_sv_find(w, "storage", "core0.rob"), USCOPE_DPI_ERR_BAD_HANDLE);  // closed
 }
 
 TEST(DpiOptions, Errors) {
@@ -465,6 +499,8 @@ TEST(DpiJson, ErrorsNameTheJsonPath) {
        USCOPE_DPI_ERR_JSON_SCHEMA, "$.storages[0].sparse: expected true or false"},
       {"unknown scope", R"j("events":[{"name":"e","scope":"core9"}])j", USCOPE_DPI_ERR_JSON_SCHEMA,
        "$.events[0].scope: no scope named \"core9\""},
+      {"ambiguous scope", R"j({"clocks":[{"name":"c"}],"scopes":[{"name":"root"},{"name":"a","parent":0},{"name":"b","parent":0},{"name":"alu","parent":"a"},{"name":"alu","parent":"b"},{"name":"x","parent":"alu"}]})j",
+       USCOPE_DPI_ERR_JSON_SCHEMA, "$.scopes[5].parent: 2 scopes are named \"alu\": scope 3, scope 4; use the id"},
       {"scope id out of range", R"j("events":[{"name":"e","scope":70000}])j", USCOPE_DPI_ERR_JSON_SCHEMA,
        "$.events[0].scope: scope id 70000 is out of range"},
       {"bad option", R"j("options":{"compression":"gzip"})j", USCOPE_DPI_ERR_JSON_SCHEMA,

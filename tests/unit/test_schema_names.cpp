@@ -4,7 +4,10 @@
 //    scope and the name), and accepts the repeats no look-up confuses;
 //  - uscope_reader_find_* resolve scope-qualified names and report
 //    USCOPE_ERR_AMBIGUOUS, listing the candidates, on files whose writer did
-//    not keep names unique (crafted here by patching our own file's strings).
+//    not keep names unique (crafted here by patching our own file's strings);
+//  - uscope_schema_find_* and uscope_writer_find_* answer the same way, from
+//    one implementation (src/format/schema_lookup.cpp), on a schema being
+//    built and on a writer's schema as opened.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -251,6 +254,73 @@ TEST(ReaderFind, AmbiguityListsAtMostSixteenCandidates) {
   EXPECT_EQ(std::string(uscope_last_error()).find("storage 16 "), std::string::npos);
   EXPECT_EQ(uscope_reader_find_storage(rd.r, "c17.rob", &id), USCOPE_OK);
   EXPECT_EQ(id, 17);
+}
+
+// ── the same look-ups on a schema being built and on a writer ──
+
+// The status is AMBIGUOUS, the message (thread-local) mentions every one of `words`.
+void expect_ambiguous_here(uscope_status_t st, std::initializer_list<const char *> words) {
+  EXPECT_EQ(st, USCOPE_ERR_AMBIGUOUS);
+  const std::string msg = uscope_last_error();
+  for (const char *w : words) EXPECT_NE(msg.find(w), std::string::npos) << "\"" << w << "\" not in: " << msg;
+}
+
+TEST(SchemaFind, PlainNameInTwoScopesIsAmbiguousQualifiedNamePicksOne) {
+  Schema s;
+  ASSERT_NO_FATAL_FAILURE(base(s.s));
+  ASSERT_EQ(uscope_schema_add_storage(s.s, "rob", 1, 4, USCOPE_SF_SPARSE, kU32, 1, nullptr, 0, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_storage(s.s, "rob", 2, 4, USCOPE_SF_SPARSE, kU32, 1, nullptr, 0, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_storage(s.s, "regs", 1, 4, 0, kU32, 1, nullptr, 0, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_event(s.s, "flush", 1, kU32, 1, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_event(s.s, "flush", 2, kU32, 1, nullptr), USCOPE_OK);
+  uint16_t id = 99;
+  expect_ambiguous_here(uscope_schema_find_storage(s.s, "rob", &id),
+                        {"2 storages", "\"rob\"", "storage 0 (scope 1 \"core0\")", "storage 1 (scope 2 \"core1\")"});
+  expect_ambiguous_here(uscope_schema_find_event(s.s, "flush", &id), {"2 event types", "event type 1 (scope 2"});
+  EXPECT_EQ(id, 99);  // untouched
+  EXPECT_EQ(uscope_schema_find_storage(s.s, "core1.rob", &id), USCOPE_OK);
+  EXPECT_EQ(id, 1);
+  EXPECT_EQ(uscope_schema_find_storage(s.s, "top.core0.rob", &id), USCOPE_OK);
+  EXPECT_EQ(id, 0);
+  EXPECT_EQ(uscope_schema_find_storage(s.s, "regs", &id), USCOPE_OK);  // declared once: the plain name
+  EXPECT_EQ(id, 2);
+  EXPECT_EQ(uscope_schema_find_event(s.s, "core0.flush", &id), USCOPE_OK);
+  EXPECT_EQ(id, 0);
+  EXPECT_EQ(uscope_schema_find_storage(s.s, "core2.rob", &id), USCOPE_ERR_NOT_FOUND);
+  EXPECT_NE(std::string(uscope_last_error()).find("no storage named \"core2.rob\""), std::string::npos)
+      << uscope_last_error();
+  EXPECT_EQ(uscope_schema_find_event(s.s, "rob", &id), USCOPE_ERR_NOT_FOUND);  // a storage, not an event
+  EXPECT_EQ(uscope_schema_find_storage(nullptr, "rob", &id), USCOPE_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(uscope_schema_find_storage(s.s, nullptr, &id), USCOPE_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(uscope_schema_find_event(s.s, "flush", nullptr), USCOPE_ERR_INVALID_ARGUMENT);
+}
+
+TEST(SchemaFind, WriterAnswersFromTheSchemaAsOpened) {
+  Schema s;
+  ASSERT_NO_FATAL_FAILURE(base(s.s));
+  ASSERT_EQ(uscope_schema_add_storage(s.s, "rob", 1, 4, USCOPE_SF_SPARSE, kU32, 1, nullptr, 0, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_storage(s.s, "rob", 2, 4, USCOPE_SF_SPARSE, kU32, 1, nullptr, 0, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_event(s.s, "done", 2, kU32, 1, nullptr), USCOPE_OK);
+  TempDir dir;
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, dir.file("find.uscope").c_str(), s.s, nullptr, 0, nullptr), USCOPE_OK)
+      << uscope_last_error();
+  ASSERT_EQ(uscope_schema_add_storage(s.s, "later", 1, 1, 0, kU32, 1, nullptr, 0, nullptr), USCOPE_OK);
+  uint16_t id = 99;
+  expect_ambiguous_here(uscope_writer_find_storage(w, "rob", &id), {"2 storages", "storage 1 (scope 2 \"core1\")"});
+  EXPECT_EQ(id, 99);
+  EXPECT_EQ(uscope_writer_find_storage(w, "later", &id), USCOPE_ERR_NOT_FOUND);  // added after open
+  EXPECT_EQ(uscope_writer_find_storage(w, "core1.rob", &id), USCOPE_OK);
+  EXPECT_EQ(id, 1);
+  EXPECT_EQ(uscope_writer_find_event(w, "done", &id), USCOPE_OK);
+  EXPECT_EQ(id, 0);
+  EXPECT_EQ(uscope_writer_find_event(nullptr, "done", &id), USCOPE_ERR_INVALID_ARGUMENT);
+  // A failed look-up is not the writer's (sticky) error: the trace goes on.
+  EXPECT_STREQ(uscope_writer_error(w), "");
+  EXPECT_EQ(uscope_begin_cycle(w, 1000), USCOPE_OK);
+  EXPECT_EQ(uscope_slot_set(w, 1, 0, 0, 1), USCOPE_OK);
+  EXPECT_EQ(uscope_end_cycle(w), USCOPE_OK);
+  EXPECT_EQ(uscope_writer_close(w), USCOPE_OK);
 }
 
 }  // namespace

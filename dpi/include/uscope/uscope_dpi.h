@@ -167,10 +167,21 @@ int uscope_sv_schema_dut_property(void *schema, const char *key, const char *val
  * bridge (uscope_open*; it keeps the names as they were at open). kind:
  * "clock", "scope", "enum", "storage", "event", "summary"; or "field" /
  * "property" with name "storage.field", "event_field" with "event.field",
- * "enum_value" with "enum.value" (the last '.' separates). Storages and events
- * are also named "<scope>.<name>" (a plain name means the first declared).
- * Items a protocol declaration adds are known too. Returns the id / index,
- * USCOPE_ERR_NOT_FOUND, or USCOPE_DPI_ERR_BAD_HANDLE (also for a closed writer).
+ * "enum_value" with "enum.value" (the last '.' separates the member).
+ * Storages and events are found by libuscope's own look-up
+ * (uscope_schema_find_storage / uscope_writer_find_storage, the rules of
+ * uscope_reader_find_storage): the plain name, or the name qualified by its
+ * enclosing scopes, nearest last ("core1.rob", "top.core1.rob"); so is the
+ * owner of a field or property ("core1.rob.pc"). Items a protocol
+ * declaration adds are known too.
+ * Returns the id / index; USCOPE_ERR_AMBIGUOUS when the name fits several
+ * items (a plain name declared in several scopes; for clocks, scopes, enums
+ * and summary fields, which take no qualification, a name declared more than
+ * once), the message listing the candidates: qualify it or use the id
+ * returned when it was declared; USCOPE_ERR_NOT_FOUND;
+ * USCOPE_ERR_INVALID_ARGUMENT (unknown kind, no '.' in a member name); or
+ * USCOPE_DPI_ERR_BAD_HANDLE (also for a closed writer). (Before 0.1 a plain
+ * name meant the first one declared.)
  */
 int uscope_sv_find(void *handle, const char *kind, const char *name);
 
@@ -238,7 +249,7 @@ int uscope_event_raw(void *writer, unsigned short event_type_id, const unsigned 
  * uscope_noc_free / uscope_npu_free release; or NULL with the last error set.
  * The handle outlives the schema. The scope, its storages, events and enums
  * become known to uscope_sv_find (storages and events also as
- * "<scope>.<name>"). parent: an existing scope id, -1 only when this scope is
+ * "<scope>.<name>", which a name declared in several scopes needs). parent: an existing scope id, -1 only when this scope is
  * the root; clock: a clock id or -1 (inherit). "" (or NULL) and 0 mean
  * "omitted" for the optional parameters, as NULL and 0 do in the config
  * structs.

@@ -75,9 +75,13 @@ module dpi_tb (
     end
     if (w == null) check(uscope_dpi_last_status(), {"open ", trace_path});
     uscope_dpi_register("writer", w);
+    // In the sv mode the cpu0 protocol declares a "rob" and a "stage_transition" of its own, so
+    // the plain names are ambiguous (uscope_sv_find returns USCOPE_ERR_AMBIGUOUS): qualify them.
+    if (mode != "json" && uscope_sv_find(w, "event", "stage_transition") != USCOPE_ERR_AMBIGUOUS)
+      check(-1, "find stage_transition: expected USCOPE_ERR_AMBIGUOUS (core0 and cpu0 have one)");
     rob = need(uscope_sv_find(w, "storage", "core0.rob"), "find rob");
     regs = need(uscope_sv_find(w, "storage", "regs"), "find regs");
-    ev_stage = need(uscope_sv_find(w, "event", "stage_transition"), "find stage_transition");
+    ev_stage = need(uscope_sv_find(w, "event", "core0.stage_transition"), "find stage_transition");
     ev_done = need(uscope_sv_find(w, "event", "npu_done"), "find npu_done");
   end
 
