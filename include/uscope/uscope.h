@@ -660,7 +660,7 @@ USCOPE_API uscope_status_t uscope_reader_open(uscope_reader_t **out, const char 
 /* Defect kinds: values are pinned. The strict status of each is in brackets. */
 #define USCOPE_DEFECT_SLOT_OUT_OF_RANGE         0  /* [UNKNOWN_SLOT] */
 #define USCOPE_DEFECT_UNKNOWN_STORAGE           1  /* [UNKNOWN_STORAGE] */
-#define USCOPE_DEFECT_FIELD_OUT_OF_RANGE        2  /* [UNKNOWN_FIELD] field or property index */
+#define USCOPE_DEFECT_FIELD_OUT_OF_RANGE        2  /* [UNKNOWN_FIELD; UNKNOWN_PROPERTY for a property index] */
 #define USCOPE_DEFECT_UNKNOWN_EVENT_TYPE        3  /* [UNKNOWN_EVENT] */
 #define USCOPE_DEFECT_EVENT_PAYLOAD_SIZE        4  /* [PAYLOAD_SIZE] */
 #define USCOPE_DEFECT_STRING_REF_OUT_OF_RANGE   5  /* [VALUE_RANGE] finalized files only */
@@ -677,7 +677,10 @@ USCOPE_API uscope_status_t uscope_reader_open(uscope_reader_t **out, const char 
 /** One kind of defect a reader met: how often, and the first place. */
 typedef struct uscope_defect_s {
   uint32_t kind;       /* USCOPE_DEFECT_* */
-  uint32_t segment;    /* segment index of the first one; UINT32_MAX: the file as a whole */
+  uint32_t segment;    /* the segment of the first one, by its place in the file's list of
+                          segments (which counts the segments left out of the reader's list,
+                          so it can exceed uscope_reader_segment()'s index); UINT32_MAX: the
+                          file as a whole */
   uint64_t count;      /* items (ops, events, frames, timestamps, segments) of this kind */
   uint64_t offset;     /* file offset of that segment (items lie inside compressed blocks),
                           or of the structure at fault */

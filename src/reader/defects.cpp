@@ -49,12 +49,15 @@ void DefectLog::add_segment(uint32_t segment, const DefectTally &t) {
   if (!t.any) return;
   DefectTally &s = segments_[segment];
   for (size_t k = 0; k < kDefectKinds; ++k) {
-    if (t.count[k] > s.count[k]) {
-      // A later pass that got further: its first place is no later than the
-      // one kept (both passes start at the segment's start).
-      if (!s.count[k] || before(t.first[k], s.first[k])) s.first[k] = t.first[k];
-      s.count[k] = t.count[k];
-    }
+    if (!t.count[k]) continue;
+    // Every pass starts at the segment's start, so the one that got furthest
+    // in the segment's ops, and the one that got furthest in its events,
+    // have met every item the others met.
+    const uint64_t ops = std::max(t.count[k] - t.in_events[k], s.count[k] - s.in_events[k]);
+    const uint64_t events = std::max(t.in_events[k], s.in_events[k]);
+    if (!s.count[k] || before(t.first[k], s.first[k])) s.first[k] = t.first[k];
+    s.count[k] = ops + events;
+    s.in_events[k] = events;
   }
   s.any = true;
 }

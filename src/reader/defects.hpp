@@ -59,14 +59,19 @@ struct DefectPlace {
 };
 
 // Counts by kind, with the first place of each, for one decoding pass.
+// Of each count, the part met in events is kept apart too (`in_events`):
+// a pass that reads only events (events_in_range) and one that reads ops
+// too (state_at) meet different items of a kind such as enum_out_of_range.
 struct DefectTally {
   std::array<uint64_t, kDefectKinds> count{};
+  std::array<uint64_t, kDefectKinds> in_events{};
   std::array<DefectPlace, kDefectKinds> first{};
   bool any = false;
-  void add(Defect k, const DefectPlace &at, uint64_t n = 1) {
+  void add(Defect k, const DefectPlace &at, uint64_t n = 1, bool event = false) {
     const size_t i = static_cast<size_t>(k);
     if (!count[i]) first[i] = at;
     count[i] += n;
+    if (event) in_events[i] += n;
     any = true;
   }
 };
@@ -81,8 +86,9 @@ struct DefectEntry {
 // Everything a reader has seen. Defects of the file's structure (found when
 // the segments are indexed) are replaced at every re-index (a live file's
 // poll); defects inside segments are kept per segment, as the most any one
-// decoding of that segment found, so that reading a segment twice, or a
-// prefix of it then all of it, does not count anything twice.
+// decoding of that segment found (in its ops and in its events apart), so
+// that reading a segment twice, or a prefix of it then all of it, does not
+// count anything twice.
 class DefectLog {
  public:
   void set_structure(const DefectTally &t) { structure_ = t; }

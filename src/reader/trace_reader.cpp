@@ -244,9 +244,11 @@ TraceReader::Index TraceReader::load_segments(const FileHeader &h) const {
   // A segment whose header or place does not fit is left out of the index
   // and counted (strict: the error is thrown, with the status it always
   // had). k is its place in the file's list of segments.
+  bool gap = false;  // the segment before the next one kept was left out
   auto leave_out = [&](size_t k, uint64_t off, Defect d, uscope_status_t code, uint64_t t, std::string msg) {
     if (strict_) throw Error(code, std::move(msg));
     x.defects.add(d, DefectPlace{static_cast<uint32_t>(k), off, t});
+    gap = true;
   };
   for (size_t k = 0; k < offsets.size(); ++k) {
     const uint64_t off = offsets[k];
@@ -288,7 +290,7 @@ TraceReader::Index TraceReader::load_segments(const FileHeader &h) const {
       continue;
     }
     if (s.header.time_end_ps < s.header.time_start_ps) {
-      leave_out(k, off, Defect::TimeBackwards, USCOPE_ERR_CORRUPT, s.header.time_start_ps,
+      leave_out(k, off, Defect::TimeBackwards, USCOPE_ERR_TIME_BACKWARDS, s.header.time_start_ps,
                 format_message("segment at offset %llu ends before it starts", (unsigned long long)off));
       continue;
     }
@@ -297,7 +299,7 @@ TraceReader::Index TraceReader::load_segments(const FileHeader &h) const {
     // start at that same time). The binary searches of state_at and
     // events_in_range rely on this order.
     if (!segs.empty() && s.header.time_start_ps < segs.back().header.time_end_ps) {
-      leave_out(k, off, Defect::TimeBackwards, USCOPE_ERR_CORRUPT, s.header.time_start_ps,
+      leave_out(k, off, Defect::TimeBackwards, USCOPE_ERR_TIME_BACKWARDS, s.header.time_start_ps,
                 format_message("segment at offset %llu starts at %llu ps, before the one before it ends (%llu ps)",
                                (unsigned long long)off, (unsigned long long)s.header.time_start_ps,
                                (unsigned long long)segs.back().header.time_end_ps));
@@ -310,6 +312,9 @@ TraceReader::Index TraceReader::load_segments(const FileHeader &h) const {
       continue;
     }
     prev_end = off + wire::kSegmentHeaderSize + body;
+    s.file_index = static_cast<uint32_t>(k);
+    s.after_gap = gap;
+    gap = false;
     segs.push_back(s);
   }
   return x;
@@ -442,14 +447,14 @@ bool TraceReader::bad_event(Pass &p, uint16_t id, uint32_t n, uint64_t t) const 
   const unsigned long long tt = t;
   if (id >= event_sizes_.size()) {
     if (strict_) fail(USCOPE_ERR_UNKNOWN_EVENT, "event of unknown type %u at %llu ps", id, tt);
-    p.tally.add(Defect::UnknownEventType, p.at(t));
+    p.tally.add(Defect::UnknownEventType, p.at(t), 1, true);
     return true;
   }
   if (n != event_sizes_[id]) {
     if (strict_)
       fail(USCOPE_ERR_PAYLOAD_SIZE, "event %u at %llu ps has a %u-byte payload; the schema says %u", id, tt, n,
            event_sizes_[id]);
-    p.tally.add(Defect::EventPayloadSize, p.at(t));
+    p.tally.add(Defect::EventPayloadSize, p.at(t), 1, true);
     return true;
   }
   return false;
@@ -490,7 +495,7 @@ void TraceReader::check_event_values(Pass &p, uint16_t id, const uint8_t *payloa
       fail(USCOPE_ERR_VALUE_RANGE, "event %u at %llu ps: %s %llu is not %s", id, (unsigned long long)t,
            is_enum ? "enum value" : "string reference", (unsigned long long)v,
            is_enum ? "a value of its enum" : "in the string table");
-    p.tally.add(is_enum ? Defect::EnumOutOfRange : Defect::StringRefOutOfRange, p.at(t));
+    p.tally.add(is_enum ? Defect::EnumOutOfRange : Defect::StringRefOutOfRange, p.at(t), 1, true);
   }
 }
 
@@ -498,17 +503,18 @@ void TraceReader::time_backwards(Pass &p, uint64_t t, uint64_t last) const {
   if (strict_)
     fail(USCOPE_ERR_TIME_BACKWARDS, "segment %u: a frame at %llu ps follows one at %llu ps", p.segment,
          (unsigned long long)t, (unsigned long long)last);
-  p.tally.add(Defect::TimeBackwards, p.at(t));
+  p.tally.add(Defect::TimeBackwards, p.at(t), 1, true);  // met by every kind of pass, as events are
 }
 
 void TraceReader::segment_failed(Pass &p, const Error &e) {
   // Only a defect of the segment's bytes is tolerated; the file changing
   // under the reader, an I/O error or a bug is not something to skip.
   const uscope_status_t c = e.code();
-  if (strict_ || dynamic_cast<const FileChanged *>(&e) != nullptr ||
-      (c != USCOPE_ERR_CORRUPT && c != USCOPE_ERR_TRUNCATED))
+  if (dynamic_cast<const FileChanged *>(&e) != nullptr || (c != USCOPE_ERR_CORRUPT && c != USCOPE_ERR_TRUNCATED && !strict_))
     throw;  // called from a catch block: the error being handled
-  p.tally.add(Defect::SegmentUndecodable, p.at(segments_[p.segment].header.time_start_ps));
+  // Strict: the error, said where (the codecs' messages know no segment).
+  if (strict_) fail(c, "segment %u at offset %llu: %s", p.segment, (unsigned long long)p.offset, e.what());
+  p.tally.add(Defect::SegmentUndecodable, p.at(segments_[p.index].header.time_start_ps), 1, true);
   // Whatever was cached of this segment may be half of it.
   deltas_segment_ = SIZE_MAX;
 }
@@ -820,7 +826,8 @@ void TraceReader::detect_conventions() {
     eos_checked_ = true;
     eos_ = detect_end_of_segment_checkpoints();
   }
-  if (eos_) conventions_.add(Defect::EndOfSegmentCheckpoints, DefectPlace{0, segments_[0].offset, 0});
+  if (eos_)
+    conventions_.add(Defect::EndOfSegmentCheckpoints, DefectPlace{segments_[0].file_index, segments_[0].offset, 0});
   // COMPAT 29: the frames of segment 0 tell whether the timestamps follow
   // the clocks' period (uscope_reader_check looks at every frame).
   if (!grid_checked_ && !segments_.empty()) {
@@ -861,11 +868,14 @@ void TraceReader::check(const std::function<void(uint64_t, uint64_t)> &progress)
     void event(uint64_t, uint16_t, const uint8_t *, uint32_t) {}
   } walk{tsum, GridScan{*this, {}, clock_gcd_, interval_}};
   std::vector<uint8_t> carried;  // the state the items so far give, encoded; empty: unknown
-  bool lost = false;             // a segment did not decode
   uint64_t off_grid_frames = 0;
+  // Segments left out of the index lose their items as one that does not
+  // decode: nothing to compare the next checkpoint or the TSUM with.
+  bool lost = index_defects_.any;
   for (size_t i = 0; i < segments_.size(); ++i) {
     const SegmentInfo &s = segments_[i];
     std::vector<StorageState> st = initial_state();
+    if (s.after_gap) carried.clear();
     if (!carried.empty()) {
       // Each checkpoint must hold the state the items before it give.
       Pass p = pass(i);
@@ -873,7 +883,8 @@ void TraceReader::check(const std::function<void(uint64_t, uint64_t)> &progress)
         load_start_state(i, st);
         if (encoded(st) != carried) {
           if (strict_)
-            fail(USCOPE_ERR_CORRUPT, "segment %zu: its checkpoint differs from the state the items before it give", i);
+            fail(USCOPE_ERR_CORRUPT, "segment %u at offset %llu: its checkpoint differs from the state the items before it give",
+               p.segment, (unsigned long long)p.offset);
           p.tally.add(Defect::CheckpointMismatch, p.at(s.header.time_start_ps));
         }
       } catch (const Error &e) {

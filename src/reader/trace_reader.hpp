@@ -47,6 +47,11 @@ namespace uscope {
 struct SegmentInfo {
   uint64_t offset = 0;
   SegmentHeader header;
+  // Its place in the file's list of segments, which defects name: it
+  // differs from its index in segments() once a segment before it was left
+  // out of the index (a defect of the file's structure).
+  uint32_t file_index = 0;
+  bool after_gap = false;  // the segment before it in the file was left out
 };
 
 struct TimedEvent {
@@ -165,8 +170,9 @@ class TraceReader {
   // Where a decoding pass is, for the defects it meets.
   struct Pass {
     DefectTally tally;
-    uint32_t segment;
+    uint32_t segment;  // SegmentInfo::file_index, as defects name segments
     uint64_t offset;
+    size_t index;      // in segments_
     DefectPlace at(uint64_t t) const { return {segment, offset, t}; }
   };
   // A field of an event payload whose value names a string or enum value.
@@ -212,14 +218,12 @@ class TraceReader {
   // Segment i's start state into st: its checkpoint, or with end-of-segment
   // checkpoints segment i-1's (the empty state for segment 0).
   void load_start_state(size_t i, std::vector<StorageState> &st);
-  // A defect: strict throws its status with msg, else it is counted.
-  void defect(Pass &p, Defect k, uint64_t t, const std::string &msg) const;
   // A segment failed to decode with e. Returns normally when that is
   // tolerated (and counted into p, which is then recorded); rethrows
   // otherwise (strict, I/O, a file that shrank).
   void segment_failed(Pass &p, const Error &e);
   void record(const Pass &p) { defects_.add_segment(p.segment, p.tally); }
-  Pass pass(size_t i) const { return Pass{{}, static_cast<uint32_t>(i), segments_[i].offset}; }
+  Pass pass(size_t i) const { return Pass{{}, segments_[i].file_index, segments_[i].offset, i}; }
   // The deltas of segment i, all of them (*avail = raw size), or at least the
   // first `want` bytes when only a prefix is needed (then only about the
   // compressed bytes that hold them are read from the file). The last segment

@@ -22,7 +22,9 @@
 //     magic of a segment, a chain that does not go backwards, overlapping
 //     segments, sizes that disagree, a delta blob that does not decode);
 //   - for ops and events that the schema does not allow, the status a
-//     writer gives for the same call (UNKNOWN_SLOT, UNKNOWN_EVENT, ...).
+//     writer gives for the same call (UNKNOWN_SLOT, UNKNOWN_EVENT, ...);
+//     TIME_BACKWARDS for a segment that ends before it starts or starts
+//     before the one before it ends.
 // Those are the statuses of a strict reader (TraceReader::kStrict), which
 // every crafted case uses; the default, tolerant reader must answer the same
 // bytes (skipping and counting what is damaged inside segments) or fail
@@ -960,12 +962,12 @@ TEST(ReaderErrors, SegmentTimes) {
     const Seg &s = m.segs.back();
     Bytes b = src.bytes;
     put64(b, s.off + kSegTimeEnd, s.h.time_start_ps - 1);
-    if (s.h.time_start_ps > 0) expect_status(b, USCOPE_ERR_CORRUPT, src.name + " ends before it starts");
+    if (s.h.time_start_ps > 0) expect_status(b, USCOPE_ERR_TIME_BACKWARDS, src.name + " ends before it starts");
     if (m.segs.size() >= 2) {
       b = src.bytes;
       put64(b, s.off + kSegTimeStart, m.segs[m.segs.size() - 2].h.time_start_ps - 1);
       if (m.segs[m.segs.size() - 2].h.time_start_ps > 0)
-        expect_status(b, USCOPE_ERR_CORRUPT, src.name + " last segment starts before the one before it");
+        expect_status(b, USCOPE_ERR_TIME_BACKWARDS, src.name + " last segment starts before the one before it");
       // Neighbours may share a boundary time (every multi-segment file of the
       // corpus does, and opens), but may not overlap: here the last segment
       // starts one picosecond before its predecessor's end.
@@ -973,7 +975,7 @@ TEST(ReaderErrors, SegmentTimes) {
       if (prev.h.time_end_ps > prev.h.time_start_ps) {
         b = src.bytes;
         put64(b, s.off + kSegTimeStart, prev.h.time_end_ps - 1);
-        expect_status(b, USCOPE_ERR_CORRUPT, src.name + " last segment starts inside the one before it");
+        expect_status(b, USCOPE_ERR_TIME_BACKWARDS, src.name + " last segment starts inside the one before it");
       }
     }
   }
