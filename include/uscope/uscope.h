@@ -637,7 +637,9 @@ USCOPE_API uscope_status_t uscope_reader_open(uscope_reader_t **out, const char 
  *    ignored with its items; a segment that starts before the previous one
  *    ends is ignored whole;
  *  - a value naming a string past the string table, or lying past its enum,
- *    is kept as written and counted;
+ *    is kept as written; as no answer depends on it, only
+ *    uscope_reader_check() and strict reads look at values (checking every
+ *    value would cost the replay about a quarter of its speed);
  *  - a segment that cannot be decoded (a corrupt compressed block, a bad
  *    checkpoint or frame, a header or size that does not fit the file) is
  *    skipped: its items are lost, and every query outside it answers as on
@@ -663,8 +665,8 @@ USCOPE_API uscope_status_t uscope_reader_open(uscope_reader_t **out, const char 
 #define USCOPE_DEFECT_FIELD_OUT_OF_RANGE        2  /* [UNKNOWN_FIELD; UNKNOWN_PROPERTY for a property index] */
 #define USCOPE_DEFECT_UNKNOWN_EVENT_TYPE        3  /* [UNKNOWN_EVENT] */
 #define USCOPE_DEFECT_EVENT_PAYLOAD_SIZE        4  /* [PAYLOAD_SIZE] */
-#define USCOPE_DEFECT_STRING_REF_OUT_OF_RANGE   5  /* [VALUE_RANGE] finalized files only */
-#define USCOPE_DEFECT_ENUM_OUT_OF_RANGE         6  /* [VALUE_RANGE] */
+#define USCOPE_DEFECT_STRING_REF_OUT_OF_RANGE   5  /* [VALUE_RANGE] finalized files; check/strict only */
+#define USCOPE_DEFECT_ENUM_OUT_OF_RANGE         6  /* [VALUE_RANGE] check/strict only */
 #define USCOPE_DEFECT_TIME_BACKWARDS            7  /* [TIME_BACKWARDS] frames or segments */
 #define USCOPE_DEFECT_SEGMENT_UNDECODABLE       8  /* [CORRUPT or TRUNCATED, as met] */
 #define USCOPE_DEFECT_END_OF_SEGMENT_CHECKPOINTS 9 /* [NONCONFORMING] count: 1 */

@@ -56,17 +56,39 @@ struct DeltaOp {
   uint64_t value;
 };
 
+// What a visitor's frame(t) may return instead of void or bool: visit the
+// frame's items, stop before them, or decode them without visiting any (a
+// reader skipping a frame whose time went backwards).
+enum class FrameStep : uint8_t { kVisit, kStop, kSkip };
+
 namespace detail {
-// v.frame(t), which may return bool: false stops the decoding (see below).
+// v.frame(t), which may return bool (false: stop) or a FrameStep.
 template <class Visitor>
-inline bool visit_frame(Visitor &v, uint64_t t) {
-  if constexpr (std::is_same_v<decltype(v.frame(t)), bool>) {
+inline FrameStep visit_frame(Visitor &v, uint64_t t) {
+  using R = decltype(v.frame(t));
+  if constexpr (std::is_same_v<R, FrameStep>) {
     return v.frame(t);
+  } else if constexpr (std::is_same_v<R, bool>) {
+    return v.frame(t) ? FrameStep::kVisit : FrameStep::kStop;
   } else {
     v.frame(t);
-    return true;
+    return FrameStep::kVisit;
   }
 }
+
+// The items of a skipped frame go here: decoded (so that the next frame is
+// found) and dropped.
+struct DropItems {
+  void op(uint64_t, const DeltaOp &) {}
+  void event(uint64_t, uint16_t, const uint8_t *, uint32_t) {}
+};
+
+// The items of one frame at p[*pos] (v0.2 interleaved when `interleaved`,
+// else a v0.1 frame whose ops are compact when `compact_flag` and its
+// op_format say so), visited with v; *pos advances past them.
+template <class Visitor>
+inline void decode_frame_items(const uint8_t *p, size_t n, size_t *pos_io, uint64_t t, bool interleaved,
+                               bool compact_flag, Visitor &v);
 }  // namespace detail
 
 // Decode a delta blob. Calls, in stream order:
@@ -78,17 +100,14 @@ inline bool visit_frame(Visitor &v, uint64_t t) {
 // Error(CORRUPT) on a malformed blob, without reading out of bounds.
 // v.frame may return bool: false stops before that frame's items, and the
 // offset of the frame is returned (a reader that wants the state at t stops
-// at the first frame after t). Otherwise returns n.
+// at the first frame after t); or a FrameStep, whose kSkip decodes the
+// frame's items without visiting them. Otherwise returns n.
 template <class Visitor>
 size_t decode_deltas(const uint8_t *p, size_t n, uint64_t time_start, bool interleaved,
                      bool compact_flag, Visitor &&v) {
   size_t pos = 0;
   uint64_t t = time_start;
-  auto need = [&](size_t k, const char *what) {
-    if (__builtin_expect(k > n - pos, 0))
-      fail(USCOPE_ERR_CORRUPT, "delta blob: %s at offset %zu runs past its end (%zu bytes)", what,
-           pos, n);
-  };
+  detail::DropItems drop;
   while (pos < n) {
     const size_t frame_at = pos;
     uint64_t dt;
@@ -96,91 +115,110 @@ size_t decode_deltas(const uint8_t *p, size_t n, uint64_t time_start, bool inter
     if (!k) fail(USCOPE_ERR_CORRUPT, "delta blob: bad LEB128 time delta at offset %zu", pos);
     pos += k;
     t += dt;
-    if (!detail::visit_frame(v, t)) return frame_at;
-    if (interleaved) {
-      need(2, "frame item count");
-      const uint32_t items = wire::get_u16(p + pos);
-      pos += 2;
-      for (uint32_t i = 0; i < items; ++i) {
-        const uint8_t *q = p + pos;
-        // Wide ops first: the common item, checked with one comparison when
-        // a whole one fits (which also covers an event's 8-byte header).
-        if (__builtin_expect(n - pos >= wire::kWideOpSize, 1)) {
-          if (q[0] == wire::TAG_WIDE_OP) {
-            const uint64_t h = wire::get_u64(q);  // tag, action, sid, slot, field
-            v.op(t, DeltaOp{static_cast<uint8_t>(h >> 8), static_cast<uint16_t>(h >> 16),
-                            static_cast<uint16_t>(h >> 32), static_cast<uint16_t>(h >> 48),
-                            wire::get_u64(q + 8)});
-            pos += wire::kWideOpSize;
-            continue;
-          }
-          if (q[0] == wire::TAG_EVENT) {
-            const uint16_t id = wire::get_u16(q + 2);
-            const uint32_t size = wire::get_u32(q + 4);
-            pos += wire::kEventItemHeaderSize;
-            need(size, "event payload");
-            v.event(t, id, p + pos, size);
-            pos += size;
-            continue;
-          }
-        }
-        need(1, "item tag");
-        const uint8_t tag = q[0];
-        if (tag == wire::TAG_WIDE_OP) {
-          need(wire::kWideOpSize, "wide op");
-          v.op(t, DeltaOp{q[1], wire::get_u16(q + 2), wire::get_u16(q + 4), wire::get_u16(q + 6),
+    const FrameStep step = detail::visit_frame(v, t);
+    if (__builtin_expect(step == FrameStep::kVisit, 1)) {
+      detail::decode_frame_items(p, n, &pos, t, interleaved, compact_flag, v);
+    } else if (step == FrameStep::kStop) {
+      return frame_at;
+    } else {
+      detail::decode_frame_items(p, n, &pos, t, interleaved, compact_flag, drop);
+    }
+  }
+  return n;
+}
+
+template <class Visitor>
+inline void detail::decode_frame_items(const uint8_t *p, size_t n, size_t *pos_io, uint64_t t, bool interleaved,
+                                       bool compact_flag, Visitor &v) {
+  size_t pos = *pos_io;
+  auto need = [&](size_t k, const char *what) {
+    if (__builtin_expect(k > n - pos, 0))
+      fail(USCOPE_ERR_CORRUPT, "delta blob: %s at offset %zu runs past its end (%zu bytes)", what,
+           pos, n);
+  };
+  if (interleaved) {
+    need(2, "frame item count");
+    const uint32_t items = wire::get_u16(p + pos);
+    pos += 2;
+    for (uint32_t i = 0; i < items; ++i) {
+      const uint8_t *q = p + pos;
+      // Wide ops first: the common item, checked with one comparison when
+      // a whole one fits (which also covers an event's 8-byte header).
+      if (__builtin_expect(n - pos >= wire::kWideOpSize, 1)) {
+        if (q[0] == wire::TAG_WIDE_OP) {
+          const uint64_t h = wire::get_u64(q);  // tag, action, sid, slot, field
+          v.op(t, DeltaOp{static_cast<uint8_t>(h >> 8), static_cast<uint16_t>(h >> 16),
+                          static_cast<uint16_t>(h >> 32), static_cast<uint16_t>(h >> 48),
                           wire::get_u64(q + 8)});
           pos += wire::kWideOpSize;
-        } else if (tag == wire::TAG_COMPACT_OP) {
-          need(wire::kCompactOpV2Size, "compact op");
-          v.op(t, DeltaOp{q[1], q[2], wire::get_u16(q + 3), wire::get_u16(q + 5),
-                          wire::get_u16(q + 7)});
-          pos += wire::kCompactOpV2Size;
-        } else if (tag == wire::TAG_EVENT) {
-          need(wire::kEventItemHeaderSize, "event header");
-          const uint16_t id = wire::get_u16(p + pos + 2);
-          const uint32_t size = wire::get_u32(p + pos + 4);
+          continue;
+        }
+        if (q[0] == wire::TAG_EVENT) {
+          const uint16_t id = wire::get_u16(q + 2);
+          const uint32_t size = wire::get_u32(q + 4);
           pos += wire::kEventItemHeaderSize;
           need(size, "event payload");
           v.event(t, id, p + pos, size);
           pos += size;
-        } else {
-          fail(USCOPE_ERR_CORRUPT, "delta blob: unknown item tag 0x%02x at offset %zu", tag, pos);
+          continue;
         }
       }
-    } else {
-      need(wire::kV01FrameFixedSize, "v0.1 frame header");
-      const uint8_t op_format = p[pos];
-      const uint16_t num_ops = wire::get_u16(p + pos + 2);
-      const uint16_t num_events = wire::get_u16(p + pos + 4);
-      pos += wire::kV01FrameFixedSize;
-      const bool compact = compact_flag && op_format == wire::kOpFormatCompact;
-      for (uint32_t i = 0; i < num_ops; ++i) {
-        const uint8_t *q = p + pos;
-        if (compact) {  // §8.6.3 delta_op_compact_t
-          need(wire::kCompactOpV1Size, "compact op");
-          v.op(t, DeltaOp{q[0], q[1], wire::get_u16(q + 2), wire::get_u16(q + 4),
-                          wire::get_u16(q + 6)});
-          pos += wire::kCompactOpV1Size;
-        } else {        // §8.6.2 delta_op_t
-          need(wire::kWideOpSize, "wide op");
-          v.op(t, DeltaOp{q[0], wire::get_u16(q + 2), wire::get_u16(q + 4), wire::get_u16(q + 6),
-                          wire::get_u64(q + 8)});
-          pos += wire::kWideOpSize;
-        }
-      }
-      for (uint32_t i = 0; i < num_events; ++i) {  // §8.6.4 event_record_t
-        need(8, "event record");
-        const uint16_t id = wire::get_u16(p + pos);
+      need(1, "item tag");
+      const uint8_t tag = q[0];
+      if (tag == wire::TAG_WIDE_OP) {
+        need(wire::kWideOpSize, "wide op");
+        v.op(t, DeltaOp{q[1], wire::get_u16(q + 2), wire::get_u16(q + 4), wire::get_u16(q + 6),
+                        wire::get_u64(q + 8)});
+        pos += wire::kWideOpSize;
+      } else if (tag == wire::TAG_COMPACT_OP) {
+        need(wire::kCompactOpV2Size, "compact op");
+        v.op(t, DeltaOp{q[1], q[2], wire::get_u16(q + 3), wire::get_u16(q + 5),
+                        wire::get_u16(q + 7)});
+        pos += wire::kCompactOpV2Size;
+      } else if (tag == wire::TAG_EVENT) {
+        need(wire::kEventItemHeaderSize, "event header");
+        const uint16_t id = wire::get_u16(p + pos + 2);
         const uint32_t size = wire::get_u32(p + pos + 4);
-        pos += 8;
+        pos += wire::kEventItemHeaderSize;
         need(size, "event payload");
         v.event(t, id, p + pos, size);
         pos += size;
+      } else {
+        fail(USCOPE_ERR_CORRUPT, "delta blob: unknown item tag 0x%02x at offset %zu", tag, pos);
       }
     }
+  } else {
+    need(wire::kV01FrameFixedSize, "v0.1 frame header");
+    const uint8_t op_format = p[pos];
+    const uint16_t num_ops = wire::get_u16(p + pos + 2);
+    const uint16_t num_events = wire::get_u16(p + pos + 4);
+    pos += wire::kV01FrameFixedSize;
+    const bool compact = compact_flag && op_format == wire::kOpFormatCompact;
+    for (uint32_t i = 0; i < num_ops; ++i) {
+      const uint8_t *q = p + pos;
+      if (compact) {  // §8.6.3 delta_op_compact_t
+        need(wire::kCompactOpV1Size, "compact op");
+        v.op(t, DeltaOp{q[0], q[1], wire::get_u16(q + 2), wire::get_u16(q + 4),
+                        wire::get_u16(q + 6)});
+        pos += wire::kCompactOpV1Size;
+      } else {        // §8.6.2 delta_op_t
+        need(wire::kWideOpSize, "wide op");
+        v.op(t, DeltaOp{q[0], wire::get_u16(q + 2), wire::get_u16(q + 4), wire::get_u16(q + 6),
+                        wire::get_u64(q + 8)});
+        pos += wire::kWideOpSize;
+      }
+    }
+    for (uint32_t i = 0; i < num_events; ++i) {  // §8.6.4 event_record_t
+      need(8, "event record");
+      const uint16_t id = wire::get_u16(p + pos);
+      const uint32_t size = wire::get_u32(p + pos + 4);
+      pos += 8;
+      need(size, "event payload");
+      v.event(t, id, p + pos, size);
+      pos += size;
+    }
   }
-  return n;
+  *pos_io = pos;
 }
 
 }  // namespace uscope

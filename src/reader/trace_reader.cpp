@@ -23,7 +23,8 @@ struct NoVisit {
 };
 }  // namespace
 
-TraceReader::TraceReader(const std::string &path, uint32_t flags) : strict_(flags & kStrict) {
+TraceReader::TraceReader(const std::string &path, uint32_t flags)
+    : strict_(flags & kStrict), check_values_(flags & kStrict) {
   try {
     open(path);
   } catch (const Error &e) {
@@ -551,11 +552,22 @@ std::vector<StorageState> TraceReader::initial_state() const {
 }
 
 
-void TraceReader::replay_until(size_t i, std::vector<StorageState> &st, uint64_t t) {
-  const SegmentInfo &s = segments_[i];
+size_t TraceReader::apply_until(size_t i, const uint8_t *d, size_t n, std::vector<StorageState> &st, uint64_t t,
+                                Pass &p) {
+  const uint64_t t0 = segments_[i].header.time_start_ps;
   const bool interleaved = header_.flags & wire::F_INTERLEAVED_DELTAS;
   const bool compact = header_.flags & wire::F_COMPACT_DELTAS;
   NoVisit nv;
+  if (check_values_) {
+    Apply<true, NoVisit, true> a(*this, st, nv, t, p, t0);
+    return decode_deltas(d, n, t0, interleaved, compact, a);
+  }
+  Apply<true, NoVisit, false> a(*this, st, nv, t, p, t0);
+  return decode_deltas(d, n, t0, interleaved, compact, a);
+}
+
+void TraceReader::replay_until(size_t i, std::vector<StorageState> &st, uint64_t t) {
+  const SegmentInfo &s = segments_[i];
   Pass p = pass(i);
   try {
     load_start_state(i, st);  // may replace st's storage: Apply is made after it
@@ -567,8 +579,7 @@ void TraceReader::replay_until(size_t i, std::vector<StorageState> &st, uint64_t
       // start state with every byte, where a real error is reported as such.
       try {
         Pass prefix = p;
-        Apply<true, NoVisit> a(*this, st, nv, t, prefix, s.header.time_start_ps);
-        if (decode_deltas(d, avail, s.header.time_start_ps, interleaved, compact, a) < avail) {
+        if (apply_until(i, d, avail, st, t, prefix) < avail) {
           record(prefix);
           return;
         }
@@ -581,8 +592,7 @@ void TraceReader::replay_until(size_t i, std::vector<StorageState> &st, uint64_t
       load_start_state(i, st);
       d = segment_deltas(i);
     }
-    Apply<true, NoVisit> apply(*this, st, nv, t, p, s.header.time_start_ps);
-    decode_deltas(d, s.header.deltas_raw_size, s.header.time_start_ps, interleaved, compact, apply);
+    apply_until(i, d, s.header.deltas_raw_size, st, t, p);
   } catch (const Error &e) {
     segment_failed(p, e);  // rethrows unless tolerated
     record(p);
@@ -639,24 +649,20 @@ void TraceReader::collect_events(size_t i, uint64_t t0, uint64_t t1) {
     std::vector<uint8_t> &payloads;  // its first `used` bytes are in use
     size_t &used;
     uint64_t last_t;
-    bool skip = false;
-    bool frame(uint64_t t) {
+    FrameStep frame(uint64_t t) {
       if (__builtin_expect(t < last_t, 0)) {  // as Apply::frame
         r.time_backwards(p, t, last_t);
-        skip = true;
-        return true;
+        return FrameStep::kSkip;
       }
-      skip = false;
       last_t = t;
-      return t <= t1;
+      return t <= t1 ? FrameStep::kVisit : FrameStep::kStop;
     }
     void op(uint64_t, const DeltaOp &) {}
     void event(uint64_t t, uint16_t id, const uint8_t *e, uint32_t n) {
-      if (skip) return;
       if (__builtin_expect(id >= r.event_sizes_.size() || n != r.event_sizes_[id], 0)) {
         if (r.bad_event(p, id, n, t)) return;
       }
-      if (__builtin_expect(r.event_has_checks_[id], 0)) r.check_event_values(p, id, e, t);
+      if (r.check_values_ && r.event_has_checks_[id]) r.check_event_values(p, id, e, t);
       if (t < t0) return;
       // Offsets for now; turned into pointers once the buffer stops growing.
       const size_t at = used;
@@ -773,9 +779,7 @@ bool TraceReader::detect_end_of_segment_checkpoints() {
     std::vector<StorageState> end = initial_state();
     Pass p = pass(0);
     NoVisit nv;
-    Apply<false, NoVisit> apply(*this, end, nv, UINT64_MAX, p, s.header.time_start_ps);
-    decode_deltas(segment_deltas(0), s.header.deltas_raw_size, s.header.time_start_ps,
-                  header_.flags & wire::F_INTERLEAVED_DELTAS, header_.flags & wire::F_COMPACT_DELTAS, apply);
+    apply_deltas(0, segment_deltas(0), end, nv, UINT64_MAX, p);
     record(p);
     return encoded(end) == held;
   } catch (const Error &e) {
@@ -843,6 +847,12 @@ void TraceReader::detect_conventions() {
 }
 
 void TraceReader::check(const std::function<void(uint64_t, uint64_t)> &progress) {
+  struct Values {  // string and enum values are checked for the walk only
+    bool &flag;
+    const bool was;
+    ~Values() { flag = was; }
+  } values{check_values_, check_values_};
+  check_values_ = true;
   uint64_t total = 0, done = 0;
   for (const auto &s : segments_)
     total += wire::kSegmentHeaderSize + uint64_t{s.header.checkpoint_size} + s.header.deltas_compressed_size;

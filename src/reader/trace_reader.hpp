@@ -180,8 +180,16 @@ class TraceReader {
     uint32_t offset;
     uint8_t size, type, enum_id;
   };
-  template <bool kStopAfterUntil, class Visitor>
+  // kCheckValues: string references and enum values are checked too
+  // (check_values_: strict reads and check(); the values are kept as
+  // written either way, so no answer depends on it).
+  template <bool kStopAfterUntil, class Visitor, bool kCheckValues>
   struct Apply;
+  // Decode segment i's deltas d (its start state already in states) with
+  // Apply<false, V, ...>, the value checks chosen at run time.
+  template <class Visitor>
+  void apply_deltas(size_t i, const uint8_t *d, std::vector<StorageState> &states, Visitor &v, uint64_t until,
+                    Pass &p);
 
   // What load_segments finds, built aside and swapped in only once all of it
   // has been checked, so that a failed poll leaves the reader untouched.
@@ -237,16 +245,22 @@ class TraceReader {
   // (a segment that does not decode: state_before(i)).
   void replay_until(size_t i, std::vector<StorageState> &states, uint64_t t);
   void state_before(size_t i, std::vector<StorageState> &states);
+  // The first n bytes of segment i's deltas d applied to st up to time t
+  // (Apply<true, ...>); returns decode_deltas' result.
+  size_t apply_until(size_t i, const uint8_t *d, size_t n, std::vector<StorageState> &st, uint64_t t, Pass &p);
   // Events of segment i in [t0, t1], appended to events_ (none of a segment
   // that does not decode).
   void collect_events(size_t i, uint64_t t0, uint64_t t1);
   // The slow paths of Apply: an op or event that does not fit the schema,
   // a value past its strings or enum, a frame whose time went backwards.
-  void bad_op(Pass &p, const DeltaOp &op, uint64_t t) const;
-  bool bad_event(Pass &p, uint16_t id, uint32_t n, uint64_t t) const;  // true: skip it
-  void check_value(Pass &p, const DeltaOp &op, uint64_t t) const;
+  // Cold and out of line: the per-item fast path stays a few compares.
+#define USCOPE_COLD __attribute__((cold, noinline))
+  USCOPE_COLD void bad_op(Pass &p, const DeltaOp &op, uint64_t t) const;
+  USCOPE_COLD bool bad_event(Pass &p, uint16_t id, uint32_t n, uint64_t t) const;  // true: skip it
+  USCOPE_COLD void check_value(Pass &p, const DeltaOp &op, uint64_t t) const;
   void check_event_values(Pass &p, uint16_t id, const uint8_t *payload, uint64_t t) const;
-  void time_backwards(Pass &p, uint64_t t, uint64_t last) const;
+  USCOPE_COLD void time_backwards(Pass &p, uint64_t t, uint64_t last) const;
+#undef USCOPE_COLD
   bool value_ok(uint8_t type, uint8_t enum_id, uint64_t v) const;
   // Segment i's checkpoint followed by its compressed deltas, at least the
   // first `len` bytes of them, read from the file into body_ (kept: asking
@@ -262,6 +276,7 @@ class TraceReader {
   DefectLog defects_;
   DefectTally index_defects_;  // of the last load_segments()
   DefectTally conventions_;    // of detect_conventions()
+  bool check_values_ = false;  // strict, or inside check(): see Apply
   bool eos_ = false;          // end-of-segment checkpoints (COMPAT 9, 28)
   bool eos_checked_ = false;  // detect_conventions() has seen segment 0
   bool grid_checked_ = false;
@@ -301,8 +316,8 @@ class TraceReader {
 // kStopAfterUntil the first frame after `until` ends the decoding
 // (state_at); otherwise later frames are still checked, and their events
 // visited (replay's contract). A frame whose time is before the previous
-// one's is skipped with its items.
-template <bool kStopAfterUntil, class Visitor>
+// one's is skipped with its items (FrameStep::kSkip).
+template <bool kStopAfterUntil, class Visitor, bool kCheckValues>
 struct TraceReader::Apply {
   Apply(const TraceReader &reader, std::vector<StorageState> &states, Visitor &visitor, uint64_t u,
         Pass &pass, uint64_t time_start)
@@ -332,7 +347,6 @@ struct TraceReader::Apply {
   uint64_t until;
   Pass &p;
   uint64_t last_t;
-  bool skip = false;  // this frame's time went backwards
 
   // The caller's visitor, with its exceptions marked as its own (VisitorError).
   template <class F>
@@ -345,25 +359,24 @@ struct TraceReader::Apply {
   }
 
 #define USCOPE_HOT inline __attribute__((always_inline))
-  USCOPE_HOT bool frame(uint64_t t) {
+  USCOPE_HOT FrameStep frame(uint64_t t) {
+    // A frame earlier than the one before it (a wrapped delta) is decoded
+    // but not visited: its items are skipped, and counted as one defect.
     if (__builtin_expect(t < last_t, 0)) {
       r.time_backwards(p, t, last_t);
-      skip = true;
-      return true;
+      return FrameStep::kSkip;
     }
-    skip = false;
     last_t = t;
     if constexpr (kStopAfterUntil) {
-      return t <= until;
+      return t <= until ? FrameStep::kVisit : FrameStep::kStop;
     } else {
       call([&] { v.frame(t); });
-      return true;
+      return FrameStep::kVisit;
     }
   }
   USCOPE_HOT void op(uint64_t t, const DeltaOp &o) {
     // Checks inline, a few compares against bounds; anything out of range
     // goes to bad_op, which counts (or throws) the precise defect.
-    if (__builtin_expect(skip, 0)) return;
     if (__builtin_expect(o.storage_id >= num_storages, 0)) return r.bad_op(p, o, t);
     const OpBounds &b = bounds[o.storage_id];
     StorageState &s = st[o.storage_id];
@@ -371,7 +384,9 @@ struct TraceReader::Apply {
     switch (o.action) {  // §8.6.2 with COMPAT 13
       case wire::DA_SLOT_SET:
         if (__builtin_expect(o.slot >= b.num_slots || o.field >= b.num_fields, 0)) return r.bad_op(p, o, t);
-        if (__builtin_expect(b.value_checks & value_bit(o.field, false), 0)) r.check_value(p, o, t);
+        if constexpr (kCheckValues) {
+          if (__builtin_expect(b.value_checks & value_bit(o.field, false), 0)) r.check_value(p, o, t);
+        }
         if (apply) s.set(o.slot, o.field, o.value);
         break;
       case wire::DA_SLOT_CLEAR:
@@ -384,7 +399,9 @@ struct TraceReader::Apply {
         break;
       case wire::DA_PROP_SET:
         if (__builtin_expect(o.field >= b.num_props, 0)) return r.bad_op(p, o, t);
-        if (__builtin_expect(b.value_checks & value_bit(o.field, true), 0)) r.check_value(p, o, t);
+        if constexpr (kCheckValues) {
+          if (__builtin_expect(b.value_checks & value_bit(o.field, true), 0)) r.check_value(p, o, t);
+        }
         if (apply) s.prop_set(o.field, o.value);
         break;
       default:
@@ -395,30 +412,42 @@ struct TraceReader::Apply {
     }
   }
   USCOPE_HOT void event(uint64_t t, uint16_t id, const uint8_t *e, uint32_t n) {
-    if (__builtin_expect(skip, 0)) return;
     if (__builtin_expect(id >= num_events || n != event_sizes[id], 0)) {
       if (r.bad_event(p, id, n, t)) return;
     }
-    if (__builtin_expect(event_checks[id], 0)) r.check_event_values(p, id, e, t);
+    if constexpr (kCheckValues) {
+      if (__builtin_expect(event_checks[id], 0)) r.check_event_values(p, id, e, t);
+    }
     if constexpr (!kStopAfterUntil) call([&] { v.event(t, id, e, n); });
   }
 #undef USCOPE_HOT
 };
 
 template <class Visitor>
+void TraceReader::apply_deltas(size_t i, const uint8_t *d, std::vector<StorageState> &states, Visitor &v,
+                               uint64_t until, Pass &p) {
+  const SegmentHeader &h = segments_[i].header;
+  const bool interleaved = header_.flags & wire::F_INTERLEAVED_DELTAS;
+  const bool compact = header_.flags & wire::F_COMPACT_DELTAS;
+  if (check_values_) {
+    Apply<false, Visitor, true> apply(*this, states, v, until, p, h.time_start_ps);
+    decode_deltas(d, h.deltas_raw_size, h.time_start_ps, interleaved, compact, apply);
+  } else {
+    Apply<false, Visitor, false> apply(*this, states, v, until, p, h.time_start_ps);
+    decode_deltas(d, h.deltas_raw_size, h.time_start_ps, interleaved, compact, apply);
+  }
+}
+
+template <class Visitor>
 bool TraceReader::replay(size_t i, std::vector<StorageState> &states, Visitor &&v, uint64_t until) {
-  const SegmentInfo &s = segments_.at(i);
+  if (i >= segments_.size()) fail(USCOPE_ERR_INVALID_ARGUMENT, "replay: segment %zu of %zu", i, segments_.size());
   if (states.size() != layouts_.size())
     fail(USCOPE_ERR_INVALID_ARGUMENT, "replay: %zu states for %zu storages (use initial_state())",
          states.size(), layouts_.size());
   Pass p = pass(i);
   try {
     load_start_state(i, states);
-    const uint8_t *d = segment_deltas(i);
-    Apply<false, std::remove_reference_t<Visitor>> apply(*this, states, v, until, p, s.header.time_start_ps);
-    decode_deltas(d, s.header.deltas_raw_size, s.header.time_start_ps,
-                  header_.flags & wire::F_INTERLEAVED_DELTAS, header_.flags & wire::F_COMPACT_DELTAS,
-                  apply);
+    apply_deltas(i, segment_deltas(i), states, v, until, p);
   } catch (const VisitorError &e) {
     record(p);
     std::rethrow_exception(e.inner);
