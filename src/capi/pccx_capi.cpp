@@ -42,16 +42,6 @@ uscope_status_t open_reader(pccx_reader_t **out, uint32_t flags, const char *fn,
 
 extern "C" {
 
-USCOPE_API const char *pccx_event_type_name(uint32_t id) {
-  return id < PCCX_EVENT_TYPE_COUNT ? uscope::pccx::kTypeNames[id] : nullptr;
-}
-
-USCOPE_API uint32_t pccx_event_type_id(const char *name) {
-  if (!name) return PCCX_EVENT_UNKNOWN;
-  const uint32_t id = uscope::pccx::type_id_of(name, std::strlen(name));
-  return id == PCCX_EVENT_TYPE_COUNT ? PCCX_EVENT_UNKNOWN : id;
-}
-
 USCOPE_API uscope_status_t pccx_reader_open(pccx_reader_t **out, const char *path, uint32_t flags) {
   if (!path) {
     uscope::set_thread_error("pccx_reader_open: path is NULL");
@@ -131,12 +121,6 @@ USCOPE_API uscope_status_t pccx_reader_payload(const pccx_reader_t *r, const uin
   *data = r->impl.payload();
   *len = r->impl.header().payload_bytes;
   return USCOPE_OK;
-}
-
-USCOPE_API void pccx_writer_options_init(pccx_writer_options_t *opts) {
-  if (!opts) return;
-  std::memset(opts, 0, sizeof(*opts));
-  opts->struct_size = sizeof(*opts);
 }
 
 USCOPE_API uscope_status_t pccx_writer_open(pccx_writer_t **out, const char *path,

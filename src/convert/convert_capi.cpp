@@ -577,33 +577,6 @@ uscope_status_t report(const char *in, uint32_t fmt, const Opts &o, bool json, c
 
 extern "C" {
 
-USCOPE_API void uscope_convert_options_init(uscope_convert_options_t *opts) {
-  if (!opts) return;
-  std::memset(opts, 0, sizeof *opts);
-  opts->struct_size = sizeof *opts;
-  opts->period_ps = 0;  // the trace's (TRACE_META period_ps), else 1000
-  opts->max_line_bytes = 64ull << 20;
-  opts->reorder_window = 65536;
-  opts->queue_depth = 1024;
-  opts->num_contexts = 256;
-  opts->num_te = 64;
-  opts->num_ve = 64;
-  opts->num_dma_channels = 64;
-  opts->num_dram_channels = 64;
-  opts->num_noc_links = 64;
-  opts->num_sram_banks = 1024;
-}
-
-USCOPE_API uint32_t uscope_convert_format_of(const char *path) {
-  if (!path) return USCOPE_CONVERT_AUTO;
-  const std::string p(path);
-  if (ends_with(p, ".jsonl") || ends_with(p, ".jsonl.gz") || ends_with(p, ".json.gz") || ends_with(p, ".json"))
-    return USCOPE_CONVERT_JSONL;
-  if (ends_with(p, ".uscope")) return USCOPE_CONVERT_USCOPE;
-  if (ends_with(p, ".pccx")) return USCOPE_CONVERT_PCCX;
-  return USCOPE_CONVERT_AUTO;
-}
-
 USCOPE_API uscope_status_t uscope_convert(const char *in, uint32_t in_format, const char *out, uint32_t out_format,
                                           const uscope_convert_options_t *opts, uscope_convert_stats_t *stats) {
   return uscope::guard([&]() -> uscope_status_t {
@@ -666,7 +639,5 @@ USCOPE_API uscope_status_t uscope_convert_npu_report(const char *in, uint32_t in
     return report(in, in_format ? in_format : uscope_convert_format_of(in), o, json != 0, out, stats);
   });
 }
-
-USCOPE_API void uscope_convert_free(void *p) { std::free(p); }
 
 }  // extern "C"

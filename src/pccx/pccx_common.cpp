@@ -5,8 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <simdjson.h>
-
 namespace uscope::pccx {
 
 const char *const kTypeNames[PCCX_EVENT_TYPE_COUNT] = {
@@ -17,8 +15,6 @@ uint32_t type_id_of(const char *s, size_t n) noexcept {
     if (std::strlen(kTypeNames[i]) == n && std::memcmp(kTypeNames[i], s, n) == 0) return i;
   return PCCX_EVENT_TYPE_COUNT;
 }
-
-bool valid_utf8(const char *s, size_t n) noexcept { return simdjson::validate_utf8(s, n); }
 
 void json_quote(std::string &out, const char *s) {
   out += '"';

@@ -35,28 +35,12 @@ using uscope::test::jstr;
 using uscope::test::ju64;
 using uscope::test::kCorpusDir;
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out, err;
-};
-
 // `uscope ARGS` with stdout and stderr kept apart: the output must stay
 // valid JSON whatever the warnings say.
+using CliResult = uscope::test::CliSplit;
 CliResult uscope(const std::string &args) {
   uscope::test::TempDir dir("tolerant_cli");
-  const std::string err_path = dir.file("stderr.txt");
-  const std::string cmd = std::string(USCOPE_CLI) + " " + args + " 2>" + err_path;
-  CliResult r;
-  FILE *p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int st = pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream e(err_path);
-  r.err.assign(std::istreambuf_iterator<char>(e), std::istreambuf_iterator<char>());
-  return r;
+  return uscope::test::run_cli_split(args, dir.path());
 }
 
 const std::string k21 = kCorpusDir + "21_konata2uscope_overflow.uscope";

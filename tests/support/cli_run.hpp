@@ -18,9 +18,9 @@ struct CliRun {
   std::string out;  // stdout, plus stderr when merged
 };
 
-// Runs `uscope <args>`; stderr is merged into out when asked, else dropped.
-inline CliRun run_cli(const std::string &args, bool merge_stderr) {
-  const std::string cmd = std::string(USCOPE_CLI) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+// Runs `uscope <args> <redirect>` (a shell redirection of stderr).
+inline CliRun run_cli_redirected(const std::string &args, const std::string &redirect) {
+  const std::string cmd = std::string(USCOPE_CLI) + " " + args + " " + redirect;
   CliRun r{-1, {}};
   FILE *p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -30,6 +30,31 @@ inline CliRun run_cli(const std::string &args, bool merge_stderr) {
   const int st = pclose(p);
   r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
+}
+
+// Runs `uscope <args>`; stderr is merged into out when asked, else dropped.
+inline CliRun run_cli(const std::string &args, bool merge_stderr) {
+  return run_cli_redirected(args, merge_stderr ? "2>&1" : "2>/dev/null");
+}
+
+// `uscope <args>` with stdout and stderr kept apart (stderr through a file
+// of err_dir): output that must stay valid JSON whatever the warnings say.
+struct CliSplit {
+  int exit_code = -1;
+  std::string out, err;
+};
+inline CliSplit run_cli_split(const std::string &args, const std::string &err_dir) {
+  const std::string path = err_dir + "/uscope_stderr.txt";
+  const CliRun r = run_cli_redirected(args, "2>" + path);
+  CliSplit s{r.exit_code, r.out, {}};
+  if (FILE *f = std::fopen(path.c_str(), "rb")) {
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.err.append(buf, n);
+    std::fclose(f);
+  }
+  std::remove(path.c_str());
+  return s;
 }
 
 // Runs `uscope <args>` with its stderr on a pseudo-terminal (stdout to

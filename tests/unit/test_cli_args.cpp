@@ -23,27 +23,10 @@ using uscope::test::kCorpusDir;
 using uscope::test::TempDir;
 
 // uscope <args>, with stdout and stderr kept apart.
-struct Split {
-  int exit_code = -1;
-  std::string out, err;
-};
+using Split = uscope::test::CliSplit;
 Split run(const std::string &args) {
   TempDir d("cli_args");
-  const std::string err = d.file("stderr");
-  Split s;
-  const std::string cmd = std::string(USCOPE_CLI) + " " + args + " 2>" + err;
-  FILE *p = popen(cmd.c_str(), "r");
-  if (!p) return s;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) s.out.append(buf, n);
-  const int st = pclose(p);
-  s.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream f(err);
-  std::stringstream b;
-  b << f.rdbuf();
-  s.err = b.str();
-  return s;
+  return uscope::test::run_cli_split(args, d.path());
 }
 
 const std::string kTiny = kCorpusDir + "01_tiny.uscope";  // frames at 0, 1000, 2000 ps; clock 0: 1000 ps
