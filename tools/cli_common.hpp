@@ -1,8 +1,12 @@
-// Shared by the uscope subcommands: errors, the JSON writer, and a reader
-// handle with throwing accessors. Built only on the public C API.
+// Shared by the uscope commands: errors, number options, the JSON writer, a
+// reader handle with throwing accessors, field values as text and JSON, the
+// tolerant-reading warnings and --strict, the JSONL ingest's options. Built
+// only on the public C API; the definitions that are not inline are in
+// cli_common.cpp.
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <uscope/convert.h>
 #include <uscope/uscope.h>
 
 #include <algorithm>
@@ -234,6 +238,17 @@ inline uint64_t payload_field(const uint8_t *p, const uscope_field_info_t &f) {
   return v;
 }
 
+// A field value as JSON: signed types sign-extended.
+void json_value(Json &j, const Trace &t, const uscope_field_info_t &f, uint64_t raw);
+// A field value as text: signed types in decimal, 32- and 64-bit unsigned in
+// hex, enums followed by their value's name in parentheses.
+std::string text_value(const Trace &t, const uscope_field_info_t &f, uint64_t raw);
+// One event as a JSON object {"time_ps", "type", "fields": {...}} (events, dump).
+void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8_t *payload);
+
+// The trace's last time: that of its last frame (the header's total is 0
+// while a file is live, COMPAT 11).
+inline uint64_t trace_end(const Trace &t) { return t.info().last_time_ps; }
 
 // Where a defect was first met, for messages: "segment 50 at offset 123456,
 // 25000 ps" or "the file at offset 9000".
@@ -253,24 +268,22 @@ uint64_t cycle_period(const Trace &t, uint64_t clock_period_ps);
 // skipped. Throws Failure naming the file.
 void strict_check(const Trace &t, const std::string &path);
 
-// Subcommands defined in their own files.
-void cmd_summary(const Trace &t, bool json);
-// For an error of `uscope summary` on a file that is not a µScope trace (by
-// its magic): which files summary reads, and what reads this one. "" else.
-std::string summary_hint(const std::string &path);
-// cmd_pccx_info.cpp: `uscope info` on a pccx-lab .pccx file (detected by magic).
-bool is_pccx_file(const std::string &path);
 // The first 4 bytes of a regular file, or "" (not a regular file, shorter, or
 // unreadable); opened non-blocking, so a FIFO never makes it wait.
 std::string file_magic(const std::string &path);
+// cmd_pccx_info.cpp: `uscope info` on a pccx-lab .pccx file (detected by magic).
+bool is_pccx_file(const std::string &path);
 void cmd_pccx_info(const std::string &path, bool json);
-// cmd_check.cpp: `uscope check FILE [--json] [--strict] [--no-progress]`.
-struct CheckCmd {
-  CLI::App *app = nullptr;
-  std::string file;
-  bool json = false, strict = false, no_progress = false;
-  int run() const;  // exit status: 0 no defect, 1 defects (readable), 2 not readable
+
+// The JSONL ingest of convert and npu-report: its options on a subcommand
+// (initialising *o), and the printer of the library's on_issue callback
+// (user: an IssuePrinter): malformed lines with their numbers, the first 50
+// of them; a line 0 is about the input as a whole, a warning.
+struct IssuePrinter {
+  const char *file;
+  uint64_t printed = 0;
 };
-std::unique_ptr<CheckCmd> add_check(CLI::App &app);
+void add_ingest_options(CLI::App *sub, uscope_convert_options_t *o);
+void print_issue(void *user, uint64_t line, const char *reason);
 
 }  // namespace uscope_cli

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "cli_common.hpp"
+#include "cli_command.hpp"
 
 namespace uscope_cli {
 
@@ -62,42 +62,23 @@ std::vector<std::string> notes(const Trace &t, const uscope_file_info_t &i) {
   return n;
 }
 
-}  // namespace
+class Check final : public Command {
+ public:
+  Check() : Command("check", "validate a trace: every structure and item; exit 0 clean, 1 defects, 2 unreadable") {}
+  int run() override;  // opens the file itself: readable or not is its answer
 
-std::string defect_place(const uscope_defect_t &d) {
-  char b[128];
-  if (d.segment == UINT32_MAX)
-    std::snprintf(b, sizeof b, "the file at offset %" PRIu64, d.offset);
-  else
-    std::snprintf(b, sizeof b, "segment %u at offset %" PRIu64 ", %" PRIu64 " ps", d.segment, d.offset, d.time_ps);
-  return b;
-}
+ private:
+  void add_options(CLI::App &sub) override {
+    sub.add_option("file", file, "trace file (.uscope)")->required();
+    sub.add_flag("--json", json, "JSON report");
+    sub.add_flag("--strict", strict, "stop at the first defect (exit 1)");
+    sub.add_flag("--no-progress", no_progress, "no progress bar (shown only when stderr is a terminal)");
+  }
+  std::string file;
+  bool json = false, strict = false, no_progress = false;
+};
 
-void warn_defects(const Trace &t, const std::string &path) {
-  for (const auto &d : t.defects())
-    std::fprintf(stderr, "uscope: warning: %s: %s x%" PRIu64 ": %s (first: %s)\n", path.c_str(),
-                 uscope_defect_name(d.kind), d.count, uscope_defect_description(d.kind), defect_place(d).c_str());
-}
-
-uint64_t cycle_period(const Trace &t, uint64_t clock_period_ps) {
-  const auto defects = t.defects();
-  const bool off = std::any_of(defects.begin(), defects.end(),
-                               [](const uscope_defect_t &d) { return d.kind == USCOPE_DEFECT_OFF_CLOCK_GRID; });
-  const uint64_t grid = t.info().time_grid_ps;
-  if (!off || !grid || !clock_period_ps || grid == clock_period_ps) return clock_period_ps;
-  static bool warned = false;
-  if (!warned)
-    std::fprintf(stderr, "uscope: warning: timestamps follow a %" PRIu64 " ps step, not the clock's %" PRIu64
-                 " ps (COMPAT 29): cycles are counted in %" PRIu64 " ps steps\n", grid, clock_period_ps, grid);
-  warned = true;
-  return grid;
-}
-
-void strict_check(const Trace &t, const std::string &path) {
-  check(uscope_reader_check(t.r(), nullptr, nullptr), (path + ": --strict").c_str());
-}
-
-int CheckCmd::run() const {
+int Check::run() {
   Json j;
   auto unreadable = [&](const std::string &why) {
     if (json) {
@@ -192,15 +173,8 @@ int CheckCmd::run() const {
   return defects.empty() ? 0 : 1;
 }
 
-std::unique_ptr<CheckCmd> add_check(CLI::App &app) {
-  auto p = std::make_unique<CheckCmd>();
-  CheckCmd &c = *p;
-  c.app = app.add_subcommand("check", "validate a trace: every structure and item; exit 0 clean, 1 defects, 2 unreadable");
-  c.app->add_option("file", c.file, "trace file (.uscope)")->required();
-  c.app->add_flag("--json", c.json, "JSON report");
-  c.app->add_flag("--strict", c.strict, "stop at the first defect (exit 1)");
-  c.app->add_flag("--no-progress", c.no_progress, "no progress bar (shown only when stderr is a terminal)");
-  return p;
-}
+}  // namespace
+
+std::unique_ptr<Command> check_command() { return std::make_unique<Check>(); }
 
 }  // namespace uscope_cli

@@ -6,22 +6,33 @@
 // reported as unavailable (docs/convert.md).
 #include <cinttypes>
 #include <cstdio>
+#include <memory>
+#include <string>
 
-#include "cmd_convert.hpp"
+#include "cli_command.hpp"
 
 namespace uscope_cli {
 
-std::unique_ptr<NpuReportCmd> add_npu_report(CLI::App &app) {
-  auto c = std::make_unique<NpuReportCmd>();
-  c->app = app.add_subcommand("npu-report", "NPU metrics (JSONL spec §7) of a .jsonl[.gz], .uscope or .pccx file");
-  c->app->add_option("file", c->in, "trace file")->required();
-  c->app->add_flag("--json", c->json, "JSON output");
-  c->app->add_flag("--strict", c->strict, "JSONL: stop at the first malformed line");
-  add_ingest_options(c->app, &c->opts);
-  return c;
-}
+namespace {
 
-int NpuReportCmd::run() {
+class NpuReport final : public Command {
+ public:
+  NpuReport() : Command("npu-report", "NPU metrics (JSONL spec §7) of a .jsonl[.gz], .uscope or .pccx file") {}
+  int run() override;  // opens its own file (JSONL, .uscope or .pccx)
+
+ private:
+  void add_options(CLI::App &sub) override {
+    sub.add_option("file", in, "trace file")->required();
+    sub.add_flag("--json", json, "JSON output");
+    sub.add_flag("--strict", strict, "JSONL: stop at the first malformed line");
+    add_ingest_options(&sub, &opts);
+  }
+  std::string in;
+  bool json = false, strict = false;
+  uscope_convert_options_t opts{};
+};
+
+int NpuReport::run() {
   // The kind comes from the name; say which names are read rather than the
   // library's terse "unknown format".
   if (uscope_convert_format_of(in.c_str()) == USCOPE_CONVERT_AUTO) {
@@ -52,5 +63,9 @@ int NpuReportCmd::run() {
                  st.skipped, st.first_issue_line);
   return 0;
 }
+
+}  // namespace
+
+std::unique_ptr<Command> npu_report_command() { return std::make_unique<NpuReport>(); }
 
 }  // namespace uscope_cli

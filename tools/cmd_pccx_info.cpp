@@ -1,10 +1,8 @@
-// `uscope info FILE [--json]` for pccx-lab .pccx files: container version, the
-// JSON header's fields, the payload encoding, events per type, total cycles
-// and the checksum status. Built on the public pccx C API only.
-#include <fcntl.h>
+// `uscope info FILE [--json]` for pccx-lab .pccx files, the info command's
+// other half (cmd_info.cpp calls it on a file with the PCCX magic): container
+// version, the JSON header's fields, the payload encoding, events per type,
+// total cycles and the checksum status. Built on the public pccx C API only.
 #include <pccx/pccx.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -14,19 +12,6 @@
 #include "cli_common.hpp"
 
 namespace uscope_cli {
-
-std::string file_magic(const std::string &path) {
-  // Non-blocking, and regular files only: reading a FIFO's first bytes would
-  // wait forever. Anything else goes to the reader, whose error names what
-  // the path is.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return "";
-  struct stat st {};
-  char m[4] = {};
-  const bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::pread(fd, m, 4, 0) == 4;
-  ::close(fd);
-  return ok ? std::string(m, 4) : "";
-}
 
 bool is_pccx_file(const std::string &path) { return file_magic(path) == "PCCX"; }
 

@@ -23,10 +23,11 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "cli_common.hpp"
+#include "cli_command.hpp"
 
 namespace uscope_cli {
 namespace {
@@ -224,8 +225,8 @@ std::string in_cycles(uint64_t ps, uint32_t period, const char *clock) {
   return grouped(whole) + b;
 }
 
-}  // namespace
-
+// For an error on a file that is not a µScope trace (by its magic): which
+// files summary reads, and what reads this one. "" else.
 std::string summary_hint(const std::string &path) {
   const std::string m = file_magic(path);  // never waits on a FIFO (it hung here)
   if (m.empty() || m == "uSCP") return "";  // unreadable or a trace: the reader said why
@@ -541,5 +542,21 @@ void cmd_summary(const Trace &t, bool json) {
                 ctr(n.bytes_rx, n.rx, "bytes_rx").c_str());
   }
 }
+
+class Summary final : public TraceCommand {
+ public:
+  Summary()
+      : TraceCommand("summary", "per-scope figures of cpu, npu and noc protocol scopes", "trace file (.uscope)") {}
+
+ private:
+  void add_trace_options(CLI::App &sub) override { sub.add_flag("--json", json_, "JSON output"); }
+  void read(const Trace &t) override { cmd_summary(t, json_); }
+  std::string error_hint() const override { return summary_hint(file()); }
+  bool json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> summary_command() { return std::make_unique<Summary>(); }
 
 }  // namespace uscope_cli
