@@ -51,19 +51,31 @@ void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8
 
 // ── tolerant reading and --strict ──
 
-std::string defect_place(const uscope_defect_t &d) {
-  char b[128];
+std::string defect_place(const Trace &t, const uscope_defect_t &d) {
+  char b[160];
   if (d.segment == UINT32_MAX)
     std::snprintf(b, sizeof b, "the file at offset %" PRIu64, d.offset);
   else
     std::snprintf(b, sizeof b, "segment %u at offset %" PRIu64 ", %" PRIu64 " ps", d.segment, d.offset, d.time_ps);
-  return b;
+  std::string s = b;
+  // What the item names, where the kind says which it is (an op's storage,
+  // an event's type); an id the schema does not have is given as a number.
+  const auto c = t.counts();
+  if (d.kind == USCOPE_DEFECT_SLOT_OUT_OF_RANGE || d.kind == USCOPE_DEFECT_FIELD_OUT_OF_RANGE ||
+      d.kind == USCOPE_DEFECT_UNKNOWN_STORAGE) {
+    if (d.subject < c.storages) s += std::string(", storage '") + t.storage(static_cast<uint16_t>(d.subject)).name + "'";
+    else if (d.subject != UINT32_MAX) s += ", storage id " + std::to_string(d.subject);
+  } else if (d.kind == USCOPE_DEFECT_UNKNOWN_EVENT_TYPE || d.kind == USCOPE_DEFECT_EVENT_PAYLOAD_SIZE) {
+    if (d.subject < c.event_types) s += std::string(", event '") + t.event_type(static_cast<uint16_t>(d.subject)).name + "'";
+    else if (d.subject != UINT32_MAX) s += ", event type id " + std::to_string(d.subject);
+  }
+  return s;
 }
 
 void warn_defects(const Trace &t, const std::string &path) {
   for (const auto &d : t.defects())
     std::fprintf(stderr, "uscope: warning: %s: %s x%" PRIu64 ": %s (first: %s)\n", path.c_str(),
-                 uscope_defect_name(d.kind), d.count, uscope_defect_description(d.kind), defect_place(d).c_str());
+                 uscope_defect_name(d.kind), d.count, uscope_defect_description(d.kind), defect_place(t, d).c_str());
 }
 
 uint64_t cycle_period(const Trace &t, uint64_t clock_period_ps) {

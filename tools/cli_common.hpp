@@ -251,8 +251,9 @@ void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8
 inline uint64_t trace_end(const Trace &t) { return t.info().last_time_ps; }
 
 // Where a defect was first met, for messages: "segment 50 at offset 123456,
-// 25000 ps" or "the file at offset 9000".
-std::string defect_place(const uscope_defect_t &d);
+// 25000 ps", with what the item names where the kind tells ("segment 0 at
+// offset 864, 10000 ps, storage 'entities'"), or "the file at offset 9000".
+std::string defect_place(const Trace &t, const uscope_defect_t &d);
 // One warning line on stderr per kind of defect the reader skipped
 // ("uscope: warning: FILE: 1405 ops on slots past their storage's size
 // were ignored (slot_out_of_range; first: segment 0 ...)"). Output on stdout

@@ -160,11 +160,11 @@ int Check::run() {
     j.end();
   } else {
     for (const auto &d : defects)
-      std::printf("%s: %" PRIu64 " (first: %s): %s\n", uscope_defect_name(d.kind), d.count, defect_place(d).c_str(),
+      std::printf("%s: %" PRIu64 " (first: %s): %s\n", uscope_defect_name(d.kind), d.count, defect_place(t, d).c_str(),
                   uscope_defect_description(d.kind));
     for (const auto &s2 : n) std::printf("note: %s\n", s2.c_str());
-    std::printf("%s: %s, %u segments, %s\n", file.c_str(), info.complete ? "finalized" : "not finalized",
-                info.num_segments,
+    std::printf("%s: %s, %u %s, %s\n", file.c_str(), info.complete ? "finalized" : "not finalized",
+                info.num_segments, info.num_segments == 1 ? "segment" : "segments",
                 defects.empty() ? "no defect"
                                 : (std::to_string(defects.size()) + (defects.size() == 1 ? " kind" : " kinds") +
                                    " of defect, readable")

@@ -687,6 +687,10 @@ typedef struct uscope_defect_s {
   uint64_t offset;     /* file offset of that segment (items lie inside compressed blocks),
                           or of the structure at fault */
   uint64_t time_ps;    /* time of the first one (0 where it has none) */
+  uint32_t subject;    /* what the first one names: the storage id of an op (slot, field,
+                          value kinds), the event type id of an event (unknown type, payload
+                          size, value kinds); UINT32_MAX for none */
+  uint32_t reserved;   /* 0 */
 } uscope_defect_t;
 
 /**

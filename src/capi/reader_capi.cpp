@@ -106,7 +106,7 @@ USCOPE_API uscope_status_t uscope_reader_defects(const uscope_reader_t *r, uscop
     for (size_t i = 0; i < entries.size() && i < capacity; ++i) {
       const auto &e = entries[i];
       out[i] = uscope_defect_t{static_cast<uint32_t>(e.kind), e.first.segment, e.count, e.first.offset,
-                               e.first.time_ps};
+                               e.first.time_ps, e.first.subject, 0};
     }
     *count = static_cast<uint32_t>(entries.size());
     return USCOPE_OK;

@@ -9,7 +9,9 @@ namespace {
 // returns for the same mistake, so that a strict read of a file and the
 // call that should have refused it agree.
 constexpr DefectKindInfo kKinds[] = {
-    {"slot_out_of_range", USCOPE_ERR_UNKNOWN_SLOT, "ops on slots past their storage's size were ignored"},
+    {"slot_out_of_range", USCOPE_ERR_UNKNOWN_SLOT,
+     "ops on slots past their storage's size were ignored (the reference's konata2uscope and gen-uscope "
+     "write them, COMPAT 27)"},
     {"unknown_storage", USCOPE_ERR_UNKNOWN_STORAGE, "ops on storages the schema does not have were ignored"},
     {"field_out_of_range", USCOPE_ERR_UNKNOWN_FIELD,
      "ops on fields or properties past their storage's were ignored"},

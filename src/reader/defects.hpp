@@ -56,6 +56,9 @@ struct DefectPlace {
   uint32_t segment = UINT32_MAX;
   uint64_t offset = 0;
   uint64_t time_ps = 0;
+  // What the item names (uscope_defect_t.subject): the storage of an op,
+  // the event type of an event; UINT32_MAX for none.
+  uint32_t subject = UINT32_MAX;
 };
 
 // Counts by kind, with the first place of each, for one decoding pass.

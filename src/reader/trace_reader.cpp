@@ -441,21 +441,21 @@ void TraceReader::bad_op(Pass &p, const DeltaOp &o, uint64_t t) const {
     if (strict_) msg = format_message("field %u of storage %u at %llu ps is not in the schema", o.field, o.storage_id, tt);
   }
   if (strict_) throw Error(code, msg);
-  p.tally.add(k, p.at(t));
+  p.tally.add(k, p.at(t, o.storage_id));
 }
 
 bool TraceReader::bad_event(Pass &p, uint16_t id, uint32_t n, uint64_t t) const {
   const unsigned long long tt = t;
   if (id >= event_sizes_.size()) {
     if (strict_) fail(USCOPE_ERR_UNKNOWN_EVENT, "event of unknown type %u at %llu ps", id, tt);
-    p.tally.add(Defect::UnknownEventType, p.at(t), 1, true);
+    p.tally.add(Defect::UnknownEventType, p.at(t, id), 1, true);
     return true;
   }
   if (n != event_sizes_[id]) {
     if (strict_)
       fail(USCOPE_ERR_PAYLOAD_SIZE, "event %u at %llu ps has a %u-byte payload; the schema says %u", id, tt, n,
            event_sizes_[id]);
-    p.tally.add(Defect::EventPayloadSize, p.at(t), 1, true);
+    p.tally.add(Defect::EventPayloadSize, p.at(t, id), 1, true);
     return true;
   }
   return false;
@@ -484,7 +484,7 @@ void TraceReader::check_value(Pass &p, const DeltaOp &o, uint64_t t) const {
     fail(USCOPE_ERR_VALUE_RANGE, "%s %u of storage %u at %llu ps: %s %llu is not %s", prop ? "property" : "field",
          o.field, o.storage_id, (unsigned long long)t, is_enum ? "enum value" : "string reference",
          (unsigned long long)o.value, is_enum ? "a value of its enum" : "in the string table");
-  p.tally.add(is_enum ? Defect::EnumOutOfRange : Defect::StringRefOutOfRange, p.at(t));
+  p.tally.add(is_enum ? Defect::EnumOutOfRange : Defect::StringRefOutOfRange, p.at(t, o.storage_id));
 }
 
 void TraceReader::check_event_values(Pass &p, uint16_t id, const uint8_t *payload, uint64_t t) const {
@@ -496,7 +496,7 @@ void TraceReader::check_event_values(Pass &p, uint16_t id, const uint8_t *payloa
       fail(USCOPE_ERR_VALUE_RANGE, "event %u at %llu ps: %s %llu is not %s", id, (unsigned long long)t,
            is_enum ? "enum value" : "string reference", (unsigned long long)v,
            is_enum ? "a value of its enum" : "in the string table");
-    p.tally.add(is_enum ? Defect::EnumOutOfRange : Defect::StringRefOutOfRange, p.at(t), 1, true);
+    p.tally.add(is_enum ? Defect::EnumOutOfRange : Defect::StringRefOutOfRange, p.at(t, id), 1, true);
   }
 }
 

@@ -173,7 +173,7 @@ class TraceReader {
     uint32_t segment;  // SegmentInfo::file_index, as defects name segments
     uint64_t offset;
     size_t index;      // in segments_
-    DefectPlace at(uint64_t t) const { return {segment, offset, t}; }
+    DefectPlace at(uint64_t t, uint32_t subject = UINT32_MAX) const { return {segment, offset, t, subject}; }
   };
   // A field of an event payload whose value names a string or enum value.
   struct ValueCheck {

@@ -57,6 +57,9 @@ TEST(TolerantReading, Konata2uscopeOverflowRetires282) {
   EXPECT_EQ(ju64((*cpu.begin())["instructions_squashed"]), 18u);
   // One warning line per kind, naming what was skipped and how often.
   EXPECT_NE(r.err.find("slot_out_of_range x1405"), std::string::npos) << r.err;
+  // The first one's place names the storage it addressed.
+  EXPECT_NE(r.err.find("(first: segment 0 at offset 864, 10000 ps, storage 'entities')"), std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("end_of_segment_checkpoints"), std::string::npos) << r.err;
   // --strict fails before printing a result.
   const CliResult s = uscope("summary --json --strict " + k21);

@@ -605,6 +605,7 @@ TEST(ReaderDefects, SlotOutOfRange) {
   EXPECT_EQ(all_events(r.get()), all_events(ref.get())) << "events are not touched";
   // Read three times over: counted once.
   expect_only_defect(r.get(), USCOPE_DEFECT_SLOT_OUT_OF_RANGE, 1, kTargetSeg, seg_offset(r.get(), kTargetSeg), t);
+  EXPECT_EQ(defects_of(r.get())[0].subject, kRob) << "the storage the op addressed";
   EXPECT_EQ(uscope_reader_check(r.get(), nullptr, nullptr), USCOPE_OK) << uscope_last_error();
   expect_only_defect(r.get(), USCOPE_DEFECT_SLOT_OUT_OF_RANGE, 1, kTargetSeg, seg_offset(r.get(), kTargetSeg), t);
 
