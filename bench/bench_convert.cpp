@@ -184,7 +184,7 @@ void BM_JsonlToPccx(benchmark::State &state) {
   run(state, [] {
     uscope_convert_stats_t st{};
     st.struct_size = sizeof st;
-    const uscope_status_t s = uscope_jsonl_to_pccx(g_jsonl.c_str(), (g_dir + "/out.pccx").c_str(), nullptr, &st);
+    const uscope_status_t s = uscope_jsonl_to_pccx(&st, g_jsonl.c_str(), (g_dir + "/out.pccx").c_str(), nullptr);
     return s == USCOPE_OK && st.skipped == 0 ? 0 : 1;
   });
 }
@@ -192,7 +192,7 @@ void BM_JsonlToUscope(benchmark::State &state) {
   run(state, [] {
     uscope_convert_stats_t st{};
     st.struct_size = sizeof st;
-    const uscope_status_t s = uscope_jsonl_to_uscope(g_jsonl.c_str(), (g_dir + "/out.uscope").c_str(), nullptr, &st);
+    const uscope_status_t s = uscope_jsonl_to_uscope(&st, g_jsonl.c_str(), (g_dir + "/out.uscope").c_str(), nullptr);
     if (s != USCOPE_OK || st.skipped) std::fprintf(stderr, "jsonl->uscope: %d %s\n", s, uscope_last_error());
     return s == USCOPE_OK && st.skipped == 0 ? 0 : 1;
   });
@@ -200,7 +200,7 @@ void BM_JsonlToUscope(benchmark::State &state) {
 void BM_NpuReport(benchmark::State &state) {
   run(state, [] {
     char *text = nullptr;
-    const uscope_status_t s = uscope_convert_npu_report(g_jsonl.c_str(), 0, nullptr, 1, &text, nullptr);
+    const uscope_status_t s = uscope_convert_npu_report(&text, nullptr, g_jsonl.c_str(), 0, nullptr, 1);
     uscope_convert_free(text);
     return s == USCOPE_OK ? 0 : 1;
   });

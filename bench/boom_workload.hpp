@@ -96,25 +96,25 @@ inline uscope_schema_t *build_schema(Ids &ids) {
   CHECK_OK(uscope_schema_new(&s));
   uint8_t clk = 0, stage_enum = 0;
   uint16_t root = 0, core = 0;
-  CHECK_OK(uscope_schema_add_clock(s, "core_clk", static_cast<uint32_t>(kPeriodPs), &clk));
-  CHECK_OK(uscope_schema_add_scope(s, "root", USCOPE_NO_PARENT, nullptr, clk, &root));
-  CHECK_OK(uscope_schema_add_scope(s, "core0", root, "cpu", USCOPE_CLOCK_INHERIT, &core));
-  CHECK_OK(uscope_schema_add_enum(s, "pipeline_stage", kStages, kNumStages, &stage_enum));
+  CHECK_OK(uscope_schema_add_clock(s, &clk, "core_clk", static_cast<uint32_t>(kPeriodPs)));
+  CHECK_OK(uscope_schema_add_scope(s, &root, "root", USCOPE_NO_PARENT, nullptr, clk));
+  CHECK_OK(uscope_schema_add_scope(s, &core, "core0", root, "cpu", USCOPE_CLOCK_INHERIT));
+  CHECK_OK(uscope_schema_add_enum(s, &stage_enum, "pipeline_stage", kStages, kNumStages));
   const uscope_field_t entity_fields[] = {
       {"entity_id", USCOPE_FT_U32, 0, 0, 0},
       {"pc", USCOPE_FT_U64, 0, 0, 0},
       {"inst_bits", USCOPE_FT_U32, 0, 0, 0},
   };
-  CHECK_OK(uscope_schema_add_storage(s, "entities", core, kSlots, USCOPE_SF_SPARSE, entity_fields,
-                                     3, nullptr, 0, &ids.entities));
+  CHECK_OK(uscope_schema_add_storage(s, &ids.entities, "entities", core, kSlots, USCOPE_SF_SPARSE,
+                                     entity_fields, 3, nullptr, 0));
   const uscope_field_t counter_fields[] = {{"count", USCOPE_FT_U64, 0, 0, 0}};
-  CHECK_OK(uscope_schema_add_storage(s, "committed", core, 1, 0, counter_fields, 1, nullptr, 0,
-                                     &ids.committed));
+  CHECK_OK(uscope_schema_add_storage(s, &ids.committed, "committed", core, 1, 0, counter_fields, 1, nullptr,
+                                     0));
   const uscope_field_t ev_fields[] = {
       {"entity_id", USCOPE_FT_U32, 0, 0, 0},
       {"stage", USCOPE_FT_ENUM, stage_enum, 0, 0},
   };
-  CHECK_OK(uscope_schema_add_event(s, "stage_transition", core, ev_fields, 2, &ids.stage_event));
+  CHECK_OK(uscope_schema_add_event(s, &ids.stage_event, "stage_transition", core, ev_fields, 2));
   return s;
 }
 

@@ -173,8 +173,8 @@ package uscope_pkg;
   import "DPI-C" function int uscope_prop_set(chandle w, shortint unsigned storage_id,
                                               shortint unsigned prop_index, longint unsigned value);
   import "DPI-C" function int uscope_writer_flush(chandle w);
-  import "DPI-C" function int uscope_string_insert(chandle w, string str,
-                                                   output int unsigned out_index);
+  import "DPI-C" function int uscope_string_insert(chandle w, output int unsigned out_index,
+                                                   input string str);
 
   // ── libuscope.so: protocol handles and per-cycle protocol calls ──
   // (include/uscope/protocols.h; enum arguments are byte unsigned indices).

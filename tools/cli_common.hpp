@@ -183,7 +183,7 @@ class Trace {
   std::vector<uscope_defect_t> defects() const {
     uscope_defect_t d[USCOPE_DEFECT_KIND_COUNT];
     uint32_t n = 0;
-    check(uscope_reader_defects(r_, d, USCOPE_DEFECT_KIND_COUNT, &n), "defects");
+    check(uscope_reader_defects(r_, d, &n, USCOPE_DEFECT_KIND_COUNT), "defects");
     return std::vector<uscope_defect_t>(d, d + std::min<uint32_t>(n, USCOPE_DEFECT_KIND_COUNT));
   }
   ~Trace() { uscope_reader_close(r_); }
@@ -205,27 +205,27 @@ class Trace {
   }
   uscope_storage_info_t storage(uint16_t id) const {
     uscope_storage_info_t s{};
-    check(uscope_reader_storage(r_, id, &s), "storage");
+    check(uscope_reader_storage(r_, &s, id), "storage");
     return s;
   }
   uscope_field_info_t field(uint16_t sid, uint16_t i, bool prop) const {
     uscope_field_info_t f{};
-    check(uscope_reader_storage_field(r_, sid, i, prop ? 1 : 0, &f), "field");
+    check(uscope_reader_storage_field(r_, &f, sid, i, prop ? 1 : 0), "field");
     return f;
   }
   uscope_event_type_info_t event_type(uint16_t id) const {
     uscope_event_type_info_t e{};
-    check(uscope_reader_event_type(r_, id, &e), "event type");
+    check(uscope_reader_event_type(r_, &e, id), "event type");
     return e;
   }
   uscope_field_info_t event_field(uint16_t id, uint16_t i) const {
     uscope_field_info_t f{};
-    check(uscope_reader_event_field(r_, id, i, &f), "event field");
+    check(uscope_reader_event_field(r_, &f, id, i), "event field");
     return f;
   }
   const char *enum_value(uint8_t enum_id, uint64_t v) const {
     const char *name = nullptr;
-    return uscope_reader_enum_value(r_, enum_id, static_cast<uint32_t>(v), &name) == USCOPE_OK ? name : nullptr;
+    return uscope_reader_enum_value(r_, &name, enum_id, static_cast<uint32_t>(v)) == USCOPE_OK ? name : nullptr;
   }
 
  private:

@@ -50,7 +50,7 @@ int Convert::run() {
   opts.user = &printer;
   uscope_convert_stats_t st{};
   st.struct_size = sizeof st;
-  const uscope_status_t s = uscope_convert(in.c_str(), USCOPE_CONVERT_AUTO, out.c_str(), USCOPE_CONVERT_AUTO, &opts, &st);
+  const uscope_status_t s = uscope_convert(&st, in.c_str(), USCOPE_CONVERT_AUTO, out.c_str(), USCOPE_CONVERT_AUTO, &opts);
   if (s != USCOPE_OK) {
     std::fprintf(stderr, "uscope: convert: %s: %s\n", uscope_status_str(s), uscope_last_error());
     if (st.skipped) std::fprintf(stderr, "uscope: convert: %" PRIu64 " malformed line(s)\n", st.skipped);

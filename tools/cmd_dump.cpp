@@ -21,7 +21,7 @@ void cmd_dump(const Trace &t) {
   j.begin_array();
   for (uint32_t k = 0; k < uscope_reader_string_count(t.r()); ++k) {
     const char *s = nullptr;
-    check(uscope_reader_string(t.r(), k, &s, nullptr), "string");
+    check(uscope_reader_string(t.r(), &s, nullptr, k), "string");
     j.str(s);
   }
   j.end_array();
@@ -29,7 +29,7 @@ void cmd_dump(const Trace &t) {
   j.begin_array();
   for (uint32_t k = 0; k < i.num_segments; ++k) {
     uscope_segment_info_t seg{};
-    check(uscope_reader_segment(t.r(), k, &seg), "segment");
+    check(uscope_reader_segment(t.r(), &seg, k), "segment");
     j.begin_object();
     j.field("time_start_ps", seg.time_start_ps);
     j.field("time_end_ps", seg.time_end_ps);
@@ -37,7 +37,7 @@ void cmd_dump(const Trace &t) {
     j.key("items");
     j.begin_array();
     uscope_item_iter_t *it = nullptr;
-    check(uscope_reader_segment_items(t.r(), k, &it), "segment items");
+    check(uscope_reader_segment_items(t.r(), &it, k), "segment items");
     struct Free {
       uscope_item_iter_t *i;
       ~Free() { uscope_item_iter_free(i); }

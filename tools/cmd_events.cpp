@@ -29,7 +29,7 @@ void cmd_events(const Trace &t, uint64_t from, uint64_t to, bool json) {
     return;
   }
   uscope_event_iter_t *it = nullptr;
-  check(uscope_reader_events_in_range(t.r(), from, to, &it), "events_in_range");
+  check(uscope_reader_events_in_range(t.r(), &it, from, to), "events_in_range");
   struct Free {
     uscope_event_iter_t *i;
     ~Free() { uscope_event_iter_free(i); }

@@ -20,7 +20,7 @@ void cmd_info(const Trace &t, bool json) {
   uint64_t raw = 0, compressed = 0;
   for (uint32_t s = 0; s < i.num_segments; ++s) {
     uscope_segment_info_t seg{};
-    check(uscope_reader_segment(t.r(), s, &seg), "segment");
+    check(uscope_reader_segment(t.r(), &seg, s), "segment");
     raw += seg.deltas_raw_size;
     compressed += seg.deltas_compressed_size;
   }
@@ -45,7 +45,7 @@ void cmd_info(const Trace &t, bool json) {
     j.begin_object();
     for (uint32_t d = 0; d < uscope_reader_dut_count(t.r()); ++d) {
       const char *k, *v;
-      check(uscope_reader_dut_property(t.r(), d, &k, &v), "dut");
+      check(uscope_reader_dut_property(t.r(), &k, &v, d), "dut");
       j.field(k, v);
     }
     j.end_object();
@@ -53,7 +53,7 @@ void cmd_info(const Trace &t, bool json) {
     j.begin_array();
     for (uint32_t k = 0; k < c.clocks; ++k) {
       uscope_clock_info_t ck{};
-      check(uscope_reader_clock(t.r(), k, &ck), "clock");
+      check(uscope_reader_clock(t.r(), &ck, k), "clock");
       j.begin_object();
       j.field("name", ck.name);
       j.field("period_ps", ck.period_ps);
@@ -64,7 +64,7 @@ void cmd_info(const Trace &t, bool json) {
     j.begin_array();
     for (uint32_t k = 0; k < c.scopes; ++k) {
       uscope_scope_info_t sc{};
-      check(uscope_reader_scope(t.r(), k, &sc), "scope");
+      check(uscope_reader_scope(t.r(), &sc, k), "scope");
       j.begin_object();
       j.field("name", sc.name);
       j.field("protocol", sc.protocol);
@@ -110,17 +110,17 @@ void cmd_info(const Trace &t, bool json) {
               raw, compressed, compressed ? static_cast<double>(raw) / static_cast<double>(compressed) : 1.0);
   for (uint32_t d = 0; d < uscope_reader_dut_count(t.r()); ++d) {
     const char *k, *v;
-    check(uscope_reader_dut_property(t.r(), d, &k, &v), "dut");
+    check(uscope_reader_dut_property(t.r(), &k, &v, d), "dut");
     std::printf("dut         %s = %s\n", k, v);
   }
   for (uint32_t k = 0; k < c.clocks; ++k) {
     uscope_clock_info_t ck{};
-    check(uscope_reader_clock(t.r(), k, &ck), "clock");
+    check(uscope_reader_clock(t.r(), &ck, k), "clock");
     std::printf("clock %-5u %s, %u ps\n", k, ck.name, ck.period_ps);
   }
   for (uint32_t k = 0; k < c.scopes; ++k) {
     uscope_scope_info_t sc{};
-    check(uscope_reader_scope(t.r(), k, &sc), "scope");
+    check(uscope_reader_scope(t.r(), &sc, k), "scope");
     std::printf("scope %-5u %s%s%s\n", k, sc.name, sc.protocol ? " protocol=" : "", sc.protocol ? sc.protocol : "");
   }
   for (uint32_t k = 0; k < c.storages; ++k) {

@@ -50,7 +50,7 @@ int NpuReport::run() {
   uscope_convert_stats_t st{};
   st.struct_size = sizeof st;
   char *text = nullptr;
-  const uscope_status_t s = uscope_convert_npu_report(in.c_str(), USCOPE_CONVERT_AUTO, &opts, json ? 1 : 0, &text, &st);
+  const uscope_status_t s = uscope_convert_npu_report(&text, &st, in.c_str(), USCOPE_CONVERT_AUTO, &opts, json ? 1 : 0);
   if (s != USCOPE_OK) {
     // The library's message names the file; keep it whole.
     std::fprintf(stderr, "uscope: npu-report: %s: %s\n", uscope_status_str(s), uscope_last_error());

@@ -37,7 +37,7 @@ void cmd_pccx_info(const std::string &path, bool json) {
   uint64_t max_end = 0;
   for (uint64_t i = 0; i < n; ++i) {
     pccx_event_t e{};
-    check(pccx_reader_event(r, i, &e), "event");
+    check(pccx_reader_event(r, &e, i), "event");
     ++by_type[{e.type_id, e.type_name}];
     const uint64_t end = e.start_cycle + e.duration < e.start_cycle ? UINT64_MAX : e.start_cycle + e.duration;
     if (end > max_end) max_end = end;

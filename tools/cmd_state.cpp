@@ -15,7 +15,7 @@ namespace {
 
 void cmd_state(const Trace &t, uint64_t time_ps, bool json) {
   uscope_state_t *st = nullptr;
-  check(uscope_reader_state_at(t.r(), time_ps, &st), "state_at");
+  check(uscope_reader_state_at(t.r(), &st, time_ps), "state_at");
   struct Free {
     uscope_state_t *s;
     ~Free() { uscope_state_free(s); }
@@ -33,7 +33,7 @@ void cmd_state(const Trace &t, uint64_t time_ps, bool json) {
   for (uint16_t sid = 0; sid < c.storages; ++sid) {
     const auto s = t.storage(sid);
     uint32_t occ = 0;
-    check(uscope_state_occupancy(st, sid, &occ), "occupancy");
+    check(uscope_state_occupancy(st, &occ, sid), "occupancy");
     if (json) {
       j.begin_object();
       j.field("name", s.name);
@@ -46,7 +46,7 @@ void cmd_state(const Trace &t, uint64_t time_ps, bool json) {
     for (uint16_t p = 0; p < s.num_properties; ++p) {
       const auto f = t.field(sid, p, true);
       uint64_t v = 0;
-      check(uscope_state_property(st, sid, p, &v), "property");
+      check(uscope_state_property(st, &v, sid, p), "property");
       if (json) {
         j.key(f.name);
         json_value(j, t, f, v);
@@ -61,7 +61,7 @@ void cmd_state(const Trace &t, uint64_t time_ps, bool json) {
     }
     for (uint16_t slot = 0; slot < s.num_slots; ++slot) {
       int valid = 0;
-      check(uscope_state_slot_valid(st, sid, slot, &valid), "slot");
+      check(uscope_state_slot_valid(st, &valid, sid, slot), "slot");
       if (!valid) continue;
       if (json) {
         j.begin_object();
@@ -72,7 +72,7 @@ void cmd_state(const Trace &t, uint64_t time_ps, bool json) {
       for (uint16_t fi = 0; fi < s.num_fields; ++fi) {
         const auto f = t.field(sid, fi, false);
         uint64_t v = 0;
-        check(uscope_state_slot_field(st, sid, slot, fi, &v), "field");
+        check(uscope_state_slot_field(st, &v, sid, slot, fi), "field");
         if (json) {
           j.key(f.name);
           json_value(j, t, f, v);
@@ -104,7 +104,7 @@ uint64_t state_time(const Trace &t, bool by_cycle, uint64_t time_ps, uint64_t cy
   bool past = false;
   if (by_cycle) {
     uscope_clock_info_t ck{};
-    check(uscope_reader_clock(t.r(), 0, &ck), "clock 0");
+    check(uscope_reader_clock(t.r(), &ck, 0), "clock 0");
     if (ck.period_ps == 0) throw Failure("state --cycle: clock 0 has no period; use --time");
     const uint64_t period = cycle_period(t, ck.period_ps);
     asked = "--cycle " + std::to_string(cycle) + " (clock 0, " + std::to_string(period) + " ps)";

@@ -60,7 +60,7 @@ struct Schema {
   }
   uint16_t storage_field(uint16_t sid, const char *name) const {
     uint16_t f = 0;
-    return sid != kNone && uscope_reader_find_field(t.r(), sid, name, 0, &f) == USCOPE_OK ? f : kNone;
+    return sid != kNone && uscope_reader_find_field(t.r(), &f, sid, name, 0) == USCOPE_OK ? f : kNone;
   }
   uint16_t event(uint16_t scope, const char *name) const {
     for (uint32_t i = 0; i < n.event_types; ++i) {
@@ -85,10 +85,10 @@ struct Schema {
   uscope_clock_info_t clock(uint16_t scope) const {
     for (int depth = 0; scope != USCOPE_NO_PARENT && depth < 65536; ++depth) {
       uscope_scope_info_t s{};
-      check(uscope_reader_scope(t.r(), scope, &s), "scope");
+      check(uscope_reader_scope(t.r(), &s, scope), "scope");
       if (s.clock_id != USCOPE_CLOCK_INHERIT) {
         uscope_clock_info_t c{};
-        check(uscope_reader_clock(t.r(), s.clock_id, &c), "clock");
+        check(uscope_reader_clock(t.r(), &c, s.clock_id), "clock");
         return c;
       }
       scope = s.parent_id;
@@ -101,16 +101,16 @@ struct Schema {
 uint64_t counter_value(const Trace &t, const uscope_state_t *st, uint16_t sid) {
   if (sid == kNone || !st) return 0;
   uint16_t f = 0;
-  if (uscope_reader_find_field(t.r(), sid, "count", 0, &f) != USCOPE_OK) f = 0;
+  if (uscope_reader_find_field(t.r(), &f, sid, "count", 0) != USCOPE_OK) f = 0;
   uint64_t v = 0;
-  check(uscope_state_slot_field(st, sid, 0, f, &v), "counter");
+  check(uscope_state_slot_field(st, &v, sid, 0, f), "counter");
   return v;
 }
 
 std::string string_at(const Trace &t, uint64_t index) {
   const char *s = nullptr;
   uint32_t len = 0;
-  if (uscope_reader_string(t.r(), static_cast<uint32_t>(index), &s, &len) != USCOPE_OK) return "?";
+  if (uscope_reader_string(t.r(), &s, &len, static_cast<uint32_t>(index)) != USCOPE_OK) return "?";
   return std::string(s, len);
 }
 
@@ -245,7 +245,7 @@ void cmd_summary(const Trace &t, bool json) {
   for (uint32_t i = 0; i < s.n.scopes; ++i) {
     const auto id = static_cast<uint16_t>(i);
     uscope_scope_info_t sc{};
-    check(uscope_reader_scope(t.r(), id, &sc), "scope");
+    check(uscope_reader_scope(t.r(), &sc, id), "scope");
     if (!sc.protocol) continue;
     if (std::strcmp(sc.protocol, "cpu") == 0) {
       Cpu c;
@@ -358,7 +358,7 @@ void cmd_summary(const Trace &t, bool json) {
   }
   if (!need_ops) {
     uscope_event_iter_t *it = nullptr;
-    check(uscope_reader_events_in_range(t.r(), 0, UINT64_MAX, &it), "events");
+    check(uscope_reader_events_in_range(t.r(), &it, 0, UINT64_MAX), "events");
     struct Free {
       uscope_event_iter_t *it;
       ~Free() { uscope_event_iter_free(it); }
@@ -373,7 +373,7 @@ void cmd_summary(const Trace &t, bool json) {
   }
   for (uint32_t seg = 0; need_ops && seg < info.num_segments; ++seg) {
     uscope_item_iter_t *it = nullptr;
-    check(uscope_reader_segment_items(t.r(), seg, &it), "segment items");
+    check(uscope_reader_segment_items(t.r(), &it, seg), "segment items");
     struct Free {
       uscope_item_iter_t *it;
       ~Free() { uscope_item_iter_free(it); }
@@ -395,7 +395,7 @@ void cmd_summary(const Trace &t, bool json) {
 
   // Counters as they stand after the last frame.
   uscope_state_t *end = nullptr;
-  if (!cpus.empty() || !nocs.empty()) check(uscope_reader_state_at(t.r(), UINT64_MAX, &end), "state");
+  if (!cpus.empty() || !nocs.empty()) check(uscope_reader_state_at(t.r(), &end, UINT64_MAX), "state");
   struct FreeState {
     uscope_state_t *s;
     ~FreeState() { uscope_state_free(s); }

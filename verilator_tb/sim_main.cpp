@@ -151,9 +151,9 @@ struct Tracer {
     std::unique_ptr<uscope_schema_t, void (*)(uscope_schema_t *)> guard(s, uscope_schema_free);
     uint8_t core_clk = 0, npu_clk = 0;
     uint16_t root = 0;
-    if (!check(uscope_schema_add_clock(s, "core_clk", kCorePeriod, &core_clk), "add_clock") ||
-        !check(uscope_schema_add_clock(s, "npu_clk", kNpuPeriod, &npu_clk), "add_clock") ||
-        !check(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, core_clk, &root), "add_scope"))
+    if (!check(uscope_schema_add_clock(s, &core_clk, "core_clk", kCorePeriod), "add_clock") ||
+        !check(uscope_schema_add_clock(s, &npu_clk, "npu_clk", kNpuPeriod), "add_clock") ||
+        !check(uscope_schema_add_scope(s, &root, "/", USCOPE_NO_PARENT, nullptr, core_clk), "add_scope"))
       return false;
 
     // core0: the five stages of rv32i_core.sv. Entity ids are its rolling NUM_EIDS = 16 slots.
@@ -179,7 +179,7 @@ struct Tracer {
     cc.elf_path = elf.empty() ? nullptr : elf.c_str();
     cc.vendor = "libuscope verilator_tb";
     cc.dut_name = "soc_top";
-    if (!check(uscope_cpu_declare(s, &cc, &cpu), "uscope_cpu_declare")) return false;
+    if (!check(uscope_cpu_declare(s, &cpu, &cc), "uscope_cpu_declare")) return false;
 
     // bus0: the crossbar. Ports: masters 0 (core) and 1 (NPU DMA), then targets 2 (data RAM),
     // 3 (TB MMIO), 4 (NPU registers), 5 (the error slave for unmapped addresses).
@@ -201,7 +201,7 @@ struct Tracer {
     static const uscope_field_t kTxnExtra[] = {{"tag", USCOPE_FT_U8, 0, 0, 0}};
     nc.txn_extra_fields = kTxnExtra;
     nc.num_txn_extra_fields = 1;
-    if (!check(uscope_noc_declare(s, &nc, &noc), "uscope_noc_declare")) return false;
+    if (!check(uscope_noc_declare(s, &noc, &nc), "uscope_noc_declare")) return false;
 
     // npu0: rtl/npu/README.md ("Tracing") says what the NPU emits and what it needs here.
     uscope_npu_config_t pc{};
@@ -219,7 +219,7 @@ struct Tracer {
     pc.te_cols = 4;
     pc.dut_name = "soc_top";
     pc.vendor = "libuscope verilator_tb";
-    if (!check(uscope_npu_declare(s, &pc, &npu), "uscope_npu_declare")) return false;
+    if (!check(uscope_npu_declare(s, &npu, &pc), "uscope_npu_declare")) return false;
 
     const uscope_dut_property_t props[] = {
         {"tb.firmware", fw.c_str()},
@@ -254,12 +254,12 @@ struct Tracer {
     uscope_dpi_register("pccx", nullptr);
     const uscope_status_t st = pccx_writer_finish(pccx);
     stats->struct_size = sizeof *stats;
-    pccx_writer_stats(pccx, stats);
+    const uscope_status_t got = pccx_writer_stats(pccx, stats);
     if (st != USCOPE_OK)
       std::fprintf(stderr, "sim_main: pccx: %s: %s\n", uscope_status_str(st), pccx_writer_error(pccx));
-    pccx_writer_close(pccx);
+    const uscope_status_t closed = pccx_writer_close(pccx);
     pccx = nullptr;
-    return st == USCOPE_OK;
+    return st == USCOPE_OK && got == USCOPE_OK && closed == USCOPE_OK;
   }
 
   // Finishes the file; returns false on a sticky writer error (which names the first misuse).
@@ -270,13 +270,13 @@ struct Tracer {
     uscope_dpi_register("npu0", nullptr);
     uscope_status_t st = uscope_writer_finish(w);
     stats->struct_size = sizeof *stats;
-    uscope_writer_stats(w, stats);
+    const uscope_status_t got = uscope_writer_stats(w, stats);
     if (st != USCOPE_OK)
       std::fprintf(stderr, "sim_main: trace: %s: %s\n", uscope_status_str(st), uscope_writer_error(w));
-    uscope_writer_close(w);
+    const uscope_status_t closed = uscope_writer_close(w);
     w = nullptr;
     release();
-    return st == USCOPE_OK;
+    return st == USCOPE_OK && got == USCOPE_OK && closed == USCOPE_OK;
   }
 };
 #endif

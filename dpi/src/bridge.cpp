@@ -253,8 +253,8 @@ static int find_lib(const FindTarget &t, bool event, const std::string &name) {
   }
   uint16_t id = 0;
   const uscope_status_t st =
-      t.schema ? (event ? uscope_schema_find_event : uscope_schema_find_storage)(t.schema, name.c_str(), &id)
-               : (event ? uscope_writer_find_event : uscope_writer_find_storage)(t.writer, name.c_str(), &id);
+      t.schema ? (event ? uscope_schema_find_event : uscope_schema_find_storage)(t.schema, &id, name.c_str())
+               : (event ? uscope_writer_find_event : uscope_writer_find_storage)(t.writer, &id, name.c_str());
   if (st != USCOPE_OK) fail(st, uscope_last_error());
   return id;
 }
@@ -326,7 +326,7 @@ static void *open_with(const std::string &path, Schema &s, const uscope_writer_o
     std::lock_guard<std::mutex> lock(g.mu);
     g.writers[w].names = std::move(names);
   } catch (...) {
-    uscope_writer_close(w);
+    (void)uscope_writer_close(w);  // out of memory registering it: that error is the one to report
     throw;
   }
   return w;
@@ -372,7 +372,7 @@ int close(void *writer) noexcept {
     // The last frame opened by uscope_sv_cycle is complete: keep it (close
     // would discard a frame left open). Its status, if any, is sticky and
     // comes back from close.
-    if (frame_open) uscope_end_cycle(w);
+    if (frame_open) (void)uscope_end_cycle(w);
     const std::string sticky = uscope_writer_error(w);
     const uscope_status_t st = uscope_writer_close(w);
     if (st != USCOPE_OK) fail(st, sticky.empty() ? std::string(uscope_last_error()) : sticky);

@@ -196,7 +196,7 @@ void *cpu_declare(Schema &s, const CpuArgs &a) {
   cfg.num_entity_extra_fields = entity.size();
 
   uscope_cpu_t *cpu = nullptr;
-  check(uscope_cpu_declare(s.raw, &cfg, &cpu), ctx);
+  check(uscope_cpu_declare(s.raw, &cpu, &cfg), ctx);
   uscope_cpu_ids_t ids;
   std::memset(&ids, 0, sizeof ids);
   ids.struct_size = sizeof ids;
@@ -275,7 +275,7 @@ void *noc_declare(Schema &s, const NocArgs &a) {
   cfg.num_txn_extra_fields = txn.size();
 
   uscope_noc_t *noc = nullptr;
-  check(uscope_noc_declare(s.raw, &cfg, &noc), ctx);
+  check(uscope_noc_declare(s.raw, &noc, &cfg), ctx);
   uscope_noc_ids_t ids;
   std::memset(&ids, 0, sizeof ids);
   ids.struct_size = sizeof ids;
@@ -352,7 +352,7 @@ void *npu_declare(Schema &s, const NpuArgs &a) {
   cfg.sim_config_json = opt(a.sim_config_json);
 
   uscope_npu_t *npu = nullptr;
-  check(uscope_npu_declare(s.raw, &cfg, &npu), ctx);
+  check(uscope_npu_declare(s.raw, &npu, &cfg), ctx);
   uscope_npu_ids_t ids;
   std::memset(&ids, 0, sizeof ids);
   ids.struct_size = sizeof ids;

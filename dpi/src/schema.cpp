@@ -99,7 +99,7 @@ static std::vector<std::string> names_of(const std::vector<FieldSpec> &specs) {
 int add_clock(Schema &s, const std::string &name, uint32_t period_ps) {
   const std::string ctx = "clock \"" + name + "\"";
   uint8_t id = 0;
-  check(uscope_schema_add_clock(s.raw, name.c_str(), period_ps, &id), ctx);
+  check(uscope_schema_add_clock(s.raw, &id, name.c_str(), period_ps), ctx);
   s.names.clocks.add(name, id);
   return id;
 }
@@ -109,8 +109,8 @@ int add_scope(Schema &s, const std::string &name, int parent, const std::string 
   const uint16_t p = scope_ref(parent, ctx.c_str());
   const uint8_t c = clock_ref(clock, ctx.c_str());
   uint16_t id = 0;
-  check(uscope_schema_add_scope(s.raw, name.c_str(), p, protocol.empty() ? nullptr : protocol.c_str(),
-                                c, &id),
+  check(uscope_schema_add_scope(s.raw, &id, name.c_str(), p,
+                                protocol.empty() ? nullptr : protocol.c_str(), c),
         ctx);
   s.names.scopes.add(name, id);
   return id;
@@ -122,7 +122,7 @@ int add_enum(Schema &s, const std::string &name, const std::vector<std::string> 
   std::vector<const char *> ptrs;
   for (const std::string &v : values) ptrs.push_back(v.c_str());
   uint8_t id = 0;
-  check(uscope_schema_add_enum(s.raw, name.c_str(), ptrs.data(), static_cast<uint16_t>(ptrs.size()), &id),
+  check(uscope_schema_add_enum(s.raw, &id, name.c_str(), ptrs.data(), static_cast<uint16_t>(ptrs.size())),
         ctx);
   s.names.enums.add(name, id);
   s.names.enum_values[id] = values;
@@ -141,9 +141,9 @@ int add_storage(Schema &s, const std::string &name, int scope, uint32_t num_slot
   const std::vector<uscope_field_t> f = to_fields(s, fields, ctx);
   const std::vector<uscope_field_t> p = to_fields(s, props, ctx);
   uint16_t id = 0;
-  check(uscope_schema_add_storage(s.raw, name.c_str(), sc, static_cast<uint16_t>(num_slots),
-                                  static_cast<uint16_t>(flags), f.data(), static_cast<uint16_t>(f.size()),
-                                  p.empty() ? nullptr : p.data(), static_cast<uint16_t>(p.size()), &id),
+  check(uscope_schema_add_storage(s.raw, &id, name.c_str(), sc,
+                                  static_cast<uint16_t>(num_slots), static_cast<uint16_t>(flags), f.data(),
+                                  static_cast<uint16_t>(f.size()), p.empty() ? nullptr : p.data(), static_cast<uint16_t>(p.size())),
         ctx);
   s.names.storage_fields[id] = names_of(fields);
   s.names.storage_props[id] = names_of(props);
@@ -156,8 +156,8 @@ int add_event(Schema &s, const std::string &name, int scope, const std::vector<F
   if (fields.size() > 0xFFFF) fail(USCOPE_ERR_LIMIT, ctx + ": too many fields");
   const std::vector<uscope_field_t> f = to_fields(s, fields, ctx);
   uint16_t id = 0;
-  check(uscope_schema_add_event(s.raw, name.c_str(), sc, f.empty() ? nullptr : f.data(),
-                                static_cast<uint16_t>(f.size()), &id),
+  check(uscope_schema_add_event(s.raw, &id, name.c_str(), sc,
+                                f.empty() ? nullptr : f.data(), static_cast<uint16_t>(f.size())),
         ctx);
   s.names.event_fields[id] = names_of(fields);
   return id;
@@ -167,7 +167,7 @@ int add_summary(Schema &s, const std::string &name, uint8_t type, int scope) {
   const std::string ctx = "summary field \"" + name + "\"";
   const uint16_t sc = scope_ref(scope, ctx.c_str());
   uint16_t id = 0;
-  check(uscope_schema_add_summary_field(s.raw, name.c_str(), type, sc, &id), ctx);
+  check(uscope_schema_add_summary_field(s.raw, &id, name.c_str(), type, sc), ctx);
   s.names.summaries.add(name, id);
   return id;
 }

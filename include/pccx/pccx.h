@@ -149,10 +149,10 @@ typedef struct pccx_reader pccx_reader_t;
  * lengths are checked against the bytes actually present before anything is
  * allocated.
  */
-USCOPE_API uscope_status_t pccx_reader_open(pccx_reader_t **out, const char *path, uint32_t flags);
+USCOPE_MUST_USE USCOPE_API uscope_status_t pccx_reader_open(pccx_reader_t **out, const char *path, uint32_t flags);
 
 /** As pccx_reader_open(), from a buffer that the reader copies. */
-USCOPE_API uscope_status_t pccx_reader_open_memory(pccx_reader_t **out, const void *data,
+USCOPE_MUST_USE USCOPE_API uscope_status_t pccx_reader_open_memory(pccx_reader_t **out, const void *data,
                                                    size_t size, uint32_t flags);
 
 USCOPE_API void pccx_reader_close(pccx_reader_t *reader);
@@ -161,7 +161,7 @@ USCOPE_API void pccx_reader_close(pccx_reader_t *reader);
 USCOPE_API const char *pccx_reader_error(const pccx_reader_t *reader);
 
 /** Fill *out (struct_size must be set; a smaller older struct is filled up to its size). */
-USCOPE_API uscope_status_t pccx_reader_header(const pccx_reader_t *reader, pccx_header_t *out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t pccx_reader_header(const pccx_reader_t *reader, pccx_header_t *out);
 
 /** The JSON header bytes as in the file (not NUL-terminated; *len bytes). NULL on bad args. */
 USCOPE_API const char *pccx_reader_header_json(const pccx_reader_t *reader, size_t *len);
@@ -170,11 +170,11 @@ USCOPE_API const char *pccx_reader_header_json(const pccx_reader_t *reader, size
 USCOPE_API uint64_t pccx_reader_event_count(const pccx_reader_t *reader);
 
 /** Event `index` (< event count; else NOT_FOUND), in payload order. */
-USCOPE_API uscope_status_t pccx_reader_event(const pccx_reader_t *reader, uint64_t index,
-                                             pccx_event_t *out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t pccx_reader_event(const pccx_reader_t *reader, pccx_event_t *out,
+                                             uint64_t index);
 
 /** The payload bytes (owned by the reader, valid until close). */
-USCOPE_API uscope_status_t pccx_reader_payload(const pccx_reader_t *reader, const uint8_t **data,
+USCOPE_MUST_USE USCOPE_API uscope_status_t pccx_reader_payload(const pccx_reader_t *reader, const uint8_t **data,
                                                uint64_t *len);
 
 /* ── Writer ────────────────────────────────────────────────────────────── */
@@ -224,7 +224,7 @@ typedef struct pccx_writer pccx_writer_t;
  * is refused (IO). Errors: INVALID_ARGUMENT (bad option,
  * string too long or not UTF-8 / containing control characters), IO, NO_MEMORY.
  */
-USCOPE_API uscope_status_t pccx_writer_open(pccx_writer_t **out, const char *path,
+USCOPE_MUST_USE USCOPE_API uscope_status_t pccx_writer_open(pccx_writer_t **out, const char *path,
                                             const pccx_writer_options_t *opts);
 
 /**
@@ -239,15 +239,15 @@ USCOPE_API uscope_status_t pccx_writer_open(pccx_writer_t **out, const char *pat
  * event was dropped under PCCX_BACKPRESSURE_DROP), or the writer's sticky
  * error (e.g. IO from the encoder thread).
  */
-USCOPE_API uscope_status_t pccx_writer_event(pccx_writer_t *writer, uint32_t core_id,
+USCOPE_MUST_USE USCOPE_API uscope_status_t pccx_writer_event(pccx_writer_t *writer, uint32_t core_id,
                                              uint64_t start_cycle, uint64_t duration,
                                              uint32_t type_id, const char *api_name);
 
 /** Append n bytes to a raw-encoding payload (BAD_STATE for other encodings). Copied. */
-USCOPE_API uscope_status_t pccx_writer_raw(pccx_writer_t *writer, const void *data, size_t n);
+USCOPE_MUST_USE USCOPE_API uscope_status_t pccx_writer_raw(pccx_writer_t *writer, const void *data, size_t n);
 
 /** Set NpuTrace.total_cycles and trace.cycles (default: max start+duration seen). */
-USCOPE_API uscope_status_t pccx_writer_set_total_cycles(pccx_writer_t *writer, uint64_t cycles);
+USCOPE_MUST_USE USCOPE_API uscope_status_t pccx_writer_set_total_cycles(pccx_writer_t *writer, uint64_t cycles);
 
 typedef struct pccx_writer_stats_s {
   uint32_t struct_size;
@@ -267,7 +267,7 @@ typedef struct pccx_writer_stats_s {
   uint64_t checksum;             /* after finish: FNV-1a 64 of the payload */
 } pccx_writer_stats_t;
 
-USCOPE_API uscope_status_t pccx_writer_stats(const pccx_writer_t *writer, pccx_writer_stats_t *out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t pccx_writer_stats(const pccx_writer_t *writer, pccx_writer_stats_t *out);
 
 /**
  * Finish the file without freeing the writer: drain the queue, write the
@@ -277,10 +277,10 @@ USCOPE_API uscope_status_t pccx_writer_stats(const pccx_writer_t *writer, pccx_w
  * dropped (the file is still complete and valid), or the sticky error. A
  * second call returns the first call's status.
  */
-USCOPE_API uscope_status_t pccx_writer_finish(pccx_writer_t *writer);
+USCOPE_MUST_USE USCOPE_API uscope_status_t pccx_writer_finish(pccx_writer_t *writer);
 
 /** pccx_writer_finish() then free the writer; returns the finish status. NULL: USCOPE_OK. */
-USCOPE_API uscope_status_t pccx_writer_close(pccx_writer_t *writer);
+USCOPE_MUST_USE USCOPE_API uscope_status_t pccx_writer_close(pccx_writer_t *writer);
 
 /** The writer's sticky error message, or "". Owned by the writer. */
 USCOPE_API const char *pccx_writer_error(const pccx_writer_t *writer);

@@ -114,23 +114,23 @@ USCOPE_API uint32_t uscope_convert_format_of(const char *path);
  * (the canonical form), uscope -> jsonl, pccx -> jsonl. Formats AUTO go by
  * the names. stats may be NULL (set stats->struct_size otherwise).
  */
-USCOPE_API uscope_status_t uscope_convert(const char *in, uint32_t in_format, const char *out,
-                                          uint32_t out_format, const uscope_convert_options_t *opts,
-                                          uscope_convert_stats_t *stats);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_convert(uscope_convert_stats_t *stats, const char *in, uint32_t in_format,
+                                          const char *out, uint32_t out_format,
+                                          const uscope_convert_options_t *opts);
 
 /** The single-direction entry points (same as uscope_convert with the formats). */
-USCOPE_API uscope_status_t uscope_jsonl_to_uscope(const char *in, const char *out,
-                                                  const uscope_convert_options_t *opts,
-                                                  uscope_convert_stats_t *stats);
-USCOPE_API uscope_status_t uscope_jsonl_to_pccx(const char *in, const char *out,
-                                                const uscope_convert_options_t *opts,
-                                                uscope_convert_stats_t *stats);
-USCOPE_API uscope_status_t uscope_convert_uscope_to_jsonl(const char *in, const char *out,
-                                                          const uscope_convert_options_t *opts,
-                                                          uscope_convert_stats_t *stats);
-USCOPE_API uscope_status_t uscope_convert_pccx_to_jsonl(const char *in, const char *out,
-                                                        const uscope_convert_options_t *opts,
-                                                        uscope_convert_stats_t *stats);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_jsonl_to_uscope(uscope_convert_stats_t *stats, const char *in,
+                                                  const char *out,
+                                                  const uscope_convert_options_t *opts);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_jsonl_to_pccx(uscope_convert_stats_t *stats, const char *in,
+                                                const char *out,
+                                                const uscope_convert_options_t *opts);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_convert_uscope_to_jsonl(uscope_convert_stats_t *stats, const char *in,
+                                                          const char *out,
+                                                          const uscope_convert_options_t *opts);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_convert_pccx_to_jsonl(uscope_convert_stats_t *stats, const char *in,
+                                                        const char *out,
+                                                        const uscope_convert_options_t *opts);
 
 /**
  * The npu report of a .jsonl(.gz), .uscope (its first npu scope) or .pccx
@@ -138,9 +138,9 @@ USCOPE_API uscope_status_t uscope_convert_pccx_to_jsonl(const char *in, const ch
  * a newline) to release with uscope_convert_free(). Metrics a format cannot
  * support are reported as unavailable (docs/convert.md).
  */
-USCOPE_API uscope_status_t uscope_convert_npu_report(const char *in, uint32_t in_format,
-                                                     const uscope_convert_options_t *opts, int json,
-                                                     char **out, uscope_convert_stats_t *stats);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_convert_npu_report(char **out, uscope_convert_stats_t *stats,
+                                                     const char *in, uint32_t in_format,
+                                                     const uscope_convert_options_t *opts, int json);
 
 /** Free memory returned by this header's calls (NULL is a no-op). */
 USCOPE_API void uscope_convert_free(void *p);

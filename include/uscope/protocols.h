@@ -168,49 +168,49 @@ typedef struct uscope_cpu_ids_s {
  * Declare a cpu scope on schema. *out receives a handle to release with
  * uscope_cpu_free(); it stays valid after the schema is freed.
  */
-USCOPE_API uscope_status_t uscope_cpu_declare(uscope_schema_t *schema, const uscope_cpu_config_t *cfg,
-                                              uscope_cpu_t **out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_declare(uscope_schema_t *schema, uscope_cpu_t **out,
+                                              const uscope_cpu_config_t *cfg);
 USCOPE_API void uscope_cpu_free(uscope_cpu_t *cpu);
 /** Copy the ids (at most out->struct_size bytes). The arrays live as long as the handle. */
-USCOPE_API uscope_status_t uscope_cpu_ids(const uscope_cpu_t *cpu, uscope_cpu_ids_t *out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_ids(const uscope_cpu_t *cpu, uscope_cpu_ids_t *out);
 
 /* Per-cycle calls. entity_id is the catalog slot: < max_entities. */
 
 /** Fetch: entities[entity_id] = {entity_id, pc, inst_bits}, then stage_transition to stage 0. */
-USCOPE_API uscope_status_t uscope_cpu_fetch(uscope_writer_t *w, const uscope_cpu_t *cpu,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_fetch(uscope_writer_t *w, const uscope_cpu_t *cpu,
                                             uint32_t entity_id, uint64_t pc, uint32_t inst_bits);
 /** stage_transition event; stage < num_stages. */
-USCOPE_API uscope_status_t uscope_cpu_stage_transition(uscope_writer_t *w, const uscope_cpu_t *cpu,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_stage_transition(uscope_writer_t *w, const uscope_cpu_t *cpu,
                                                        uint32_t entity_id, uint8_t stage);
 /** Retire: clear entities[entity_id] and add 1 to committed_insns. */
-USCOPE_API uscope_status_t uscope_cpu_retire(uscope_writer_t *w, const uscope_cpu_t *cpu,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_retire(uscope_writer_t *w, const uscope_cpu_t *cpu,
                                              uint32_t entity_id);
 /** Flush: a flush event (reason < 4, USCOPE_CPU_FLUSH_*), then clear entities[entity_id]. */
-USCOPE_API uscope_status_t uscope_cpu_flush(uscope_writer_t *w, const uscope_cpu_t *cpu,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_flush(uscope_writer_t *w, const uscope_cpu_t *cpu,
                                             uint32_t entity_id, uint8_t reason);
 /** annotate event; text is interned (not NULL). */
-USCOPE_API uscope_status_t uscope_cpu_annotate(uscope_writer_t *w, const uscope_cpu_t *cpu,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_annotate(uscope_writer_t *w, const uscope_cpu_t *cpu,
                                                uint32_t entity_id, const char *text);
 /** dependency event from src_id to dst_id; dep_type < 4 (USCOPE_CPU_DEP_*). */
-USCOPE_API uscope_status_t uscope_cpu_dependency(uscope_writer_t *w, const uscope_cpu_t *cpu,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_dependency(uscope_writer_t *w, const uscope_cpu_t *cpu,
                                                  uint32_t src_id, uint32_t dst_id, uint8_t dep_type);
 /** stall event; reason < num_stall_reasons. */
-USCOPE_API uscope_status_t uscope_cpu_stall(uscope_writer_t *w, const uscope_cpu_t *cpu, uint8_t reason);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_stall(uscope_writer_t *w, const uscope_cpu_t *cpu, uint8_t reason);
 /** Add delta to counter `counter` (0 = committed_insns, then the cfg counters). */
-USCOPE_API uscope_status_t uscope_cpu_counter_add(uscope_writer_t *w, const uscope_cpu_t *cpu,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_counter_add(uscope_writer_t *w, const uscope_cpu_t *cpu,
                                                   uint16_t counter, uint64_t delta);
 /** Buffer `buffer` (cfg order): set slot's entity_id (field 0), making it valid. */
-USCOPE_API uscope_status_t uscope_cpu_buffer_insert(uscope_writer_t *w, const uscope_cpu_t *cpu,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_buffer_insert(uscope_writer_t *w, const uscope_cpu_t *cpu,
                                                     uint16_t buffer, uint16_t slot, uint32_t entity_id);
 /** Set field `field` of a buffer slot (0 = entity_id, which must be < max_entities). */
-USCOPE_API uscope_status_t uscope_cpu_buffer_set(uscope_writer_t *w, const uscope_cpu_t *cpu,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_buffer_set(uscope_writer_t *w, const uscope_cpu_t *cpu,
                                                  uint16_t buffer, uint16_t slot, uint16_t field,
                                                  uint64_t value);
 /** Clear a buffer slot. */
-USCOPE_API uscope_status_t uscope_cpu_buffer_remove(uscope_writer_t *w, const uscope_cpu_t *cpu,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_buffer_remove(uscope_writer_t *w, const uscope_cpu_t *cpu,
                                                     uint16_t buffer, uint16_t slot);
 /** Set field `field` (1 .. num_entity_fields-1; 0 is the id itself) of entities[entity_id]. */
-USCOPE_API uscope_status_t uscope_cpu_entity_set(uscope_writer_t *w, const uscope_cpu_t *cpu,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_entity_set(uscope_writer_t *w, const uscope_cpu_t *cpu,
                                                  uint32_t entity_id, uint16_t field, uint64_t value);
 
 /* ══ noc ═══════════════════════════════════════════════════════════════ */
@@ -323,57 +323,57 @@ typedef struct uscope_noc_ids_s {
   const uint16_t *counters;          /* storage ids, [num_counters] */
 } uscope_noc_ids_t;
 
-USCOPE_API uscope_status_t uscope_noc_declare(uscope_schema_t *schema, const uscope_noc_config_t *cfg,
-                                              uscope_noc_t **out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_declare(uscope_schema_t *schema, uscope_noc_t **out,
+                                              const uscope_noc_config_t *cfg);
 USCOPE_API void uscope_noc_free(uscope_noc_t *noc);
-USCOPE_API uscope_status_t uscope_noc_ids(const uscope_noc_t *noc, uscope_noc_ids_t *out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_ids(const uscope_noc_t *noc, uscope_noc_ids_t *out);
 
 /* Per-cycle calls. txn_id is the catalog slot: < max_txns. Ports are checked
    against num_ports when it is not 0. */
 
 /** Issue: transactions[txn_id] = all seven fields, then stage_transition to stage 0. */
-USCOPE_API uscope_status_t uscope_noc_issue(uscope_writer_t *w, const uscope_noc_t *noc, uint32_t txn_id,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_issue(uscope_writer_t *w, const uscope_noc_t *noc, uint32_t txn_id,
                                             uint8_t opcode, uint64_t addr, uint16_t len, uint8_t size,
                                             uint16_t src_port, uint16_t dst_port);
-USCOPE_API uscope_status_t uscope_noc_stage_transition(uscope_writer_t *w, const uscope_noc_t *noc,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_stage_transition(uscope_writer_t *w, const uscope_noc_t *noc,
                                                        uint32_t txn_id, uint8_t stage);
 /** Complete: clear transactions[txn_id] and add 1 to txn_completed. */
-USCOPE_API uscope_status_t uscope_noc_complete(uscope_writer_t *w, const uscope_noc_t *noc, uint32_t txn_id);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_complete(uscope_writer_t *w, const uscope_noc_t *noc, uint32_t txn_id);
 /** beat event. Bytes are not counted: bytes_tx / bytes_rx depend on the direction,
     which only the DUT knows (uscope_noc_counter_add). */
-USCOPE_API uscope_status_t uscope_noc_beat(uscope_writer_t *w, const uscope_noc_t *noc, uint32_t txn_id,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_beat(uscope_writer_t *w, const uscope_noc_t *noc, uint32_t txn_id,
                                            uint16_t beat_num, uint16_t data_bytes);
 /** retry event (reason < 5, USCOPE_NOC_RETRY_*) and retries += 1. */
-USCOPE_API uscope_status_t uscope_noc_retry(uscope_writer_t *w, const uscope_noc_t *noc, uint32_t txn_id,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_retry(uscope_writer_t *w, const uscope_noc_t *noc, uint32_t txn_id,
                                             uint8_t reason);
-USCOPE_API uscope_status_t uscope_noc_timeout(uscope_writer_t *w, const uscope_noc_t *noc, uint32_t txn_id,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_timeout(uscope_writer_t *w, const uscope_noc_t *noc, uint32_t txn_id,
                                               uint32_t threshold_cycles);
 /** link_credit event; direction < 2 (USCOPE_NOC_CREDIT_*). */
-USCOPE_API uscope_status_t uscope_noc_link_credit(uscope_writer_t *w, const uscope_noc_t *noc, uint16_t port,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_link_credit(uscope_writer_t *w, const uscope_noc_t *noc, uint16_t port,
                                                   uint8_t direction, uint8_t credits);
 /** arb_decision event; arb_conflicts += 1 when num_contenders > 1. */
-USCOPE_API uscope_status_t uscope_noc_arb_decision(uscope_writer_t *w, const uscope_noc_t *noc,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_arb_decision(uscope_writer_t *w, const uscope_noc_t *noc,
                                                    uint32_t winner_txn, uint16_t port,
                                                    uint8_t num_contenders);
 /** txn_handoff event (on the handoff scope). The ids refer to other scopes and
     are recorded as given. */
-USCOPE_API uscope_status_t uscope_noc_txn_handoff(uscope_writer_t *w, const uscope_noc_t *noc,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_txn_handoff(uscope_writer_t *w, const uscope_noc_t *noc,
                                                   uint16_t src_scope, uint32_t src_txn,
                                                   uint16_t dst_scope, uint32_t dst_txn);
-USCOPE_API uscope_status_t uscope_noc_annotate(uscope_writer_t *w, const uscope_noc_t *noc, uint32_t txn_id,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_annotate(uscope_writer_t *w, const uscope_noc_t *noc, uint32_t txn_id,
                                                const char *text);
-USCOPE_API uscope_status_t uscope_noc_buffer_insert(uscope_writer_t *w, const uscope_noc_t *noc,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_buffer_insert(uscope_writer_t *w, const uscope_noc_t *noc,
                                                     uint16_t buffer, uint16_t slot, uint32_t txn_id);
 /** field 0 is txn_id (< max_txns). */
-USCOPE_API uscope_status_t uscope_noc_buffer_set(uscope_writer_t *w, const uscope_noc_t *noc,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_buffer_set(uscope_writer_t *w, const uscope_noc_t *noc,
                                                  uint16_t buffer, uint16_t slot, uint16_t field,
                                                  uint64_t value);
-USCOPE_API uscope_status_t uscope_noc_buffer_remove(uscope_writer_t *w, const uscope_noc_t *noc,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_buffer_remove(uscope_writer_t *w, const uscope_noc_t *noc,
                                                     uint16_t buffer, uint16_t slot);
-USCOPE_API uscope_status_t uscope_noc_counter_add(uscope_writer_t *w, const uscope_noc_t *noc,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_counter_add(uscope_writer_t *w, const uscope_noc_t *noc,
                                                   uint16_t counter, uint64_t delta);
 /** Set field `field` (1 .. num_txn_fields-1) of transactions[txn_id], e.g. qos. */
-USCOPE_API uscope_status_t uscope_noc_txn_set(uscope_writer_t *w, const uscope_noc_t *noc, uint32_t txn_id,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_txn_set(uscope_writer_t *w, const uscope_noc_t *noc, uint32_t txn_id,
                                               uint16_t field, uint64_t value);
 
 /* ══ npu ═══════════════════════════════════════════════════════════════ */
@@ -504,10 +504,10 @@ typedef struct uscope_npu_ids_s {
   const uint16_t *counters;          /* storage ids, [num_counters] */
 } uscope_npu_ids_t;
 
-USCOPE_API uscope_status_t uscope_npu_declare(uscope_schema_t *schema, const uscope_npu_config_t *cfg,
-                                              uscope_npu_t **out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_declare(uscope_schema_t *schema, uscope_npu_t **out,
+                                              const uscope_npu_config_t *cfg);
 USCOPE_API void uscope_npu_free(uscope_npu_t *npu);
-USCOPE_API uscope_status_t uscope_npu_ids(const uscope_npu_t *npu, uscope_npu_ids_t *out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_ids(const uscope_npu_t *npu, uscope_npu_ids_t *out);
 
 /*
  * Per-cycle calls. `ctx` is a contexts slot or USCOPE_NPU_NO_CONTEXT. `slot`
@@ -518,95 +518,95 @@ USCOPE_API uscope_status_t uscope_npu_ids(const uscope_npu_t *npu, uscope_npu_id
  */
 
 /** Define context ctx: every field; thread_id, model_name and precision become absent. */
-USCOPE_API uscope_status_t uscope_npu_context(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_context(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
                                               uint16_t core_id, uint16_t npu_id, uint32_t tenant_id,
                                               uint32_t layer_id, uint32_t block_id, uint32_t head_id,
                                               uint32_t token_idx, uint32_t seq_len, const char *phase);
 /** Amend context ctx (defined earlier with uscope_npu_context) with the rarer fields. */
-USCOPE_API uscope_status_t uscope_npu_context_ext(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_context_ext(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
                                                   uint32_t thread_id, const char *model_name,
                                                   const char *precision);
-USCOPE_API uscope_status_t uscope_npu_context_clear(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_context_clear(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx);
 
 /** CMD_ENQUEUE; cmd_queue[slot] = the command, state QUEUED. source < 2 (USCOPE_NPU_SOURCE_*). */
-USCOPE_API uscope_status_t uscope_npu_cmd_enqueue(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t slot,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_cmd_enqueue(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t slot,
                                                   uint16_t ctx, uint32_t cmd_id, const char *cmd_type,
                                                   uint8_t source, uint32_t token, uint64_t desc_addr,
                                                   uint32_t layer_id, uint32_t block_id, const char *phase);
 /** CMD_START; cmd_queue[slot].state = RUNNING. */
-USCOPE_API uscope_status_t uscope_npu_cmd_start(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t slot,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_cmd_start(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t slot,
                                                 uint16_t ctx, uint32_t cmd_id);
 /** CMD_END; clears cmd_queue[slot], cmds_done += 1. */
-USCOPE_API uscope_status_t uscope_npu_cmd_end(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t slot,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_cmd_end(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t slot,
                                               uint16_t ctx, uint32_t cmd_id, const char *status);
-USCOPE_API uscope_status_t uscope_npu_job_issue(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_job_issue(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
                                                 uint32_t job_id, uint32_t cmd_id, const char *job_type,
                                                 uint32_t tile_id, uint32_t vec_chunk_id);
 /** JOB_DONE; jobs_done += 1. */
-USCOPE_API uscope_status_t uscope_npu_job_done(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_job_done(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
                                                uint32_t job_id, uint32_t cmd_id, const char *job_type,
                                                uint32_t latency_cycles);
 /** DMA_START; dma[channel] = the transfer. */
-USCOPE_API uscope_status_t uscope_npu_dma_start(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_dma_start(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
                                                 uint32_t tx_id, uint16_t channel, const char *direction,
                                                 uint64_t src_addr, uint64_t dst_addr, uint64_t size_bytes,
                                                 uint32_t cmd_id, uint32_t job_id);
 /** DMA_END; clears dma[channel], dma_bytes += size_bytes (the DMA_START's size: it feeds
     the counter only, as the JSONL event has no such field). */
-USCOPE_API uscope_status_t uscope_npu_dma_end(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_dma_end(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
                                               uint32_t tx_id, uint16_t channel, uint32_t cmd_id,
                                               uint32_t job_id, uint64_t size_bytes);
 /** TE_START on engine `engine`; te[engine] = the job. */
-USCOPE_API uscope_status_t uscope_npu_te_start(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t engine,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_te_start(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t engine,
                                                uint16_t ctx, uint32_t job_id, uint32_t cmd_id, uint32_t m,
                                                uint32_t n, uint32_t k, uint32_t tile_m, uint32_t tile_n,
                                                uint32_t tile_k);
 /** TE_END; clears te[engine], macs += mac_count. */
-USCOPE_API uscope_status_t uscope_npu_te_end(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t engine,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_te_end(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t engine,
                                              uint16_t ctx, uint32_t job_id, uint32_t cmd_id,
                                              uint64_t mac_count, uint32_t latency_cycles);
-USCOPE_API uscope_status_t uscope_npu_ve_start(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t engine,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_ve_start(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t engine,
                                                uint16_t ctx, uint32_t job_id, uint32_t cmd_id,
                                                const char *op_type, uint32_t len, uint32_t batch);
-USCOPE_API uscope_status_t uscope_npu_ve_end(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t engine,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_ve_end(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t engine,
                                              uint16_t ctx, uint32_t job_id, uint32_t cmd_id,
                                              uint32_t latency_cycles);
 /** SRAM_ACCESS; access_type < 2 (USCOPE_NPU_ACCESS_*), conflict 0, 1 or a sentinel;
     sram_accesses += 1 and sram_banks[bank_id].accesses += 1. */
-USCOPE_API uscope_status_t uscope_npu_sram_access(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_sram_access(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
                                                   uint64_t addr, uint16_t bank_id, uint8_t access_type,
                                                   const char *by, uint8_t conflict, uint32_t cmd_id,
                                                   uint32_t job_id);
 /** SRAM_CONFLICT; stalled_clients is the JSON array joined with ',' ("VE,DMA");
     sram_conflicts += 1 and sram_banks[bank_id].conflicts += 1. */
-USCOPE_API uscope_status_t uscope_npu_sram_conflict(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_sram_conflict(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
                                                     uint16_t bank_id, uint32_t num_requests, uint32_t allowed,
                                                     const char *stalled_clients, uint32_t cmd_id);
-USCOPE_API uscope_status_t uscope_npu_dram_tx_start(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_dram_tx_start(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
                                                     uint32_t tx_id, uint16_t channel, uint64_t size_bytes,
                                                     uint32_t cmd_id);
 /** DRAM_TX_END; clears dram[channel], dram_bytes += size_bytes (counter only). */
-USCOPE_API uscope_status_t uscope_npu_dram_tx_end(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_dram_tx_end(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
                                                   uint32_t tx_id, uint16_t channel, uint64_t size_bytes);
-USCOPE_API uscope_status_t uscope_npu_noc_tx_start(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_noc_tx_start(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
                                                    uint32_t tx_id, uint16_t link_id, uint64_t size_bytes,
                                                    uint32_t cmd_id);
 /** NOC_TX_END; clears noc[link_id], noc_bytes += size_bytes (counter only). */
-USCOPE_API uscope_status_t uscope_npu_noc_tx_end(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_noc_tx_end(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
                                                  uint32_t tx_id, uint16_t link_id, uint64_t size_bytes);
-USCOPE_API uscope_status_t uscope_npu_irq_emit(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_irq_emit(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
                                                uint32_t cmd_id, uint32_t token, uint32_t irq_line);
 /** TOKEN_COMPLETE; tokens_done += 1. */
-USCOPE_API uscope_status_t uscope_npu_token_complete(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_token_complete(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
                                                      uint32_t token, uint32_t cmd_id, const char *status);
-USCOPE_API uscope_status_t uscope_npu_error(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_error(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
                                             const char *component, const char *code, const char *msg,
                                             uint32_t cmd_id, uint32_t job_id);
-USCOPE_API uscope_status_t uscope_npu_warn(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_warn(uscope_writer_t *w, const uscope_npu_t *npu, uint16_t ctx,
                                            const char *component, const char *code, const char *msg,
                                            uint32_t cmd_id, uint32_t job_id);
 /** Add delta to counter `counter` (USCOPE_NPU_COUNTER_*, then the cfg counters). */
-USCOPE_API uscope_status_t uscope_npu_counter_add(uscope_writer_t *w, const uscope_npu_t *npu,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_counter_add(uscope_writer_t *w, const uscope_npu_t *npu,
                                                   uint16_t counter, uint64_t delta);
 
 #ifdef __cplusplus

@@ -56,10 +56,26 @@ extern "C" {
 #  define USCOPE_API
 #endif
 
+/* Every call that can fail returns a uscope_status_t, and ignoring one is a
+ * warning: [[nodiscard]] in C++17, warn_unused_result in GNU C. In C++ a
+ * (void) cast says "ignored on purpose"; GCC's C front end does not accept that
+ * cast as an answer, so C code that relies on the writer's sticky error (check
+ * uscope_writer_close() only) may define USCOPE_NO_MUST_USE before including
+ * this header. */
+#if defined(USCOPE_NO_MUST_USE)
+#  define USCOPE_MUST_USE
+#elif defined(__cplusplus) && __cplusplus >= 201703L
+#  define USCOPE_MUST_USE [[nodiscard]]
+#elif defined(__GNUC__)
+#  define USCOPE_MUST_USE __attribute__((warn_unused_result))
+#else
+#  define USCOPE_MUST_USE
+#endif
+
 /* ── Versions ─────────────────────────────────────────────────────────── */
 
 #define USCOPE_VERSION_MAJOR 0
-#define USCOPE_VERSION_MINOR 1
+#define USCOPE_VERSION_MINOR 2
 #define USCOPE_VERSION_PATCH 0
 /** MAJOR*10000 + MINOR*100 + PATCH, comparable with uscope_version_number(). */
 #define USCOPE_VERSION_NUMBER \
@@ -203,26 +219,26 @@ typedef struct uscope_schema uscope_schema_t;
  * id, and two protocol instances may each need their own "pipeline_stage".
  * See docs/compat.md.
  */
-USCOPE_API uscope_status_t uscope_schema_new(uscope_schema_t **out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_schema_new(uscope_schema_t **out);
 USCOPE_API void uscope_schema_free(uscope_schema_t *schema);
 
 /** Add a clock domain (§4.9). period_ps may be 0 (unknown). At most 255. */
-USCOPE_API uscope_status_t uscope_schema_add_clock(uscope_schema_t *schema, const char *name,
-                                                   uint32_t period_ps, uint8_t *out_clock_id);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_schema_add_clock(uscope_schema_t *schema, uint8_t *out_clock_id,
+                                                   const char *name, uint32_t period_ps);
 
 /**
  * Add a scope (§4.4). The first scope is the root and must have parent
  * USCOPE_NO_PARENT; later scopes need an existing parent. protocol may be NULL.
  * clock_id is an existing clock or USCOPE_CLOCK_INHERIT.
  */
-USCOPE_API uscope_status_t uscope_schema_add_scope(uscope_schema_t *schema, const char *name,
-                                                   uint16_t parent_id, const char *protocol,
-                                                   uint8_t clock_id, uint16_t *out_scope_id);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_schema_add_scope(uscope_schema_t *schema, uint16_t *out_scope_id,
+                                                   const char *name, uint16_t parent_id,
+                                                   const char *protocol, uint8_t clock_id);
 
 /** Add an enum (§4.5) with values 0..count-1 named by values[]. 1 <= count <= 255. */
-USCOPE_API uscope_status_t uscope_schema_add_enum(uscope_schema_t *schema, const char *name,
-                                                  const char *const *values, uint16_t count,
-                                                  uint8_t *out_enum_id);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_schema_add_enum(uscope_schema_t *schema, uint8_t *out_enum_id,
+                                                  const char *name, const char *const *values,
+                                                  uint16_t count);
 
 /**
  * Add a storage (§4.6): num_slots slots of num_fields fields each, plus
@@ -230,23 +246,23 @@ USCOPE_API uscope_status_t uscope_schema_add_enum(uscope_schema_t *schema, const
  * flags is a mix of USCOPE_SF_*. scope_id is an existing scope or
  * USCOPE_ROOT_SCOPE. num_slots >= 1.
  */
-USCOPE_API uscope_status_t uscope_schema_add_storage(uscope_schema_t *schema, const char *name,
-                                                     uint16_t scope_id, uint16_t num_slots,
-                                                     uint16_t flags, const uscope_field_t *fields,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_schema_add_storage(uscope_schema_t *schema, uint16_t *out_storage_id,
+                                                     const char *name, uint16_t scope_id,
+                                                     uint16_t num_slots, uint16_t flags,
+                                                     const uscope_field_t *fields,
                                                      uint16_t num_fields,
                                                      const uscope_field_t *props,
-                                                     uint16_t num_properties,
-                                                     uint16_t *out_storage_id);
+                                                     uint16_t num_properties);
 
 /** Add an event type (§4.7). Its payload is the fields packed little-endian. */
-USCOPE_API uscope_status_t uscope_schema_add_event(uscope_schema_t *schema, const char *name,
-                                                   uint16_t scope_id, const uscope_field_t *fields,
-                                                   uint16_t num_fields, uint16_t *out_event_id);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_schema_add_event(uscope_schema_t *schema, uint16_t *out_event_id,
+                                                   const char *name, uint16_t scope_id,
+                                                   const uscope_field_t *fields, uint16_t num_fields);
 
 /** Add a summary field (§4.8). */
-USCOPE_API uscope_status_t uscope_schema_add_summary_field(uscope_schema_t *schema,
-                                                           const char *name, uint8_t type,
-                                                           uint16_t scope_id, uint16_t *out_id);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_schema_add_summary_field(uscope_schema_t *schema,
+                                                           uint16_t *out_id, const char *name,
+                                                           uint8_t type, uint16_t scope_id);
 
 /**
  * Add a DUT property (§3.1) to the schema: key and value are UTF-8 and copied.
@@ -263,7 +279,7 @@ USCOPE_API uscope_status_t uscope_schema_add_summary_field(uscope_schema_t *sche
  * (NULL schema, key or value), LIMIT (more than 65,535 properties). The 64 KiB
  * string pool that holds them with the schema's names is checked at open.
  */
-USCOPE_API uscope_status_t uscope_schema_add_dut_property(uscope_schema_t *schema, const char *key,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_schema_add_dut_property(uscope_schema_t *schema, const char *key,
                                                          const char *value);
 
 /**
@@ -275,10 +291,10 @@ USCOPE_API uscope_status_t uscope_schema_add_dut_property(uscope_schema_t *schem
  * matches. On failure *out is unchanged and uscope_last_error() says why.
  * Call them from the thread that builds the schema.
  */
-USCOPE_API uscope_status_t uscope_schema_find_storage(const uscope_schema_t *schema, const char *name,
-                                                      uint16_t *out_storage_id);
-USCOPE_API uscope_status_t uscope_schema_find_event(const uscope_schema_t *schema, const char *name,
-                                                    uint16_t *out_event_type_id);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_schema_find_storage(const uscope_schema_t *schema, uint16_t *out_storage_id,
+                                                      const char *name);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_schema_find_event(const uscope_schema_t *schema, uint16_t *out_event_type_id,
+                                                    const char *name);
 
 /* ── Writer ───────────────────────────────────────────────────────────── */
 
@@ -376,7 +392,7 @@ typedef struct uscope_writer uscope_writer_t;
  * 4 GiB), IO (cannot create, write or rename the file; path is not a
  * regular file), NO_MEMORY.
  */
-USCOPE_API uscope_status_t uscope_writer_open(uscope_writer_t **out, const char *path,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_writer_open(uscope_writer_t **out, const char *path,
                                               const uscope_schema_t *schema,
                                               const uscope_dut_property_t *props,
                                               uint32_t num_props,
@@ -396,7 +412,7 @@ USCOPE_API uscope_status_t uscope_writer_open(uscope_writer_t **out, const char 
  * the thread that made the per-cycle calls. NULL is a no-op returning
  * USCOPE_OK.
  */
-USCOPE_API uscope_status_t uscope_writer_close(uscope_writer_t *writer);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_writer_close(uscope_writer_t *writer);
 
 /**
  * Do everything uscope_writer_close() does except freeing the writer: finish
@@ -406,7 +422,7 @@ USCOPE_API uscope_status_t uscope_writer_close(uscope_writer_t *writer);
  * frees the writer and returns this same status. Calling it twice returns
  * the first call's status.
  */
-USCOPE_API uscope_status_t uscope_writer_finish(uscope_writer_t *writer);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_writer_finish(uscope_writer_t *writer);
 
 /**
  * The per-handle message of the writer's sticky error, or "" when there is
@@ -421,10 +437,10 @@ USCOPE_API const char *uscope_writer_error(const uscope_writer_t *writer);
  * only; it is not a sticky error of the writer. The schema does not change
  * after open, so any thread may call these while the writer is open.
  */
-USCOPE_API uscope_status_t uscope_writer_find_storage(const uscope_writer_t *writer, const char *name,
-                                                      uint16_t *out_storage_id);
-USCOPE_API uscope_status_t uscope_writer_find_event(const uscope_writer_t *writer, const char *name,
-                                                    uint16_t *out_event_type_id);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_writer_find_storage(const uscope_writer_t *writer, uint16_t *out_storage_id,
+                                                      const char *name);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_writer_find_event(const uscope_writer_t *writer, uint16_t *out_event_type_id,
+                                                    const char *name);
 
 /*
  * ── Per-cycle calls ──
@@ -447,7 +463,7 @@ USCOPE_API uscope_status_t uscope_writer_find_event(const uscope_writer_t *write
  * frames at the same timestamp). Errors: BAD_STATE (already in a cycle),
  * TIME_BACKWARDS, plus any sticky error (e.g. IO from the encoder thread).
  */
-USCOPE_API uscope_status_t uscope_begin_cycle(uscope_writer_t *writer, uint64_t time_ps);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_begin_cycle(uscope_writer_t *writer, uint64_t time_ps);
 
 /**
  * Set field `field` of slot `slot` of storage `storage_id` (DA_SLOT_SET). On a
@@ -458,20 +474,20 @@ USCOPE_API uscope_status_t uscope_begin_cycle(uscope_writer_t *writer, uint64_t 
  * VALUE_RANGE (value does not fit the field type; BOOL takes 0/1, ENUM takes
  * < num_values, signed types their sign-extended range).
  */
-USCOPE_API uscope_status_t uscope_slot_set(uscope_writer_t *writer, uint16_t storage_id,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_slot_set(uscope_writer_t *writer, uint16_t storage_id,
                                            uint16_t slot, uint16_t field, uint64_t value);
 
 /** Invalidate a sparse slot, or zero a dense slot (DA_SLOT_CLEAR). */
-USCOPE_API uscope_status_t uscope_slot_clear(uscope_writer_t *writer, uint16_t storage_id,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_slot_clear(uscope_writer_t *writer, uint16_t storage_id,
                                              uint16_t slot);
 
 /** Add value to a field, wrapping at the field's width (DA_SLOT_ADD). */
-USCOPE_API uscope_status_t uscope_slot_add(uscope_writer_t *writer, uint16_t storage_id,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_slot_add(uscope_writer_t *writer, uint16_t storage_id,
                                            uint16_t slot, uint16_t field, uint64_t value);
 
 /** Set storage property prop_index (DA_PROP_SET). Errors: UNKNOWN_PROPERTY, BAD_STATE,
  * VALUE_RANGE (strict value check only), ... */
-USCOPE_API uscope_status_t uscope_prop_set(uscope_writer_t *writer, uint16_t storage_id,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_prop_set(uscope_writer_t *writer, uint16_t storage_id,
                                            uint16_t prop_index, uint64_t value);
 
 /**
@@ -480,7 +496,7 @@ USCOPE_API uscope_status_t uscope_prop_set(uscope_writer_t *writer, uint16_t sto
  * otherwise). payload may be NULL only when payload_size is 0. The bytes are
  * copied before the call returns.
  */
-USCOPE_API uscope_status_t uscope_event(uscope_writer_t *writer, uint16_t event_type_id,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_event(uscope_writer_t *writer, uint16_t event_type_id,
                                         const void *payload, uint32_t payload_size);
 
 /**
@@ -488,7 +504,7 @@ USCOPE_API uscope_status_t uscope_event(uscope_writer_t *writer, uint16_t event_
  * is closed here and handed to the encoder thread (after calling the
  * checkpoint callback, if one is set).
  */
-USCOPE_API uscope_status_t uscope_end_cycle(uscope_writer_t *writer);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_end_cycle(uscope_writer_t *writer);
 
 /**
  * Between cycles: ask the encoder thread to commit everything recorded so far
@@ -499,7 +515,7 @@ USCOPE_API uscope_status_t uscope_end_cycle(uscope_writer_t *writer);
  * checkpoint boundaries. Costs an extra checkpoint per call; no allocation.
  * Errors: BAD_STATE inside a cycle (sticky), any sticky error.
  */
-USCOPE_API uscope_status_t uscope_writer_flush(uscope_writer_t *writer);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_writer_flush(uscope_writer_t *writer);
 
 /**
  * Intern str (UTF-8, NUL-terminated, copied) in the string table and store its
@@ -507,8 +523,8 @@ USCOPE_API uscope_status_t uscope_writer_flush(uscope_writer_t *writer);
  * the same index; indices count up from 0. Callable at any time while the
  * writer is open, inside a cycle or not; it may allocate.
  */
-USCOPE_API uscope_status_t uscope_string_insert(uscope_writer_t *writer, const char *str,
-                                                uint32_t *out_index);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_string_insert(uscope_writer_t *writer, uint32_t *out_index,
+                                                const char *str);
 
 /* ── Checkpoint callback (§9) ─────────────────────────────────────────── */
 
@@ -523,7 +539,7 @@ USCOPE_API uscope_status_t uscope_string_insert(uscope_writer_t *writer, const c
 typedef void (*uscope_checkpoint_fn)(uscope_writer_t *writer, uint64_t time_ps, void *user_data);
 
 /** Install (or, with fn NULL, remove) the checkpoint callback. Not inside a cycle. */
-USCOPE_API uscope_status_t uscope_set_checkpoint_callback(uscope_writer_t *writer,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_set_checkpoint_callback(uscope_writer_t *writer,
                                                           uscope_checkpoint_fn fn,
                                                           void *user_data);
 
@@ -538,7 +554,7 @@ USCOPE_API uscope_status_t uscope_set_checkpoint_callback(uscope_writer_t *write
  * holds all num_slots slots (num_valid_slots == num_slots). Property values
  * keep their tracked values. The data is copied.
  */
-USCOPE_API uscope_status_t uscope_checkpoint_storage(uscope_writer_t *writer,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_checkpoint_storage(uscope_writer_t *writer,
                                                      uint16_t storage_id,
                                                      const uint8_t *valid_mask,
                                                      const void *slot_data,
@@ -581,7 +597,7 @@ typedef struct uscope_writer_stats_s {
  * the writer's thread. out->struct_size must be set; at most that many bytes
  * are written.
  */
-USCOPE_API uscope_status_t uscope_writer_stats(const uscope_writer_t *writer,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_writer_stats(const uscope_writer_t *writer,
                                                uscope_writer_stats_t *out);
 
 
@@ -619,7 +635,7 @@ typedef struct uscope_reader uscope_reader_t;
  * container"; or JSON text, text, binary data); an empty file is TRUNCATED
  * ("found an empty file (0 bytes)"). Every message names the path.
  */
-USCOPE_API uscope_status_t uscope_reader_open(uscope_reader_t **out, const char *path);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_open(uscope_reader_t **out, const char *path);
 
 /*
  * Tolerant and strict reading. Files written by other tools, or damaged on
@@ -699,7 +715,7 @@ typedef struct uscope_defect_s {
  * open (a bad segment, end-of-segment checkpoints, timestamps off the grid)
  * fails the open with its kind's status.
  */
-USCOPE_API uscope_status_t uscope_reader_open_ex(uscope_reader_t **out, const char *path,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_open_ex(uscope_reader_t **out, const char *path,
                                                  uint32_t flags);
 /**
  * The defects met so far, one entry per kind seen, in kind order. Writes at
@@ -708,8 +724,8 @@ USCOPE_API uscope_status_t uscope_reader_open_ex(uscope_reader_t **out, const ch
  * USCOPE_DEFECT_KIND_COUNT). Counts never include an item twice, however
  * often its segment is read.
  */
-USCOPE_API uscope_status_t uscope_reader_defects(const uscope_reader_t *reader, uscope_defect_t *out,
-                                                 uint32_t capacity, uint32_t *count);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_defects(const uscope_reader_t *reader, uscope_defect_t *out,
+                                                 uint32_t *count, uint32_t capacity);
 /** "slot_out_of_range", ... for a USCOPE_DEFECT_* value; NULL for another. Static storage. */
 USCOPE_API const char *uscope_defect_name(uint32_t kind);
 /**
@@ -733,7 +749,7 @@ typedef void (*uscope_progress_fn)(void *ctx, uint64_t done, uint64_t total);
  * walk finished (defects or not); a strict reader returns the first
  * defect's status; an I/O error (or a file that shrank) is returned as such.
  */
-USCOPE_API uscope_status_t uscope_reader_check(uscope_reader_t *reader, uscope_progress_fn progress,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_check(uscope_reader_t *reader, uscope_progress_fn progress,
                                                void *ctx);
 /** Release a reader (NULL is a no-op). States and iterators from it must be freed first. */
 USCOPE_API void uscope_reader_close(uscope_reader_t *reader);
@@ -764,7 +780,7 @@ typedef struct uscope_file_info_s {
      time_grid_ps. 0 when no clock has a period. */
   uint64_t time_grid_ps;
 } uscope_file_info_t;
-USCOPE_API uscope_status_t uscope_reader_info(const uscope_reader_t *reader, uscope_file_info_t *out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_info(const uscope_reader_t *reader, uscope_file_info_t *out);
 /**
  * 1 when the file was cleanly finalized (F_COMPLETE), else 0 (also for
  * NULL). A live reader sees this turn to 1 at the poll after the writer
@@ -774,26 +790,26 @@ USCOPE_API int uscope_is_complete(const uscope_reader_t *reader);
 
 /** DUT properties (§3): index < count. Strings are owned by the reader. */
 USCOPE_API uint32_t uscope_reader_dut_count(const uscope_reader_t *reader);
-USCOPE_API uscope_status_t uscope_reader_dut_property(const uscope_reader_t *reader, uint32_t index,
-                                                      const char **key, const char **value);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_dut_property(const uscope_reader_t *reader, const char **key,
+                                                      const char **value, uint32_t index);
 /** The value of DUT property key; NOT_FOUND when absent. */
-USCOPE_API uscope_status_t uscope_reader_dut_lookup(const uscope_reader_t *reader, const char *key,
-                                                    const char **value);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_dut_lookup(const uscope_reader_t *reader, const char **value,
+                                                    const char *key);
 
 /** Schema counts. */
 typedef struct uscope_schema_counts_s {
   uint32_t struct_size;
   uint32_t clocks, scopes, enums, storages, event_types, summary_fields;
 } uscope_schema_counts_t;
-USCOPE_API uscope_status_t uscope_reader_schema_counts(const uscope_reader_t *reader,
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_schema_counts(const uscope_reader_t *reader,
                                                        uscope_schema_counts_t *out);
 
 typedef struct uscope_clock_info_s {
   const char *name;
   uint32_t period_ps;
 } uscope_clock_info_t;
-USCOPE_API uscope_status_t uscope_reader_clock(const uscope_reader_t *reader, uint32_t clock_id,
-                                               uscope_clock_info_t *out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_clock(const uscope_reader_t *reader, uscope_clock_info_t *out,
+                                               uint32_t clock_id);
 
 typedef struct uscope_scope_info_s {
   const char *name;
@@ -801,14 +817,14 @@ typedef struct uscope_scope_info_s {
   uint16_t parent_id;    /* USCOPE_NO_PARENT for the root */
   uint8_t clock_id;      /* USCOPE_CLOCK_INHERIT to inherit */
 } uscope_scope_info_t;
-USCOPE_API uscope_status_t uscope_reader_scope(const uscope_reader_t *reader, uint32_t scope_id,
-                                               uscope_scope_info_t *out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_scope(const uscope_reader_t *reader, uscope_scope_info_t *out,
+                                               uint32_t scope_id);
 
 /** Enum enum_id: its name and number of values; then each value's name. */
-USCOPE_API uscope_status_t uscope_reader_enum(const uscope_reader_t *reader, uint32_t enum_id,
-                                              const char **name, uint32_t *num_values);
-USCOPE_API uscope_status_t uscope_reader_enum_value(const uscope_reader_t *reader, uint32_t enum_id,
-                                                    uint32_t value, const char **name);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_enum(const uscope_reader_t *reader, const char **name,
+                                              uint32_t *num_values, uint32_t enum_id);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_enum_value(const uscope_reader_t *reader, const char **name,
+                                                    uint32_t enum_id, uint32_t value);
 
 typedef struct uscope_storage_info_s {
   const char *name;
@@ -819,8 +835,8 @@ typedef struct uscope_storage_info_s {
   uint16_t num_properties;
   uint32_t slot_size;    /* bytes of one packed slot */
 } uscope_storage_info_t;
-USCOPE_API uscope_status_t uscope_reader_storage(const uscope_reader_t *reader, uint16_t storage_id,
-                                                 uscope_storage_info_t *out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_storage(const uscope_reader_t *reader, uscope_storage_info_t *out,
+                                                 uint16_t storage_id);
 
 typedef struct uscope_field_info_s {
   const char *name;
@@ -832,9 +848,9 @@ typedef struct uscope_field_info_s {
   uint32_t offset;  /* within the slot, the property block, or the event payload */
 } uscope_field_info_t;
 /** Field `index` of a storage's slots, or (is_property) of its properties. */
-USCOPE_API uscope_status_t uscope_reader_storage_field(const uscope_reader_t *reader,
-                                                       uint16_t storage_id, uint16_t index,
-                                                       int is_property, uscope_field_info_t *out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_storage_field(const uscope_reader_t *reader,
+                                                       uscope_field_info_t *out, uint16_t storage_id,
+                                                       uint16_t index, int is_property);
 
 typedef struct uscope_event_type_info_s {
   const char *name;
@@ -842,10 +858,10 @@ typedef struct uscope_event_type_info_s {
   uint16_t num_fields;
   uint32_t payload_size;
 } uscope_event_type_info_t;
-USCOPE_API uscope_status_t uscope_reader_event_type(const uscope_reader_t *reader, uint16_t event_type_id,
-                                                    uscope_event_type_info_t *out);
-USCOPE_API uscope_status_t uscope_reader_event_field(const uscope_reader_t *reader, uint16_t event_type_id,
-                                                     uint16_t index, uscope_field_info_t *out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_event_type(const uscope_reader_t *reader, uscope_event_type_info_t *out,
+                                                    uint16_t event_type_id);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_event_field(const uscope_reader_t *reader, uscope_field_info_t *out,
+                                                     uint16_t event_type_id, uint16_t index);
 
 /**
  * Look-ups by name. `name` is either an item's own name ("rob") or that name
@@ -863,18 +879,18 @@ USCOPE_API uscope_status_t uscope_reader_event_field(const uscope_reader_t *read
  * Our schema builder keeps names unique where these look-ups need it (see
  * uscope_schema_new, USCOPE_ERR_DUPLICATE); files of other writers may not.
  */
-USCOPE_API uscope_status_t uscope_reader_find_storage(const uscope_reader_t *reader, const char *name,
-                                                      uint16_t *out_storage_id);
-USCOPE_API uscope_status_t uscope_reader_find_field(const uscope_reader_t *reader, uint16_t storage_id,
-                                                    const char *name, int is_property,
-                                                    uint16_t *out_index);
-USCOPE_API uscope_status_t uscope_reader_find_event(const uscope_reader_t *reader, const char *name,
-                                                    uint16_t *out_event_type_id);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_find_storage(const uscope_reader_t *reader, uint16_t *out_storage_id,
+                                                      const char *name);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_find_field(const uscope_reader_t *reader, uint16_t *out_index,
+                                                    uint16_t storage_id, const char *name,
+                                                    int is_property);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_find_event(const uscope_reader_t *reader, uint16_t *out_event_type_id,
+                                                    const char *name);
 
 /** The string table (§7): index < count; *len excludes the NUL. */
 USCOPE_API uint32_t uscope_reader_string_count(const uscope_reader_t *reader);
-USCOPE_API uscope_status_t uscope_reader_string(const uscope_reader_t *reader, uint32_t index,
-                                                const char **str, uint32_t *len);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_string(const uscope_reader_t *reader, const char **str,
+                                                uint32_t *len, uint32_t index);
 
 /* Trace summary (§6: TSUM, or legacy CSUM with no instruction density). */
 typedef struct uscope_summary_info_s {
@@ -886,22 +902,22 @@ typedef struct uscope_summary_info_s {
   uint32_t density_levels;
   uint32_t num_counters;
 } uscope_summary_info_t;
-USCOPE_API uscope_status_t uscope_reader_summary(const uscope_reader_t *reader, uscope_summary_info_t *out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_summary(const uscope_reader_t *reader, uscope_summary_info_t *out);
 /** Instruction counts per bucket of a density level (array owned by the reader). */
-USCOPE_API uscope_status_t uscope_reader_summary_density(const uscope_reader_t *reader, uint32_t level,
-                                                         const uint32_t **counts, uint32_t *num);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_summary_density(const uscope_reader_t *reader, const uint32_t **counts,
+                                                         uint32_t *num, uint32_t level);
 typedef struct uscope_mipmap_entry_s {  /* §6.2 */
   uint64_t min_delta;
   uint64_t max_delta;
   uint64_t sum;
 } uscope_mipmap_entry_t;
-USCOPE_API uscope_status_t uscope_reader_summary_counter(const uscope_reader_t *reader, uint32_t index,
-                                                         const char **name, uint16_t *storage_id,
-                                                         uint32_t *num_levels);
-USCOPE_API uscope_status_t uscope_reader_summary_counter_level(const uscope_reader_t *reader,
-                                                               uint32_t index, uint32_t level,
-                                                               const uscope_mipmap_entry_t **entries,
-                                                               uint32_t *num);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_summary_counter(const uscope_reader_t *reader, const char **name,
+                                                         uint16_t *storage_id, uint32_t *num_levels,
+                                                         uint32_t index);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_summary_counter_level(const uscope_reader_t *reader,
+                                                               const uscope_mipmap_entry_t **entries, uint32_t *num,
+                                                               uint32_t index,
+                                                               uint32_t level);
 
 /* State reconstruction (§10). */
 typedef struct uscope_state uscope_state_t;
@@ -911,19 +927,19 @@ typedef struct uscope_state uscope_state_t;
  * state. *out must be freed with uscope_state_free() before the reader is
  * closed (it describes the reader's schema).
  */
-USCOPE_API uscope_status_t uscope_reader_state_at(uscope_reader_t *reader, uint64_t time_ps,
-                                                  uscope_state_t **out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_state_at(uscope_reader_t *reader, uscope_state_t **out,
+                                                  uint64_t time_ps);
 USCOPE_API void uscope_state_free(uscope_state_t *state);
 /** Dense slots are always valid (§4.6.1). */
-USCOPE_API uscope_status_t uscope_state_slot_valid(const uscope_state_t *state, uint16_t storage_id,
-                                                   uint16_t slot, int *valid);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_state_slot_valid(const uscope_state_t *state, int *valid,
+                                                   uint16_t storage_id, uint16_t slot);
 /** A field's stored bytes, zero-extended (signed fields are not sign-extended). */
-USCOPE_API uscope_status_t uscope_state_slot_field(const uscope_state_t *state, uint16_t storage_id,
-                                                   uint16_t slot, uint16_t field, uint64_t *value);
-USCOPE_API uscope_status_t uscope_state_property(const uscope_state_t *state, uint16_t storage_id,
-                                                 uint16_t prop, uint64_t *value);
-USCOPE_API uscope_status_t uscope_state_occupancy(const uscope_state_t *state, uint16_t storage_id,
-                                                  uint32_t *valid_slots);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_state_slot_field(const uscope_state_t *state, uint64_t *value,
+                                                   uint16_t storage_id, uint16_t slot, uint16_t field);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_state_property(const uscope_state_t *state, uint64_t *value,
+                                                 uint16_t storage_id, uint16_t prop);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_state_occupancy(const uscope_state_t *state, uint32_t *valid_slots,
+                                                  uint16_t storage_id);
 
 /* Events and items. */
 typedef struct uscope_event_s {
@@ -938,10 +954,10 @@ typedef struct uscope_event_iter uscope_event_iter_t;
  * order, decoding one segment at a time. Free with uscope_event_iter_free()
  * before closing the reader.
  */
-USCOPE_API uscope_status_t uscope_reader_events_in_range(uscope_reader_t *reader, uint64_t t0,
-                                                         uint64_t t1, uscope_event_iter_t **out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_events_in_range(uscope_reader_t *reader, uscope_event_iter_t **out,
+                                                         uint64_t t0, uint64_t t1);
 /** USCOPE_OK with *ev filled, USCOPE_DONE at the end, or an error. */
-USCOPE_API uscope_status_t uscope_event_iter_next(uscope_event_iter_t *it, uscope_event_t *ev);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_event_iter_next(uscope_event_iter_t *it, uscope_event_t *ev);
 USCOPE_API void uscope_event_iter_free(uscope_event_iter_t *it);
 
 typedef struct uscope_segment_info_s {
@@ -954,8 +970,8 @@ typedef struct uscope_segment_info_s {
   uint32_t num_frames;
   uint32_t num_frames_active;
 } uscope_segment_info_t;
-USCOPE_API uscope_status_t uscope_reader_segment(const uscope_reader_t *reader, uint32_t index,
-                                                 uscope_segment_info_t *out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_segment(const uscope_reader_t *reader, uscope_segment_info_t *out,
+                                                 uint32_t index);
 
 /** One timed op or event of a segment, in stream order. */
 typedef struct uscope_item_s {
@@ -971,10 +987,10 @@ typedef struct uscope_item_s {
   const uint8_t *payload;        /* valid until the next call on the iterator */
 } uscope_item_t;
 typedef struct uscope_item_iter uscope_item_iter_t;
-USCOPE_API uscope_status_t uscope_reader_segment_items(uscope_reader_t *reader, uint32_t index,
-                                                       uscope_item_iter_t **out);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_segment_items(uscope_reader_t *reader, uscope_item_iter_t **out,
+                                                       uint32_t index);
 /** USCOPE_OK with *item filled, USCOPE_DONE at the end, or an error. */
-USCOPE_API uscope_status_t uscope_item_iter_next(uscope_item_iter_t *it, uscope_item_t *item);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_item_iter_next(uscope_item_iter_t *it, uscope_item_t *item);
 USCOPE_API void uscope_item_iter_free(uscope_item_iter_t *it);
 
 /**
@@ -982,7 +998,7 @@ USCOPE_API void uscope_item_iter_free(uscope_item_iter_t *it);
  * segments committed since (§2.2: tail_offset is the commit point). *found
  * is set to the number of new segments. Works on finalized files too (0).
  */
-USCOPE_API uscope_status_t uscope_reader_poll_new_segments(uscope_reader_t *reader, uint32_t *found);
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_poll_new_segments(uscope_reader_t *reader, uint32_t *found);
 
 /** The message of the reader's last error, or "". Owned by the reader. */
 USCOPE_API const char *uscope_reader_error(const uscope_reader_t *reader);

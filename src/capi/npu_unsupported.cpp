@@ -39,7 +39,7 @@ USCOPE_API const char *pccx_reader_header_json(const pccx_reader_t *, size_t *le
   return nullptr;
 }
 USCOPE_API uint64_t pccx_reader_event_count(const pccx_reader_t *) { return 0; }
-USCOPE_API uscope_status_t pccx_reader_event(const pccx_reader_t *, uint64_t, pccx_event_t *) {
+USCOPE_API uscope_status_t pccx_reader_event(const pccx_reader_t *, pccx_event_t *, uint64_t) {
   return unsupported("pccx_reader_event");
 }
 USCOPE_API uscope_status_t pccx_reader_payload(const pccx_reader_t *, const uint8_t **, uint64_t *) {
@@ -66,29 +66,29 @@ USCOPE_API uscope_status_t pccx_writer_finish(pccx_writer_t *) { return unsuppor
 USCOPE_API uscope_status_t pccx_writer_close(pccx_writer_t *) { return USCOPE_OK; }  // of NULL, as documented
 USCOPE_API const char *pccx_writer_error(const pccx_writer_t *) { return ""; }
 
-USCOPE_API uscope_status_t uscope_convert(const char *, uint32_t, const char *, uint32_t,
-                                          const uscope_convert_options_t *, uscope_convert_stats_t *) {
+USCOPE_API uscope_status_t uscope_convert(uscope_convert_stats_t *, const char *, uint32_t, const char *,
+                                          uint32_t, const uscope_convert_options_t *) {
   return unsupported("uscope_convert");
 }
-USCOPE_API uscope_status_t uscope_jsonl_to_uscope(const char *, const char *, const uscope_convert_options_t *,
-                                                  uscope_convert_stats_t *) {
+USCOPE_API uscope_status_t uscope_jsonl_to_uscope(uscope_convert_stats_t *, const char *, const char *,
+                                                  const uscope_convert_options_t *) {
   return unsupported("uscope_jsonl_to_uscope");
 }
-USCOPE_API uscope_status_t uscope_jsonl_to_pccx(const char *, const char *, const uscope_convert_options_t *,
-                                                uscope_convert_stats_t *) {
+USCOPE_API uscope_status_t uscope_jsonl_to_pccx(uscope_convert_stats_t *, const char *, const char *,
+                                                const uscope_convert_options_t *) {
   return unsupported("uscope_jsonl_to_pccx");
 }
-USCOPE_API uscope_status_t uscope_convert_uscope_to_jsonl(const char *, const char *,
-                                                          const uscope_convert_options_t *,
-                                                          uscope_convert_stats_t *) {
+USCOPE_API uscope_status_t uscope_convert_uscope_to_jsonl(uscope_convert_stats_t *, const char *,
+                                                          const char *,
+                                                          const uscope_convert_options_t *) {
   return unsupported("uscope_convert_uscope_to_jsonl");
 }
-USCOPE_API uscope_status_t uscope_convert_pccx_to_jsonl(const char *, const char *, const uscope_convert_options_t *,
-                                                        uscope_convert_stats_t *) {
+USCOPE_API uscope_status_t uscope_convert_pccx_to_jsonl(uscope_convert_stats_t *, const char *, const char *,
+                                                        const uscope_convert_options_t *) {
   return unsupported("uscope_convert_pccx_to_jsonl");
 }
-USCOPE_API uscope_status_t uscope_convert_npu_report(const char *, uint32_t, const uscope_convert_options_t *, int,
-                                                     char **out, uscope_convert_stats_t *) {
+USCOPE_API uscope_status_t uscope_convert_npu_report(char **out, uscope_convert_stats_t *, const char *, uint32_t,
+                                                     const uscope_convert_options_t *, int) {
   if (out) *out = nullptr;
   return unsupported("uscope_convert_npu_report");
 }

@@ -97,7 +97,7 @@ USCOPE_API uint64_t pccx_reader_event_count(const pccx_reader_t *r) {
   return r ? r->impl.event_count() : 0;
 }
 
-USCOPE_API uscope_status_t pccx_reader_event(const pccx_reader_t *r, uint64_t index, pccx_event_t *out) {
+USCOPE_API uscope_status_t pccx_reader_event(const pccx_reader_t *r, pccx_event_t *out, uint64_t index) {
   if (!r) return null_handle("pccx_reader_event");
   if (!out) {
     uscope::set_thread_error("pccx_reader_event: out is NULL");

@@ -68,8 +68,8 @@ extern "C" {
 
 // ── cpu ──
 
-USCOPE_API uscope_status_t uscope_cpu_declare(uscope_schema_t *schema, const uscope_cpu_config_t *cfg,
-                                              uscope_cpu_t **out) {
+USCOPE_API uscope_status_t uscope_cpu_declare(uscope_schema_t *schema, uscope_cpu_t **out,
+                                              const uscope_cpu_config_t *cfg) {
   return declare<uscope_cpu>("uscope_cpu_declare", schema, cfg, out,
                              [](auto &d, const auto &c) { return uscope::proto::declare_cpu(d, c); });
 }
@@ -140,8 +140,8 @@ USCOPE_API uscope_status_t uscope_cpu_entity_set(uscope_writer_t *w, const uscop
 
 // ── noc ──
 
-USCOPE_API uscope_status_t uscope_noc_declare(uscope_schema_t *schema, const uscope_noc_config_t *cfg,
-                                              uscope_noc_t **out) {
+USCOPE_API uscope_status_t uscope_noc_declare(uscope_schema_t *schema, uscope_noc_t **out,
+                                              const uscope_noc_config_t *cfg) {
   return declare<uscope_noc>("uscope_noc_declare", schema, cfg, out,
                              [](auto &d, const auto &c) { return uscope::proto::declare_noc(d, c); });
 }
@@ -231,8 +231,8 @@ USCOPE_API uscope_status_t uscope_noc_txn_set(uscope_writer_t *w, const uscope_n
 
 // ── npu ──
 
-USCOPE_API uscope_status_t uscope_npu_declare(uscope_schema_t *schema, const uscope_npu_config_t *cfg,
-                                              uscope_npu_t **out) {
+USCOPE_API uscope_status_t uscope_npu_declare(uscope_schema_t *schema, uscope_npu_t **out,
+                                              const uscope_npu_config_t *cfg) {
   return declare<uscope_npu>("uscope_npu_declare", schema, cfg, out,
                              [](auto &d, const auto &c) { return uscope::proto::declare_npu(d, c); });
 }

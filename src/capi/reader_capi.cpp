@@ -97,8 +97,8 @@ USCOPE_API uscope_status_t uscope_reader_open_ex(uscope_reader_t **out, const ch
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_defects(const uscope_reader_t *r, uscope_defect_t *out, uint32_t capacity,
-                                                 uint32_t *count) {
+USCOPE_API uscope_status_t uscope_reader_defects(const uscope_reader_t *r, uscope_defect_t *out, uint32_t *count,
+                                                 uint32_t capacity) {
   return guard_r(r, [&] {
     NEED(r && count, "uscope_reader_defects: NULL argument");
     NEED(out || capacity == 0, "uscope_reader_defects: out is NULL with capacity %u", capacity);
@@ -179,8 +179,8 @@ USCOPE_API uint32_t uscope_reader_dut_count(const uscope_reader_t *r) {
   return r ? static_cast<uint32_t>(r->impl.dut().size()) : 0;
 }
 
-USCOPE_API uscope_status_t uscope_reader_dut_property(const uscope_reader_t *r, uint32_t index,
-                                                      const char **key, const char **value) {
+USCOPE_API uscope_status_t uscope_reader_dut_property(const uscope_reader_t *r, const char **key,
+                                                      const char **value, uint32_t index) {
   return guard_r(r, [&] {
     NEED(r && key && value, "uscope_reader_dut_property: NULL argument");
     if (index >= r->impl.dut().size())
@@ -191,8 +191,8 @@ USCOPE_API uscope_status_t uscope_reader_dut_property(const uscope_reader_t *r, 
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_dut_lookup(const uscope_reader_t *r, const char *key,
-                                                    const char **value) {
+USCOPE_API uscope_status_t uscope_reader_dut_lookup(const uscope_reader_t *r, const char **value,
+                                                    const char *key) {
   return guard_r(r, [&] {
     NEED(r && key && value, "uscope_reader_dut_lookup: NULL argument");
     for (const auto &p : r->impl.dut()) {
@@ -227,8 +227,8 @@ USCOPE_API uscope_status_t uscope_reader_schema_counts(const uscope_reader_t *r,
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_clock(const uscope_reader_t *r, uint32_t id,
-                                               uscope_clock_info_t *out) {
+USCOPE_API uscope_status_t uscope_reader_clock(const uscope_reader_t *r, uscope_clock_info_t *out,
+                                               uint32_t id) {
   return guard_r(r, [&] {
     NEED(r && out, "uscope_reader_clock: NULL argument");
     const auto &s = schema(r);
@@ -239,8 +239,8 @@ USCOPE_API uscope_status_t uscope_reader_clock(const uscope_reader_t *r, uint32_
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_scope(const uscope_reader_t *r, uint32_t id,
-                                               uscope_scope_info_t *out) {
+USCOPE_API uscope_status_t uscope_reader_scope(const uscope_reader_t *r, uscope_scope_info_t *out,
+                                               uint32_t id) {
   return guard_r(r, [&] {
     NEED(r && out, "uscope_reader_scope: NULL argument");
     const auto &s = schema(r);
@@ -254,8 +254,8 @@ USCOPE_API uscope_status_t uscope_reader_scope(const uscope_reader_t *r, uint32_
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_enum(const uscope_reader_t *r, uint32_t id, const char **name,
-                                              uint32_t *num_values) {
+USCOPE_API uscope_status_t uscope_reader_enum(const uscope_reader_t *r, const char **name, uint32_t *num_values,
+                                              uint32_t id) {
   return guard_r(r, [&] {
     NEED(r && name && num_values, "uscope_reader_enum: NULL argument");
     const auto &s = schema(r);
@@ -266,8 +266,8 @@ USCOPE_API uscope_status_t uscope_reader_enum(const uscope_reader_t *r, uint32_t
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_enum_value(const uscope_reader_t *r, uint32_t id, uint32_t value,
-                                                    const char **name) {
+USCOPE_API uscope_status_t uscope_reader_enum_value(const uscope_reader_t *r, const char **name, uint32_t id,
+                                                    uint32_t value) {
   return guard_r(r, [&] {
     NEED(r && name, "uscope_reader_enum_value: NULL argument");
     const auto &s = schema(r);
@@ -281,8 +281,8 @@ USCOPE_API uscope_status_t uscope_reader_enum_value(const uscope_reader_t *r, ui
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_storage(const uscope_reader_t *r, uint16_t id,
-                                                 uscope_storage_info_t *out) {
+USCOPE_API uscope_status_t uscope_reader_storage(const uscope_reader_t *r, uscope_storage_info_t *out,
+                                                 uint16_t id) {
   return guard_r(r, [&] {
     NEED(r && out, "uscope_reader_storage: NULL argument");
     const auto &s = schema(r);
@@ -299,8 +299,8 @@ USCOPE_API uscope_status_t uscope_reader_storage(const uscope_reader_t *r, uint1
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_storage_field(const uscope_reader_t *r, uint16_t id, uint16_t index,
-                                                       int is_property, uscope_field_info_t *out) {
+USCOPE_API uscope_status_t uscope_reader_storage_field(const uscope_reader_t *r, uscope_field_info_t *out, uint16_t id,
+                                                       uint16_t index, int is_property) {
   return guard_r(r, [&] {
     NEED(r && out, "uscope_reader_storage_field: NULL argument");
     const auto &s = schema(r);
@@ -315,8 +315,8 @@ USCOPE_API uscope_status_t uscope_reader_storage_field(const uscope_reader_t *r,
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_event_type(const uscope_reader_t *r, uint16_t id,
-                                                    uscope_event_type_info_t *out) {
+USCOPE_API uscope_status_t uscope_reader_event_type(const uscope_reader_t *r, uscope_event_type_info_t *out,
+                                                    uint16_t id) {
   return guard_r(r, [&] {
     NEED(r && out, "uscope_reader_event_type: NULL argument");
     const auto &s = schema(r);
@@ -329,8 +329,8 @@ USCOPE_API uscope_status_t uscope_reader_event_type(const uscope_reader_t *r, ui
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_event_field(const uscope_reader_t *r, uint16_t id, uint16_t index,
-                                                     uscope_field_info_t *out) {
+USCOPE_API uscope_status_t uscope_reader_event_field(const uscope_reader_t *r, uscope_field_info_t *out, uint16_t id,
+                                                     uint16_t index) {
   return guard_r(r, [&] {
     NEED(r && out, "uscope_reader_event_field: NULL argument");
     const auto &s = schema(r);
@@ -344,7 +344,7 @@ USCOPE_API uscope_status_t uscope_reader_event_field(const uscope_reader_t *r, u
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_find_storage(const uscope_reader_t *r, const char *name, uint16_t *out) {
+USCOPE_API uscope_status_t uscope_reader_find_storage(const uscope_reader_t *r, uint16_t *out, const char *name) {
   return guard_r(r, [&] {
     NEED(r && name && out, "uscope_reader_find_storage: NULL argument");
     *out = uscope::find_storage(schema(r), name);
@@ -352,8 +352,8 @@ USCOPE_API uscope_status_t uscope_reader_find_storage(const uscope_reader_t *r, 
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_find_field(const uscope_reader_t *r, uint16_t id, const char *name,
-                                                    int is_property, uint16_t *out) {
+USCOPE_API uscope_status_t uscope_reader_find_field(const uscope_reader_t *r, uint16_t *out, uint16_t id,
+                                                    const char *name, int is_property) {
   return guard_r(r, [&] {
     NEED(r && name && out, "uscope_reader_find_field: NULL argument");
     *out = uscope::find_field(schema(r), id, name, is_property != 0);
@@ -361,7 +361,7 @@ USCOPE_API uscope_status_t uscope_reader_find_field(const uscope_reader_t *r, ui
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_find_event(const uscope_reader_t *r, const char *name, uint16_t *out) {
+USCOPE_API uscope_status_t uscope_reader_find_event(const uscope_reader_t *r, uint16_t *out, const char *name) {
   return guard_r(r, [&] {
     NEED(r && name && out, "uscope_reader_find_event: NULL argument");
     *out = uscope::find_event(schema(r), name);
@@ -373,8 +373,8 @@ USCOPE_API uint32_t uscope_reader_string_count(const uscope_reader_t *r) {
   return r ? static_cast<uint32_t>(r->impl.strings().size()) : 0;
 }
 
-USCOPE_API uscope_status_t uscope_reader_string(const uscope_reader_t *r, uint32_t index, const char **str,
-                                                uint32_t *len) {
+USCOPE_API uscope_status_t uscope_reader_string(const uscope_reader_t *r, const char **str, uint32_t *len,
+                                                uint32_t index) {
   return guard_r(r, [&] {
     NEED(r && str, "uscope_reader_string: NULL argument");
     if (index >= r->impl.strings().size())
@@ -406,8 +406,8 @@ USCOPE_API uscope_status_t uscope_reader_summary(const uscope_reader_t *r, uscop
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_summary_density(const uscope_reader_t *r, uint32_t level,
-                                                         const uint32_t **counts, uint32_t *num) {
+USCOPE_API uscope_status_t uscope_reader_summary_density(const uscope_reader_t *r, const uint32_t **counts,
+                                                         uint32_t *num, uint32_t level) {
   return guard_r(r, [&] {
     NEED(r && counts && num, "uscope_reader_summary_density: NULL argument");
     const auto &t = r->impl.summary();
@@ -418,9 +418,9 @@ USCOPE_API uscope_status_t uscope_reader_summary_density(const uscope_reader_t *
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_summary_counter(const uscope_reader_t *r, uint32_t index,
-                                                         const char **name, uint16_t *storage_id,
-                                                         uint32_t *num_levels) {
+USCOPE_API uscope_status_t uscope_reader_summary_counter(const uscope_reader_t *r, const char **name,
+                                                         uint16_t *storage_id, uint32_t *num_levels,
+                                                         uint32_t index) {
   return guard_r(r, [&] {
     NEED(r && name && storage_id && num_levels, "uscope_reader_summary_counter: NULL argument");
     const auto &t = r->impl.summary();
@@ -432,10 +432,10 @@ USCOPE_API uscope_status_t uscope_reader_summary_counter(const uscope_reader_t *
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_summary_counter_level(const uscope_reader_t *r, uint32_t index,
-                                                               uint32_t level,
-                                                               const uscope_mipmap_entry_t **entries,
-                                                               uint32_t *num) {
+USCOPE_API uscope_status_t uscope_reader_summary_counter_level(const uscope_reader_t *r, const uscope_mipmap_entry_t **entries,
+                                                               uint32_t *num,
+                                                               uint32_t index,
+                                                               uint32_t level) {
   return guard_r(r, [&] {
     NEED(r && entries && num, "uscope_reader_summary_counter_level: NULL argument");
     const auto &t = r->impl.summary();
@@ -448,7 +448,7 @@ USCOPE_API uscope_status_t uscope_reader_summary_counter_level(const uscope_read
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_state_at(uscope_reader_t *r, uint64_t t, uscope_state_t **out) {
+USCOPE_API uscope_status_t uscope_reader_state_at(uscope_reader_t *r, uscope_state_t **out, uint64_t t) {
   return guard_r(r, [&] {
     NEED(r && out, "uscope_reader_state_at: NULL argument");
     auto *s = new uscope_state;
@@ -481,7 +481,7 @@ void need_slot(const uscope::StorageState &st, uint16_t slot) {
 
 extern "C" {
 
-USCOPE_API uscope_status_t uscope_state_slot_valid(const uscope_state_t *s, uint16_t id, uint16_t slot, int *valid) {
+USCOPE_API uscope_status_t uscope_state_slot_valid(const uscope_state_t *s, int *valid, uint16_t id, uint16_t slot) {
   return uscope::guard([&] {
     NEED(valid, "uscope_state_slot_valid: valid is NULL");
     const auto &st = storage_of(s, id);
@@ -491,8 +491,8 @@ USCOPE_API uscope_status_t uscope_state_slot_valid(const uscope_state_t *s, uint
   });
 }
 
-USCOPE_API uscope_status_t uscope_state_slot_field(const uscope_state_t *s, uint16_t id, uint16_t slot,
-                                                   uint16_t field, uint64_t *value) {
+USCOPE_API uscope_status_t uscope_state_slot_field(const uscope_state_t *s, uint64_t *value, uint16_t id,
+                                                   uint16_t slot, uint16_t field) {
   return uscope::guard([&] {
     NEED(value, "uscope_state_slot_field: value is NULL");
     const auto &st = storage_of(s, id);
@@ -504,8 +504,8 @@ USCOPE_API uscope_status_t uscope_state_slot_field(const uscope_state_t *s, uint
   });
 }
 
-USCOPE_API uscope_status_t uscope_state_property(const uscope_state_t *s, uint16_t id, uint16_t prop,
-                                                 uint64_t *value) {
+USCOPE_API uscope_status_t uscope_state_property(const uscope_state_t *s, uint64_t *value, uint16_t id,
+                                                 uint16_t prop) {
   return uscope::guard([&] {
     NEED(value, "uscope_state_property: value is NULL");
     const auto &st = storage_of(s, id);
@@ -516,7 +516,7 @@ USCOPE_API uscope_status_t uscope_state_property(const uscope_state_t *s, uint16
   });
 }
 
-USCOPE_API uscope_status_t uscope_state_occupancy(const uscope_state_t *s, uint16_t id, uint32_t *n) {
+USCOPE_API uscope_status_t uscope_state_occupancy(const uscope_state_t *s, uint32_t *n, uint16_t id) {
   return uscope::guard([&] {
     NEED(n, "uscope_state_occupancy: out is NULL");
     *n = storage_of(s, id).occupancy();
@@ -524,8 +524,8 @@ USCOPE_API uscope_status_t uscope_state_occupancy(const uscope_state_t *s, uint1
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_events_in_range(uscope_reader_t *r, uint64_t t0, uint64_t t1,
-                                                         uscope_event_iter_t **out) {
+USCOPE_API uscope_status_t uscope_reader_events_in_range(uscope_reader_t *r, uscope_event_iter_t **out, uint64_t t0,
+                                                         uint64_t t1) {
   return guard_r(r, [&] {
     NEED(r && out, "uscope_reader_events_in_range: NULL argument");
     const auto &segs = r->impl.segments();
@@ -569,8 +569,8 @@ USCOPE_API uscope_status_t uscope_event_iter_next(uscope_event_iter_t *it, uscop
 
 USCOPE_API void uscope_event_iter_free(uscope_event_iter_t *it) { delete it; }
 
-USCOPE_API uscope_status_t uscope_reader_segment(const uscope_reader_t *r, uint32_t index,
-                                                 uscope_segment_info_t *out) {
+USCOPE_API uscope_status_t uscope_reader_segment(const uscope_reader_t *r, uscope_segment_info_t *out,
+                                                 uint32_t index) {
   return guard_r(r, [&] {
     NEED(r && out, "uscope_reader_segment: NULL argument");
     const auto &segs = r->impl.segments();
@@ -588,8 +588,8 @@ USCOPE_API uscope_status_t uscope_reader_segment(const uscope_reader_t *r, uint3
   });
 }
 
-USCOPE_API uscope_status_t uscope_reader_segment_items(uscope_reader_t *r, uint32_t index,
-                                                       uscope_item_iter_t **out) {
+USCOPE_API uscope_status_t uscope_reader_segment_items(uscope_reader_t *r, uscope_item_iter_t **out,
+                                                       uint32_t index) {
   return guard_r(r, [&] {
     NEED(r && out, "uscope_reader_segment_items: NULL argument");
     if (index >= r->impl.segments().size())

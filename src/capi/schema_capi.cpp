@@ -31,8 +31,8 @@ USCOPE_API uscope_status_t uscope_schema_new(uscope_schema_t **out) {
 
 USCOPE_API void uscope_schema_free(uscope_schema_t *schema) { delete schema; }
 
-USCOPE_API uscope_status_t uscope_schema_add_clock(uscope_schema_t *s, const char *name,
-                                                   uint32_t period_ps, uint8_t *out) {
+USCOPE_API uscope_status_t uscope_schema_add_clock(uscope_schema_t *s, uint8_t *out,
+                                                   const char *name, uint32_t period_ps) {
   return guard([&] {
     USCOPE_CHECK_ARG(s, "uscope_schema_add_clock: schema is NULL");
     const uint8_t id = s->builder.add_clock(name, period_ps);
@@ -41,9 +41,9 @@ USCOPE_API uscope_status_t uscope_schema_add_clock(uscope_schema_t *s, const cha
   });
 }
 
-USCOPE_API uscope_status_t uscope_schema_add_scope(uscope_schema_t *s, const char *name,
-                                                   uint16_t parent_id, const char *protocol,
-                                                   uint8_t clock_id, uint16_t *out) {
+USCOPE_API uscope_status_t uscope_schema_add_scope(uscope_schema_t *s, uint16_t *out,
+                                                   const char *name, uint16_t parent_id,
+                                                   const char *protocol, uint8_t clock_id) {
   return guard([&] {
     USCOPE_CHECK_ARG(s, "uscope_schema_add_scope: schema is NULL");
     const uint16_t id = s->builder.add_scope(name, parent_id, protocol, clock_id);
@@ -52,9 +52,9 @@ USCOPE_API uscope_status_t uscope_schema_add_scope(uscope_schema_t *s, const cha
   });
 }
 
-USCOPE_API uscope_status_t uscope_schema_add_enum(uscope_schema_t *s, const char *name,
-                                                  const char *const *values, uint16_t count,
-                                                  uint8_t *out) {
+USCOPE_API uscope_status_t uscope_schema_add_enum(uscope_schema_t *s, uint8_t *out,
+                                                  const char *name, const char *const *values,
+                                                  uint16_t count) {
   return guard([&] {
     USCOPE_CHECK_ARG(s, "uscope_schema_add_enum: schema is NULL");
     const uint8_t id = s->builder.add_enum(name, values, count);
@@ -63,12 +63,12 @@ USCOPE_API uscope_status_t uscope_schema_add_enum(uscope_schema_t *s, const char
   });
 }
 
-USCOPE_API uscope_status_t uscope_schema_add_storage(uscope_schema_t *s, const char *name,
-                                                     uint16_t scope_id, uint16_t num_slots,
-                                                     uint16_t flags, const uscope_field_t *fields,
+USCOPE_API uscope_status_t uscope_schema_add_storage(uscope_schema_t *s, uint16_t *out,
+                                                     const char *name, uint16_t scope_id,
+                                                     uint16_t num_slots, uint16_t flags,
+                                                     const uscope_field_t *fields,
                                                      uint16_t num_fields,
-                                                     const uscope_field_t *props,
-                                                     uint16_t num_properties, uint16_t *out) {
+                                                     const uscope_field_t *props, uint16_t num_properties) {
   return guard([&] {
     USCOPE_CHECK_ARG(s, "uscope_schema_add_storage: schema is NULL");
     const uint16_t id = s->builder.add_storage(name, scope_id, num_slots, flags, fields, num_fields,
@@ -78,9 +78,9 @@ USCOPE_API uscope_status_t uscope_schema_add_storage(uscope_schema_t *s, const c
   });
 }
 
-USCOPE_API uscope_status_t uscope_schema_add_event(uscope_schema_t *s, const char *name,
-                                                   uint16_t scope_id, const uscope_field_t *fields,
-                                                   uint16_t num_fields, uint16_t *out) {
+USCOPE_API uscope_status_t uscope_schema_add_event(uscope_schema_t *s, uint16_t *out,
+                                                   const char *name, uint16_t scope_id,
+                                                   const uscope_field_t *fields, uint16_t num_fields) {
   return guard([&] {
     USCOPE_CHECK_ARG(s, "uscope_schema_add_event: schema is NULL");
     const uint16_t id = s->builder.add_event(name, scope_id, fields, num_fields);
@@ -89,9 +89,9 @@ USCOPE_API uscope_status_t uscope_schema_add_event(uscope_schema_t *s, const cha
   });
 }
 
-USCOPE_API uscope_status_t uscope_schema_add_summary_field(uscope_schema_t *s, const char *name,
-                                                           uint8_t type, uint16_t scope_id,
-                                                           uint16_t *out) {
+USCOPE_API uscope_status_t uscope_schema_add_summary_field(uscope_schema_t *s, uint16_t *out,
+                                                           const char *name, uint8_t type,
+                                                           uint16_t scope_id) {
   return guard([&] {
     USCOPE_CHECK_ARG(s, "uscope_schema_add_summary_field: schema is NULL");
     const uint16_t id = s->builder.add_summary_field(name, type, scope_id);
@@ -109,7 +109,7 @@ USCOPE_API uscope_status_t uscope_schema_add_dut_property(uscope_schema_t *s, co
   });
 }
 
-USCOPE_API uscope_status_t uscope_schema_find_storage(const uscope_schema_t *s, const char *name, uint16_t *out) {
+USCOPE_API uscope_status_t uscope_schema_find_storage(const uscope_schema_t *s, uint16_t *out, const char *name) {
   return guard([&] {
     USCOPE_CHECK_ARG(s && name && out, "uscope_schema_find_storage: NULL argument");
     *out = uscope::find_storage(s->builder.schema(), name);
@@ -117,7 +117,7 @@ USCOPE_API uscope_status_t uscope_schema_find_storage(const uscope_schema_t *s, 
   });
 }
 
-USCOPE_API uscope_status_t uscope_schema_find_event(const uscope_schema_t *s, const char *name, uint16_t *out) {
+USCOPE_API uscope_status_t uscope_schema_find_event(const uscope_schema_t *s, uint16_t *out, const char *name) {
   return guard([&] {
     USCOPE_CHECK_ARG(s && name && out, "uscope_schema_find_event: NULL argument");
     *out = uscope::find_event(s->builder.schema(), name);

@@ -84,7 +84,7 @@ USCOPE_API const char *uscope_writer_error(const uscope_writer_t *w) {
   return w ? w->impl.error_message() : "";
 }
 
-USCOPE_API uscope_status_t uscope_writer_find_storage(const uscope_writer_t *w, const char *name, uint16_t *out) {
+USCOPE_API uscope_status_t uscope_writer_find_storage(const uscope_writer_t *w, uint16_t *out, const char *name) {
   return guard([&] {
     USCOPE_CHECK_ARG(w && name && out, "uscope_writer_find_storage: NULL argument");
     *out = uscope::find_storage(w->impl.schema(), name);
@@ -92,7 +92,7 @@ USCOPE_API uscope_status_t uscope_writer_find_storage(const uscope_writer_t *w, 
   });
 }
 
-USCOPE_API uscope_status_t uscope_writer_find_event(const uscope_writer_t *w, const char *name, uint16_t *out) {
+USCOPE_API uscope_status_t uscope_writer_find_event(const uscope_writer_t *w, uint16_t *out, const char *name) {
   return guard([&] {
     USCOPE_CHECK_ARG(w && name && out, "uscope_writer_find_event: NULL argument");
     *out = uscope::find_event(w->impl.schema(), name);
@@ -137,8 +137,8 @@ USCOPE_API uscope_status_t uscope_writer_flush(uscope_writer_t *w) {
   return w ? w->impl.flush() : null_writer();
 }
 
-USCOPE_API uscope_status_t uscope_string_insert(uscope_writer_t *w, const char *str,
-                                                uint32_t *out_index) {
+USCOPE_API uscope_status_t uscope_string_insert(uscope_writer_t *w, uint32_t *out_index,
+                                                const char *str) {
   return guard([&] {
     USCOPE_CHECK_ARG(w, "uscope_string_insert: writer is NULL");
     USCOPE_CHECK_ARG(str, "uscope_string_insert: str is NULL");

@@ -577,8 +577,8 @@ uscope_status_t report(const char *in, uint32_t fmt, const Opts &o, bool json, c
 
 extern "C" {
 
-USCOPE_API uscope_status_t uscope_convert(const char *in, uint32_t in_format, const char *out, uint32_t out_format,
-                                          const uscope_convert_options_t *opts, uscope_convert_stats_t *stats) {
+USCOPE_API uscope_status_t uscope_convert(uscope_convert_stats_t *stats, const char *in, uint32_t in_format, const char *out,
+                                          uint32_t out_format, const uscope_convert_options_t *opts) {
   return uscope::guard([&]() -> uscope_status_t {
     USCOPE_CHECK_ARG(in && out, "uscope_convert: NULL path");
     USCOPE_CHECK_ARG(!opts || opts->struct_size >= 8, "uscope_convert: opts->struct_size not set");
@@ -612,26 +612,26 @@ USCOPE_API uscope_status_t uscope_convert(const char *in, uint32_t in_format, co
   });
 }
 
-USCOPE_API uscope_status_t uscope_jsonl_to_uscope(const char *in, const char *out, const uscope_convert_options_t *o,
-                                                  uscope_convert_stats_t *s) {
-  return uscope_convert(in, USCOPE_CONVERT_JSONL, out, USCOPE_CONVERT_USCOPE, o, s);
+USCOPE_API uscope_status_t uscope_jsonl_to_uscope(uscope_convert_stats_t *s, const char *in, const char *out,
+                                                  const uscope_convert_options_t *o) {
+  return uscope_convert(s, in, USCOPE_CONVERT_JSONL, out, USCOPE_CONVERT_USCOPE, o);
 }
-USCOPE_API uscope_status_t uscope_jsonl_to_pccx(const char *in, const char *out, const uscope_convert_options_t *o,
-                                                uscope_convert_stats_t *s) {
-  return uscope_convert(in, USCOPE_CONVERT_JSONL, out, USCOPE_CONVERT_PCCX, o, s);
+USCOPE_API uscope_status_t uscope_jsonl_to_pccx(uscope_convert_stats_t *s, const char *in, const char *out,
+                                                const uscope_convert_options_t *o) {
+  return uscope_convert(s, in, USCOPE_CONVERT_JSONL, out, USCOPE_CONVERT_PCCX, o);
 }
-USCOPE_API uscope_status_t uscope_convert_uscope_to_jsonl(const char *in, const char *out,
-                                                          const uscope_convert_options_t *o, uscope_convert_stats_t *s) {
-  return uscope_convert(in, USCOPE_CONVERT_USCOPE, out, USCOPE_CONVERT_JSONL, o, s);
+USCOPE_API uscope_status_t uscope_convert_uscope_to_jsonl(uscope_convert_stats_t *s, const char *in,
+                                                          const char *out, const uscope_convert_options_t *o) {
+  return uscope_convert(s, in, USCOPE_CONVERT_USCOPE, out, USCOPE_CONVERT_JSONL, o);
 }
-USCOPE_API uscope_status_t uscope_convert_pccx_to_jsonl(const char *in, const char *out,
-                                                        const uscope_convert_options_t *o, uscope_convert_stats_t *s) {
-  return uscope_convert(in, USCOPE_CONVERT_PCCX, out, USCOPE_CONVERT_JSONL, o, s);
+USCOPE_API uscope_status_t uscope_convert_pccx_to_jsonl(uscope_convert_stats_t *s, const char *in,
+                                                        const char *out, const uscope_convert_options_t *o) {
+  return uscope_convert(s, in, USCOPE_CONVERT_PCCX, out, USCOPE_CONVERT_JSONL, o);
 }
 
-USCOPE_API uscope_status_t uscope_convert_npu_report(const char *in, uint32_t in_format,
-                                                     const uscope_convert_options_t *opts, int json, char **out,
-                                                     uscope_convert_stats_t *stats) {
+USCOPE_API uscope_status_t uscope_convert_npu_report(char **out, uscope_convert_stats_t *stats,
+                                                     const char *in, uint32_t in_format, const uscope_convert_options_t *opts,
+                                                     int json) {
   return uscope::guard([&]() -> uscope_status_t {
     USCOPE_CHECK_ARG(in && out, "uscope_convert_npu_report: NULL argument");
     USCOPE_CHECK_ARG(!opts || opts->struct_size >= 8, "uscope_convert_npu_report: opts->struct_size not set");

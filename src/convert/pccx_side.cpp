@@ -45,7 +45,9 @@ uint32_t instant_type(uint8_t ev) {
 }  // namespace
 
 PccxOut::~PccxOut() {
-  if (w_) pccx_writer_close(w_);
+  // Only an output abandoned on an error path gets here: its status adds nothing to the
+  // error already reported, and the partial file is removed by the writer.
+  if (w_) (void)pccx_writer_close(w_);
 }
 
 Status PccxOut::open(const char *path, uint64_t period_ps, const PccxMeta &meta, uint64_t queue_bytes,
@@ -182,7 +184,12 @@ Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *p
   }
   pccx_header_t h{};
   h.struct_size = sizeof h;
-  pccx_reader_header(r, &h);
+  s = pccx_reader_header(r, &h);
+  if (s) {
+    *error = about_file(path, uscope_last_error());
+    pccx_reader_close(r);
+    return s;
+  }
   *period_ps = h.clock_mhz ? (1000000 + h.clock_mhz / 2) / h.clock_mhz : 1000;
   if (*period_ps == 0) *period_ps = 1;  // a clock over 2 THz
   if (meta) {
@@ -213,7 +220,7 @@ Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *p
   *others = 0;
   for (uint64_t i = 0; i < n; ++i) {
     pccx_event_t ev{};
-    if ((s = pccx_reader_event(r, i, &ev))) {
+    if ((s = pccx_reader_event(r, &ev, i))) {
       *error = about_file(path, uscope_last_error());
       break;
     }

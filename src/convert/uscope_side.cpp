@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "format/error.hpp"
+
 namespace uscope::convert {
 
 namespace {
@@ -21,13 +23,20 @@ uint64_t n64(const Ev &e, Key k) {
   return e.v[k] == kNull ? USCOPE_NPU_NULL64 : e.v[k];
 }
 uint64_t tx_key(uint64_t chan, uint64_t tx) { return (chan << 40) ^ tx; }
+
+// A look-up on an open reader fails only on a bug of ours; the converter's C entry catches it.
+void must(uscope_status_t st) {
+  if (st != USCOPE_OK) throw Error(st, uscope_last_error());
+}
 }  // namespace
 
 UscopeOut::UscopeOut(const UnitCounts &u, uint64_t period_ps, const StringPool &pool)
     : u_(u), period_(period_ps), pool_(pool) {}
 
 UscopeOut::~UscopeOut() {
-  if (w_) uscope_writer_close(w_);
+  // Only an output abandoned on an error path gets here: its status adds nothing to the
+  // error already reported.
+  if (w_) (void)uscope_writer_close(w_);
   uscope_npu_free(npu_);
 }
 
@@ -35,9 +44,9 @@ Status UscopeOut::open(const char *path, const TraceMeta &meta, std::string *err
   uscope_schema_t *s = nullptr;
   Status st = uscope_schema_new(&s);
   uint8_t clk = 0;
-  if (!st) st = uscope_schema_add_clock(s, "npu_clk", static_cast<uint32_t>(period_), &clk);
+  if (!st) st = uscope_schema_add_clock(s, &clk, "npu_clk", static_cast<uint32_t>(period_));
   uint16_t root = 0;
-  if (!st) st = uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, clk, &root);
+  if (!st) st = uscope_schema_add_scope(s, &root, "/", USCOPE_NO_PARENT, nullptr, clk);
   uscope_npu_config_t cfg{};
   cfg.struct_size = sizeof cfg;
   cfg.scope_name = "npu0";
@@ -57,7 +66,7 @@ Status UscopeOut::open(const char *path, const TraceMeta &meta, std::string *err
   cfg.trace_version = meta.has_version ? meta.version.c_str() : nullptr;
   cfg.sim_version = meta.has_sim_version ? meta.sim_version.c_str() : nullptr;
   cfg.sim_config_json = meta.has_sim_config ? meta.sim_config.c_str() : nullptr;
-  if (!st) st = uscope_npu_declare(s, &cfg, &npu_);
+  if (!st) st = uscope_npu_declare(s, &npu_, &cfg);
   // Facts of the JSONL file that the protocol has no place for, so that
   // µScope -> JSONL writes the same lines (docs/convert.md).
   if (!st && meta.has_t_ns) st = uscope_schema_add_dut_property(s, "npu.jsonl.t_ns", "1");
@@ -165,7 +174,7 @@ Status UscopeOut::context_of(const Ev &e, uint16_t *ctx, std::string *reason) {
     uint64_t ref = USCOPE_NPU_STR_NULL;
     if (v != kNull) {
       if (!have_empty_) {
-        s = uscope_string_insert(w_, "", &empty_str_);
+        s = uscope_string_insert(w_, &empty_str_, "");
         have_empty_ = true;
       }
       ref = empty_str_;
@@ -394,7 +403,7 @@ UscopeIn::~UscopeIn() { uscope_reader_close(r_); }
 std::string_view UscopeIn::str(uint64_t id) const {
   const char *s = nullptr;
   uint32_t len = 0;
-  if (uscope_reader_string(r_, static_cast<uint32_t>(id), &s, &len) != USCOPE_OK) return "";
+  if (uscope_reader_string(r_, &s, &len, static_cast<uint32_t>(id)) != USCOPE_OK) return "";
   return std::string_view(s, len);
 }
 
@@ -402,7 +411,7 @@ void UscopeIn::report_defects(const Issues &issues) const {
   if (!issues.on_issue) return;
   uscope_defect_t d[USCOPE_DEFECT_KIND_COUNT];
   uint32_t n = 0;
-  if (uscope_reader_defects(r_, d, USCOPE_DEFECT_KIND_COUNT, &n) != USCOPE_OK) return;
+  if (uscope_reader_defects(r_, d, &n, USCOPE_DEFECT_KIND_COUNT) != USCOPE_OK) return;
   for (uint32_t i = 0; i < n && i < USCOPE_DEFECT_KIND_COUNT; ++i)
     issues.on_issue(0, "trace defect " + std::string(uscope_defect_name(d[i].kind)) + " x" +
                            std::to_string(d[i].count) + ": " + uscope_defect_description(d[i].kind) +
@@ -418,21 +427,21 @@ Status UscopeIn::open(const char *path, std::string *error, bool strict) {
   }
   uscope_schema_counts_t c{};
   c.struct_size = sizeof c;
-  uscope_reader_schema_counts(r_, &c);
+  must(uscope_reader_schema_counts(r_, &c));
   bool found = false;
   for (uint32_t i = 0; i < c.scopes && !found; ++i) {
     uscope_scope_info_t si{};
-    if (uscope_reader_scope(r_, i, &si) == USCOPE_OK && si.protocol && std::strcmp(si.protocol, "npu") == 0) {
+    if (uscope_reader_scope(r_, &si, i) == USCOPE_OK && si.protocol && std::strcmp(si.protocol, "npu") == 0) {
       scope_ = static_cast<uint16_t>(i);
       found = true;
       // The period of the scope's clock, inherited up the tree.
       uint16_t sc = scope_;
       for (int d = 0; d < 65536 && sc != USCOPE_NO_PARENT; ++d) {
         uscope_scope_info_t x{};
-        if (uscope_reader_scope(r_, sc, &x) != USCOPE_OK) break;
+        if (uscope_reader_scope(r_, &x, sc) != USCOPE_OK) break;
         if (x.clock_id != USCOPE_CLOCK_INHERIT) {
           uscope_clock_info_t ck{};
-          if (uscope_reader_clock(r_, x.clock_id, &ck) == USCOPE_OK && ck.period_ps) period_ = ck.period_ps;
+          if (uscope_reader_clock(r_, &ck, x.clock_id) == USCOPE_OK && ck.period_ps) period_ = ck.period_ps;
           break;
         }
         sc = x.parent_id;
@@ -446,12 +455,12 @@ Status UscopeIn::open(const char *path, std::string *error, bool strict) {
   }
   for (uint32_t i = 0; i < c.storages; ++i) {
     uscope_storage_info_t si{};
-    if (uscope_reader_storage(r_, static_cast<uint16_t>(i), &si) || si.scope_id != scope_) continue;
+    if (uscope_reader_storage(r_, &si, static_cast<uint16_t>(i)) || si.scope_id != scope_) continue;
     if (!si.name || std::strcmp(si.name, "contexts") != 0) continue;
     contexts_ = static_cast<uint16_t>(i);
     for (uint16_t f = 0; f < si.num_fields && f < kNumMetaKeys; ++f) {
       uscope_field_info_t fi{};
-      if (uscope_reader_storage_field(r_, contexts_, f, 0, &fi) != USCOPE_OK || !fi.name ||
+      if (uscope_reader_storage_field(r_, &fi, contexts_, f, 0) != USCOPE_OK || !fi.name ||
           key_by_name(fi.name) != f) {
         *error = std::string(path) + ": the npu scope's contexts storage: expected field " + std::to_string(f) + " \"" +
                  kKeys[f].name + "\" of the npu protocol, found " + (fi.name ? "\"" + std::string(fi.name) + "\"" : "none");
@@ -464,14 +473,14 @@ Status UscopeIn::open(const char *path, std::string *error, bool strict) {
   types_.resize(c.event_types);
   for (uint32_t i = 0; i < c.event_types; ++i) {
     uscope_event_type_info_t ti{};
-    if (uscope_reader_event_type(r_, static_cast<uint16_t>(i), &ti) || ti.scope_id != scope_ || !ti.name) continue;
+    if (uscope_reader_event_type(r_, &ti, static_cast<uint16_t>(i)) || ti.scope_id != scope_ || !ti.name) continue;
     const int ev = ev_type_by_lower(ti.name);
     if (ev < 0) continue;
     TypeMap &tm = types_[i];
     tm.ev = ev;
     for (uint16_t f = 0; f < ti.num_fields; ++f) {
       uscope_field_info_t fi{};
-      if (uscope_reader_event_field(r_, static_cast<uint16_t>(i), f, &fi) != USCOPE_OK || !fi.name) {
+      if (uscope_reader_event_field(r_, &fi, static_cast<uint16_t>(i), f) != USCOPE_OK || !fi.name) {
         *error = std::string(path) + ": event type " + ti.name + ": field " + std::to_string(f) +
                  " unreadable: " + uscope_last_error();
         return USCOPE_ERR_CORRUPT;
@@ -490,7 +499,7 @@ Status UscopeIn::open(const char *path, std::string *error, bool strict) {
   }
   const char *v = nullptr;
   auto dut = [&](const char *k, std::string *out) {
-    if (uscope_reader_dut_lookup(r_, k, &v) != USCOPE_OK || !v) return false;
+    if (uscope_reader_dut_lookup(r_, &v, k) != USCOPE_OK || !v) return false;
     *out = v;
     return true;
   };
@@ -534,7 +543,7 @@ bool widen(uint64_t raw, uint32_t size, uint8_t type, uint64_t *out) {
 Status UscopeIn::run(const std::function<void(const Ev &)> &fn, std::string *error) {
   uscope_file_info_t info{};
   info.struct_size = sizeof info;
-  uscope_reader_info(r_, &info);
+  must(uscope_reader_info(r_, &info));
   const size_t nctx = 65536;
   // The contexts storage, replayed from its ops in stream order: exact at
   // every event (the checkpoints are not needed when every segment is read).
@@ -542,7 +551,7 @@ Status UscopeIn::run(const std::function<void(const Ev &)> &fn, std::string *err
   std::vector<uint8_t> ctx_valid;
   if (contexts_ != 0xFFFF) {
     uscope_storage_info_t si{};
-    uscope_reader_storage(r_, contexts_, &si);
+    must(uscope_reader_storage(r_, &si, contexts_));
     ctx.assign(static_cast<size_t>(si.num_slots) * kNumMetaKeys, 0);
     ctx_valid.assign(si.num_slots, 0);
   }
@@ -550,7 +559,7 @@ Status UscopeIn::run(const std::function<void(const Ev &)> &fn, std::string *err
   Ev e;
   for (uint32_t seg = 0; seg < info.num_segments; ++seg) {
     uscope_item_iter_t *it = nullptr;
-    Status s = uscope_reader_segment_items(r_, seg, &it);
+    Status s = uscope_reader_segment_items(r_, &it, seg);
     if (s) {
       *error = std::string("segment ") + std::to_string(seg) + ": " + uscope_last_error();
       return s;

@@ -51,7 +51,7 @@ TEST(PccxConformance, DummyTraceContents) {
   uint32_t max_core = 0;
   for (uint64_t i = 0; i < 16008; ++i) {
     pccx_event_t e{};
-    ASSERT_EQ(pccx_reader_event(r, i, &e), USCOPE_OK);
+    ASSERT_EQ(pccx_reader_event(r, &e, i), USCOPE_OK);
     ++by_type[e.type_name];
     EXPECT_STREQ(e.type_name, pccx_event_type_name(e.type_id));
     if (e.api_name) {
@@ -70,10 +70,10 @@ TEST(PccxConformance, DummyTraceContents) {
   EXPECT_LE(max_end, 5423940u);
   EXPECT_LT(max_core, 32u);
   pccx_event_t first{};
-  ASSERT_EQ(pccx_reader_event(r, 0, &first), USCOPE_OK);
+  ASSERT_EQ(pccx_reader_event(r, &first, 0), USCOPE_OK);
   EXPECT_STREQ(first.api_name, "uca_init");
   pccx_event_t none{};
-  EXPECT_EQ(pccx_reader_event(r, 16008, &none), USCOPE_ERR_NOT_FOUND);
+  EXPECT_EQ(pccx_reader_event(r, &none, 16008), USCOPE_ERR_NOT_FOUND);
   pccx_reader_close(r);
 }
 
@@ -100,7 +100,7 @@ TEST(PccxConformance, DummyTraceReencodesByteExact) {
   ASSERT_EQ(pccx_writer_set_total_cycles(w, h.total_cycles), USCOPE_OK);
   for (uint64_t i = 0; i < pccx_reader_event_count(r); ++i) {
     pccx_event_t e{};
-    ASSERT_EQ(pccx_reader_event(r, i, &e), USCOPE_OK);
+    ASSERT_EQ(pccx_reader_event(r, &e, i), USCOPE_OK);
     ASSERT_EQ(pccx_writer_event(w, e.core_id, e.start_cycle, e.duration, e.type_id, e.api_name), USCOPE_OK);
   }
   ASSERT_EQ(pccx_writer_close(w), USCOPE_OK) << uscope_last_error();
@@ -142,7 +142,7 @@ TEST(PccxConformance, DummyTraceConvertsToJsonlWithNothingSkipped) {
   const std::string out = d.file("dummy.jsonl");
   uscope_convert_stats_t st{};
   st.struct_size = sizeof st;
-  ASSERT_EQ(uscope_convert(kPccxDummy.c_str(), 0, out.c_str(), 0, nullptr, &st), USCOPE_OK) << uscope_last_error();
+  ASSERT_EQ(uscope_convert(&st, kPccxDummy.c_str(), 0, out.c_str(), 0, nullptr), USCOPE_OK) << uscope_last_error();
   EXPECT_EQ(st.events_in, 16008u);
   EXPECT_EQ(st.skipped, 0u);
   std::ifstream f(out);
@@ -183,7 +183,7 @@ TEST(PccxConformance, DummyTraceConvertsToJsonlWithNothingSkipped) {
   EXPECT_GT(cores_over_0, 0u);   // 32 cores: core ids are kept
 
   char *text = nullptr;
-  ASSERT_EQ(uscope_convert_npu_report(kPccxDummy.c_str(), 0, nullptr, 1, &text, nullptr), USCOPE_OK)
+  ASSERT_EQ(uscope_convert_npu_report(&text, nullptr, kPccxDummy.c_str(), 0, nullptr, 1), USCOPE_OK)
       << uscope_last_error();
   const std::string rep(text);
   uscope_convert_free(text);

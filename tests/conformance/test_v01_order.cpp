@@ -54,14 +54,14 @@ Call ev(uint64_t x) { return {true, 0, x}; }
 void write(const std::string &path, uint32_t frames, const std::vector<Cycle> &cycles) {
   uscope_schema_t *s = nullptr;
   ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_clock(s, "clk", 1000, nullptr), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, nullptr, "clk", 1000), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, nullptr, "top", USCOPE_NO_PARENT, nullptr, 0), USCOPE_OK);
   const uscope_field_t f[] = {{"v", USCOPE_FT_U32, 0, 0, 0}};
   const uscope_field_t c[] = {{"count", USCOPE_FT_U64, 0, 0, 0}};
   const uscope_field_t e[] = {{"x", USCOPE_FT_U16, 0, 0, 0}};
-  ASSERT_EQ(uscope_schema_add_storage(s, "rob", 0, 4, USCOPE_SF_SPARSE, f, 1, nullptr, 0, nullptr), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_storage(s, "ctr", 0, 1, 0, c, 1, nullptr, 0, nullptr), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_event(s, "ev", 0, e, 1, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_storage(s, nullptr, "rob", 0, 4, USCOPE_SF_SPARSE, f, 1, nullptr, 0), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_storage(s, nullptr, "ctr", 0, 1, 0, c, 1, nullptr, 0), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_event(s, nullptr, "ev", 0, e, 1), USCOPE_OK);
   uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
   o.frame_format = frames;
   uscope_writer_t *w = nullptr;
@@ -99,7 +99,7 @@ std::vector<std::vector<Got>> read(const std::string &path) {
   EXPECT_EQ(uscope_reader_info(r, &info), USCOPE_OK);
   for (uint32_t i = 0; i < info.num_segments; ++i) {
     uscope_item_iter_t *it = nullptr;
-    EXPECT_EQ(uscope_reader_segment_items(r, i, &it), USCOPE_OK) << uscope_reader_error(r);
+    EXPECT_EQ(uscope_reader_segment_items(r, &it, i), USCOPE_OK) << uscope_reader_error(r);
     out.emplace_back();
     uscope_item_t g{};
     while (it && uscope_item_iter_next(it, &g) == USCOPE_OK) {

@@ -164,13 +164,13 @@ uscope_schema_t *rebuild_schema(const uscope::Schema &s) {
       if (off >= pool_len) pool_len = off + static_cast<uint32_t>(std::strlen(s.str(off))) + 1;
     switch (pick) {
       case 0:
-        EXPECT_EQ(uscope_schema_add_clock(out, s.str(s.clocks[i].name), s.clocks[i].period_ps, nullptr), USCOPE_OK);
+        EXPECT_EQ(uscope_schema_add_clock(out, nullptr, s.str(s.clocks[i].name), s.clocks[i].period_ps), USCOPE_OK);
         break;
       case 1: {
         const auto &d = s.scopes[i];
-        EXPECT_EQ(uscope_schema_add_scope(out, s.str(d.name), d.parent_id,
-                                          d.protocol == wire::kNoString ? nullptr : s.str(d.protocol),
-                                          d.clock_id, nullptr),
+        EXPECT_EQ(uscope_schema_add_scope(out, nullptr, s.str(d.name),
+                                          d.parent_id,
+                                          d.protocol == wire::kNoString ? nullptr : s.str(d.protocol), d.clock_id),
                   USCOPE_OK)
             << uscope_last_error();
         break;
@@ -178,17 +178,17 @@ uscope_schema_t *rebuild_schema(const uscope::Schema &s) {
       case 2: {
         std::vector<const char *> v;
         for (const auto &x : s.enums[i].values) v.push_back(s.str(x.name));
-        EXPECT_EQ(uscope_schema_add_enum(out, s.str(s.enums[i].name), v.data(),
-                                         static_cast<uint16_t>(v.size()), nullptr),
+        EXPECT_EQ(uscope_schema_add_enum(out, nullptr, s.str(s.enums[i].name),
+                                         v.data(), static_cast<uint16_t>(v.size())),
                   USCOPE_OK);
         break;
       }
       case 3: {
         const auto &d = s.storages[i];
         auto f = fields_of(s, d.fields), p = fields_of(s, d.props);
-        EXPECT_EQ(uscope_schema_add_storage(out, s.str(d.name), d.scope_id, d.num_slots, d.flags, f.data(),
-                                            static_cast<uint16_t>(f.size()), p.data(),
-                                            static_cast<uint16_t>(p.size()), nullptr),
+        EXPECT_EQ(uscope_schema_add_storage(out, nullptr, s.str(d.name), d.scope_id, d.num_slots, d.flags,
+                                            f.data(), static_cast<uint16_t>(f.size()),
+                                            p.data(), static_cast<uint16_t>(p.size())),
                   USCOPE_OK)
             << uscope_last_error();
         break;
@@ -196,8 +196,8 @@ uscope_schema_t *rebuild_schema(const uscope::Schema &s) {
       default: {
         const auto &d = s.events[i];
         auto f = fields_of(s, d.fields);
-        EXPECT_EQ(uscope_schema_add_event(out, s.str(d.name), d.scope_id, f.data(),
-                                          static_cast<uint16_t>(f.size()), nullptr),
+        EXPECT_EQ(uscope_schema_add_event(out, nullptr, s.str(d.name), d.scope_id,
+                                          f.data(), static_cast<uint16_t>(f.size())),
                   USCOPE_OK);
         break;
       }
@@ -223,7 +223,7 @@ void replay(const TraceFile &ref, const std::string &path) {
   ASSERT_NE(w, nullptr);
   for (size_t i = 0; i < ref.strings.size(); ++i) {
     uint32_t idx = 0;
-    EXPECT_EQ(uscope_string_insert(w, ref.strings[i].c_str(), &idx), USCOPE_OK);
+    EXPECT_EQ(uscope_string_insert(w, &idx, ref.strings[i].c_str()), USCOPE_OK);
     EXPECT_EQ(idx, i);
   }
   for (const auto &seg : ref.segments) {

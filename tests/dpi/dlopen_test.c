@@ -69,11 +69,11 @@ int main(int argc, char **argv) {
       (int32_t (*)(void *, uint16_t, uint16_t, uint16_t, uint64_t))sym("uscope_slot_set");
   int32_t (*reader_open)(void **, const char *) = (int32_t (*)(void **, const char *))sym("uscope_reader_open");
   void (*reader_close)(void *) = (void (*)(void *))sym("uscope_reader_close");
-  int32_t (*dut_lookup)(const void *, const char *, const char **) =
-      (int32_t (*)(const void *, const char *, const char **))sym("uscope_reader_dut_lookup");
-  int32_t (*state_at)(void *, uint64_t, void **) = (int32_t (*)(void *, uint64_t, void **))sym("uscope_reader_state_at");
-  int32_t (*slot_field)(const void *, uint16_t, uint16_t, uint16_t, uint64_t *) =
-      (int32_t (*)(const void *, uint16_t, uint16_t, uint16_t, uint64_t *))sym("uscope_state_slot_field");
+  int32_t (*dut_lookup)(const void *, const char **, const char *) =
+      (int32_t (*)(const void *, const char **, const char *))sym("uscope_reader_dut_lookup");
+  int32_t (*state_at)(void *, void **, uint64_t) = (int32_t (*)(void *, void **, uint64_t))sym("uscope_reader_state_at");
+  int32_t (*slot_field)(const void *, uint64_t *, uint16_t, uint16_t, uint16_t) =
+      (int32_t (*)(const void *, uint64_t *, uint16_t, uint16_t, uint16_t))sym("uscope_state_slot_field");
   void (*state_free)(void *) = (void (*)(void *))sym("uscope_state_free");
   if (failures) return 1;
 
@@ -114,13 +114,13 @@ int main(int argc, char **argv) {
   CHECK(reader_open(&r, argv[2]) == 0);
   if (r) {
     const char *v = NULL;
-    CHECK(dut_lookup(r, "dut_name", &v) == 0 && v && strcmp(v, "dlopen") == 0);
+    CHECK(dut_lookup(r, &v, "dut_name") == 0 && v && strcmp(v, "dlopen") == 0);
     void *st = NULL;
-    CHECK(state_at(r, 4500, &st) == 0);
+    CHECK(state_at(r, &st, 4500) == 0);
     uint64_t val = 0;
-    CHECK(st && slot_field(st, 0, 1, 0, &val) == 0 && val == 0x1111111100000009ull);
-    CHECK(st && slot_field(st, 0, 1, 1, &val) == 0 && val == 27);
-    CHECK(st && slot_field(st, 0, 2, 0, &val) == 0 && val == 0x1111111100000006ull);
+    CHECK(st && slot_field(st, &val, 0, 1, 0) == 0 && val == 0x1111111100000009ull);
+    CHECK(st && slot_field(st, &val, 0, 1, 1) == 0 && val == 27);
+    CHECK(st && slot_field(st, &val, 0, 2, 0) == 0 && val == 0x1111111100000006ull);
     state_free(st);
     reader_close(r);
   }

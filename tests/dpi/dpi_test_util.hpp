@@ -56,55 +56,55 @@ class Reader {
 
   std::string dut(const char *key) const {
     const char *v = nullptr;
-    return uscope_reader_dut_lookup(r_, key, &v) == USCOPE_OK ? v : "<absent>";
+    return uscope_reader_dut_lookup(r_, &v, key) == USCOPE_OK ? v : "<absent>";
   }
   int storage(const char *name) const {
     uint16_t id = 0;
-    return uscope_reader_find_storage(r_, name, &id) == USCOPE_OK ? id : -1;
+    return uscope_reader_find_storage(r_, &id, name) == USCOPE_OK ? id : -1;
   }
   int event(const char *name) const {
     uint16_t id = 0;
-    return uscope_reader_find_event(r_, name, &id) == USCOPE_OK ? id : -1;
+    return uscope_reader_find_event(r_, &id, name) == USCOPE_OK ? id : -1;
   }
   uscope_field_info_t field(uint16_t storage, uint16_t index, bool property = false) const {
     uscope_field_info_t f{};
-    EXPECT_EQ(uscope_reader_storage_field(r_, storage, index, property ? 1 : 0, &f), USCOPE_OK);
+    EXPECT_EQ(uscope_reader_storage_field(r_, &f, storage, index, property ? 1 : 0), USCOPE_OK);
     return f;
   }
   uscope_storage_info_t storage_info(uint16_t id) const {
     uscope_storage_info_t s{};
-    EXPECT_EQ(uscope_reader_storage(r_, id, &s), USCOPE_OK);
+    EXPECT_EQ(uscope_reader_storage(r_, &s, id), USCOPE_OK);
     return s;
   }
   // A slot field at time t (UINT64_MAX if the call fails).
   uint64_t slot(uint64_t t, uint16_t storage, uint16_t slot, uint16_t field) const {
     uscope_state_t *st = nullptr;
-    if (uscope_reader_state_at(r_, t, &st) != USCOPE_OK) return UINT64_MAX;
+    if (uscope_reader_state_at(r_, &st, t) != USCOPE_OK) return UINT64_MAX;
     uint64_t v = UINT64_MAX;
-    if (uscope_state_slot_field(st, storage, slot, field, &v) != USCOPE_OK) v = UINT64_MAX;
+    if (uscope_state_slot_field(st, &v, storage, slot, field) != USCOPE_OK) v = UINT64_MAX;
     uscope_state_free(st);
     return v;
   }
   bool valid(uint64_t t, uint16_t storage, uint16_t slot) const {
     uscope_state_t *st = nullptr;
-    if (uscope_reader_state_at(r_, t, &st) != USCOPE_OK) return false;
+    if (uscope_reader_state_at(r_, &st, t) != USCOPE_OK) return false;
     int v = 0;
-    uscope_state_slot_valid(st, storage, slot, &v);
+    EXPECT_EQ(uscope_state_slot_valid(st, &v, storage, slot), USCOPE_OK);
     uscope_state_free(st);
     return v != 0;
   }
   uint64_t prop(uint64_t t, uint16_t storage, uint16_t prop) const {
     uscope_state_t *st = nullptr;
-    if (uscope_reader_state_at(r_, t, &st) != USCOPE_OK) return UINT64_MAX;
+    if (uscope_reader_state_at(r_, &st, t) != USCOPE_OK) return UINT64_MAX;
     uint64_t v = UINT64_MAX;
-    if (uscope_state_property(st, storage, prop, &v) != USCOPE_OK) v = UINT64_MAX;
+    if (uscope_state_property(st, &v, storage, prop) != USCOPE_OK) v = UINT64_MAX;
     uscope_state_free(st);
     return v;
   }
   std::vector<Event> events() const {
     std::vector<Event> out;
     uscope_event_iter_t *it = nullptr;
-    EXPECT_EQ(uscope_reader_events_in_range(r_, 0, UINT64_MAX, &it), USCOPE_OK);
+    EXPECT_EQ(uscope_reader_events_in_range(r_, &it, 0, UINT64_MAX), USCOPE_OK);
     uscope_event_t ev{};
     while (it && uscope_event_iter_next(it, &ev) == USCOPE_OK)
       out.push_back({ev.time_ps, ev.event_type_id, std::vector<uint8_t>(ev.payload, ev.payload + ev.payload_size)});
@@ -116,10 +116,10 @@ class Reader {
     std::vector<uint64_t> out;
     uscope_file_info_t info{};
     info.struct_size = sizeof info;
-    uscope_reader_info(r_, &info);
+    EXPECT_EQ(uscope_reader_info(r_, &info), USCOPE_OK);
     for (uint32_t s = 0; s < info.num_segments; ++s) {
       uscope_item_iter_t *it = nullptr;
-      if (uscope_reader_segment_items(r_, s, &it) != USCOPE_OK) continue;
+      if (uscope_reader_segment_items(r_, &it, s) != USCOPE_OK) continue;
       uscope_item_t item{};
       while (uscope_item_iter_next(it, &item) == USCOPE_OK)
         if (out.empty() || out.back() != item.time_ps) out.push_back(item.time_ps);

@@ -17,9 +17,9 @@ lib=$(ls -d "$tmp"/prefix/lib*/ | head -n1)
 lib=${lib%/}
 export PKG_CONFIG_PATH="$lib/pkgconfig"
 
-test -L "$lib/libuscope_dpi.so.0" || { echo "no SONAME link libuscope_dpi.so.0"; exit 1; }
+test -L "$lib/libuscope_dpi.so.1" || { echo "no SONAME link libuscope_dpi.so.1"; exit 1; }
 soname=$(objdump -p "$lib/libuscope_dpi.so" | awk '/SONAME/ {print $2}')
-[ "$soname" = "libuscope_dpi.so.0" ] || { echo "SONAME is '$soname'"; exit 1; }
+[ "$soname" = "libuscope_dpi.so.1" ] || { echo "SONAME is '$soname'"; exit 1; }
 test -f "$tmp/prefix/include/uscope/uscope_dpi.h" || { echo "uscope_dpi.h not installed"; exit 1; }
 svpkg=$(pkg-config --variable=svpkg uscope_dpi)
 test -f "$svpkg" || { echo "svpkg '$svpkg' does not exist"; exit 1; }
@@ -29,7 +29,7 @@ echo "pkg-config: $libs; svpkg $svpkg"
 
 # Another language: dlopen the installed library by its runtime name.
 cc "$src/dlopen_test.c" -o "$tmp/dl" -ldl
-LD_LIBRARY_PATH="$lib" "$tmp/dl" libuscope_dpi.so.0 "$tmp/dl.uscope"
+LD_LIBRARY_PATH="$lib" "$tmp/dl" libuscope_dpi.so.1 "$tmp/dl.uscope"
 
 # A Verilator user.
 verilator --cc --exe --build -j 2 -Wno-fatal --top-module dpi_tb --prefix Vdpi_tb -Mdir "$tmp/v" \

@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
   uint64_t counts[PCCX_EVENT_TYPE_COUNT] = {};
   for (uint64_t i = 0; i < n; ++i) {
     pccx_event_t e{};
-    EXPECT(pccx_reader_event(r, i, &e) == USCOPE_OK);
+    EXPECT(pccx_reader_event(r, &e, i) == USCOPE_OK);
     ++counts[e.type_id];
     if (e.type_id == PCCX_EVENT_API_CALL) EXPECT(e.api_name && std::strcmp(e.api_name, "uca_init") == 0);
     else EXPECT(e.api_name == nullptr);

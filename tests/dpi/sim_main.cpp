@@ -37,18 +37,18 @@ std::string plusarg(int argc, char **argv, const char *key) {
 
 uint64_t field(uscope_reader_t *r, uint64_t t, uint16_t sid, uint16_t slot, uint16_t f) {
   uscope_state_t *st = nullptr;
-  if (uscope_reader_state_at(r, t, &st) != USCOPE_OK) return UINT64_MAX;
+  if (uscope_reader_state_at(r, &st, t) != USCOPE_OK) return UINT64_MAX;
   uint64_t v = UINT64_MAX;
-  if (uscope_state_slot_field(st, sid, slot, f, &v) != USCOPE_OK) v = UINT64_MAX;
+  if (uscope_state_slot_field(st, &v, sid, slot, f) != USCOPE_OK) v = UINT64_MAX;
   uscope_state_free(st);
   return v;
 }
 
 uint64_t prop(uscope_reader_t *r, uint64_t t, uint16_t sid, uint16_t p) {
   uscope_state_t *st = nullptr;
-  if (uscope_reader_state_at(r, t, &st) != USCOPE_OK) return UINT64_MAX;
+  if (uscope_reader_state_at(r, &st, t) != USCOPE_OK) return UINT64_MAX;
   uint64_t v = UINT64_MAX;
-  if (uscope_state_property(st, sid, p, &v) != USCOPE_OK) v = UINT64_MAX;
+  if (uscope_state_property(st, &v, sid, p) != USCOPE_OK) v = UINT64_MAX;
   uscope_state_free(st);
   return v;
 }
@@ -68,19 +68,19 @@ void check_trace(const std::string &path, const std::string &mode) {
   }
   EXPECT(uscope_is_complete(r) == 1);
   const char *v = nullptr;
-  EXPECT(uscope_reader_dut_lookup(r, "dut_name", &v) == USCOPE_OK && std::strcmp(v, "demo_core") == 0);
+  EXPECT(uscope_reader_dut_lookup(r, &v, "dut_name") == USCOPE_OK && std::strcmp(v, "demo_core") == 0);
   uint16_t rob = 0, regs = 0, ev_stage = 0, ev_done = 0;
   // Scope-qualified: the SV-declared schema has the cpu protocol's scope
   // "cpu0" beside "core0", with its own "rob" buffer and "stage_transition".
-  EXPECT(uscope_reader_find_storage(r, "core0.rob", &rob) == USCOPE_OK && rob == 0);
-  EXPECT(uscope_reader_find_storage(r, "regs", &regs) == USCOPE_OK && regs == 1);
-  EXPECT(uscope_reader_find_event(r, "core0.stage_transition", &ev_stage) == USCOPE_OK);
-  EXPECT(uscope_reader_find_event(r, "npu_done", &ev_done) == USCOPE_OK);
+  EXPECT(uscope_reader_find_storage(r, &rob, "core0.rob") == USCOPE_OK && rob == 0);
+  EXPECT(uscope_reader_find_storage(r, &regs, "regs") == USCOPE_OK && regs == 1);
+  EXPECT(uscope_reader_find_event(r, &ev_stage, "core0.stage_transition") == USCOPE_OK);
+  EXPECT(uscope_reader_find_event(r, &ev_done, "npu_done") == USCOPE_OK);
   if (mode != "json") {  // a plain name two scopes share is reported, never resolved to the first
     uint16_t any = 0;
-    EXPECT(uscope_reader_find_storage(r, "rob", &any) == USCOPE_ERR_AMBIGUOUS);
-    EXPECT(uscope_reader_find_event(r, "stage_transition", &any) == USCOPE_ERR_AMBIGUOUS);
-    EXPECT(uscope_reader_find_storage(r, "cpu0.rob", &any) == USCOPE_OK && any != rob);
+    EXPECT(uscope_reader_find_storage(r, &any, "rob") == USCOPE_ERR_AMBIGUOUS);
+    EXPECT(uscope_reader_find_event(r, &any, "stage_transition") == USCOPE_ERR_AMBIGUOUS);
+    EXPECT(uscope_reader_find_storage(r, &any, "cpu0.rob") == USCOPE_OK && any != rob);
   }
 
   const uint64_t last = (kCycles - 1) * 1000;
@@ -100,7 +100,7 @@ void check_trace(const std::string &path, const std::string &mode) {
   EXPECT(field(r, 10000, rob, 10, 0) == 10);
 
   uscope_event_iter_t *it = nullptr;
-  EXPECT(uscope_reader_events_in_range(r, 0, UINT64_MAX, &it) == USCOPE_OK);
+  EXPECT(uscope_reader_events_in_range(r, &it, 0, UINT64_MAX) == USCOPE_OK);
   uint64_t n_stage = 0, n_done = 0;
   uscope_event_t ev{};
   while (it && uscope_event_iter_next(it, &ev) == USCOPE_OK) {
@@ -124,10 +124,10 @@ void check_trace(const std::string &path, const std::string &mode) {
   EXPECT(n_done == kCycles / 4);
 
   if (mode != "json") {  // the cpu scope declared from SV
-    EXPECT(uscope_reader_dut_lookup(r, "cpu.vendor", &v) == USCOPE_OK && std::strcmp(v, "tb") == 0);
+    EXPECT(uscope_reader_dut_lookup(r, &v, "cpu.vendor") == USCOPE_OK && std::strcmp(v, "tb") == 0);
     uint16_t committed = 0, entities = 0;
-    EXPECT(uscope_reader_find_storage(r, "committed_insns", &committed) == USCOPE_OK);
-    EXPECT(uscope_reader_find_storage(r, "entities", &entities) == USCOPE_OK);
+    EXPECT(uscope_reader_find_storage(r, &committed, "committed_insns") == USCOPE_OK);
+    EXPECT(uscope_reader_find_storage(r, &entities, "entities") == USCOPE_OK);
     EXPECT(field(r, last, committed, 0, 0) == kCycles - 3);
     EXPECT(field(r, last, entities, (kCycles - 1) % 8, 1) == 0x80000000ull + (kCycles - 1) * 4);
   }

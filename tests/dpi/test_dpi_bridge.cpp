@@ -76,7 +76,7 @@ TEST(DpiSchema, BuildFromSvCallsAndReadBack) {
 
   uscope_writer_t *wr = static_cast<uscope_writer_t *>(w);
   uint32_t note = 0;
-  ASSERT_EQ(uscope_string_insert(wr, "hello", &note), USCOPE_OK);
+  ASSERT_EQ(uscope_string_insert(wr, &note, "hello"), USCOPE_OK);
   for (uint64_t cy = 0; cy < 20; ++cy) {
     ASSERT_EQ(uscope_begin_cycle(wr, cy * 1000), USCOPE_OK);
     ASSERT_EQ(uscope_slot_set(wr, 0, cy % 8, 0, cy), USCOPE_OK);
@@ -109,23 +109,23 @@ TEST(DpiSchema, BuildFromSvCallsAndReadBack) {
   EXPECT_EQ(r.dut("dut_name"), "sv_core");
 
   uscope_scope_info_t sc{};
-  ASSERT_EQ(uscope_reader_scope(r.get(), 1, &sc), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_scope(r.get(), &sc, 1), USCOPE_OK);
   EXPECT_STREQ(sc.name, "core0");
   EXPECT_STREQ(sc.protocol, "cpu");
   EXPECT_EQ(sc.parent_id, 0);
   EXPECT_EQ(sc.clock_id, 0);
-  ASSERT_EQ(uscope_reader_scope(r.get(), 0, &sc), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_scope(r.get(), &sc, 0), USCOPE_OK);
   EXPECT_EQ(sc.parent_id, USCOPE_NO_PARENT);
   EXPECT_EQ(sc.clock_id, USCOPE_CLOCK_INHERIT);
   EXPECT_EQ(sc.protocol, nullptr);
 
   const char *ename = nullptr;
   uint32_t nvalues = 0;
-  ASSERT_EQ(uscope_reader_enum(r.get(), 0, &ename, &nvalues), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_enum(r.get(), &ename, &nvalues, 0), USCOPE_OK);
   EXPECT_STREQ(ename, "pipeline_stage");
   ASSERT_EQ(nvalues, 5u);
   const char *vname = nullptr;
-  ASSERT_EQ(uscope_reader_enum_value(r.get(), 0, 1, &vname), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_enum_value(r.get(), &vname, 0, 1), USCOPE_OK);
   EXPECT_STREQ(vname, "ID");  // blanks around CSV items are trimmed
 
   const uscope_storage_info_t si = r.storage_info(0);
@@ -145,10 +145,10 @@ TEST(DpiSchema, BuildFromSvCallsAndReadBack) {
   EXPECT_EQ(r.storage_info(1).scope_id, USCOPE_ROOT_SCOPE);
 
   uscope_event_type_info_t et{};
-  ASSERT_EQ(uscope_reader_event_type(r.get(), 0, &et), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_event_type(r.get(), &et, 0), USCOPE_OK);
   EXPECT_EQ(et.payload_size, 9u);
   uscope_field_info_t ef{};
-  ASSERT_EQ(uscope_reader_event_field(r.get(), 0, 2, &ef), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_event_field(r.get(), &ef, 0, 2), USCOPE_OK);
   EXPECT_EQ(ef.type, USCOPE_FT_STRING_REF);
 
   // State: slot 3 was last written at cycle 19 (19 % 8 == 3).
@@ -607,7 +607,7 @@ TEST(DpiWriter, EventRawLongerThanTheArrayIsAStickyMisuse) {
   EXPECT_NE(last_error().find("larger than the 256-byte payload array"), std::string::npos) << last_error();
   EXPECT_EQ(uscope_event_raw(w, 0, p.b, 8), st);  // sticky
   EXPECT_EQ(uscope_event_raw(w, 0, p.b, 300), st);
-  uscope_end_cycle(wr);
+  EXPECT_EQ(uscope_end_cycle(wr), st);  // sticky too
   EXPECT_EQ(uscope_close(w), st);
   EXPECT_NE(last_error().find("payload is NULL"), std::string::npos) << last_error();
   Reader r(path);

@@ -156,16 +156,16 @@ int main(int argc, char **argv) {
   uint8_t clk;
   uint16_t root, rob, count, tick;
   check("schema_new", uscope_schema_new(&schema));
-  check("add_clock", uscope_schema_add_clock(schema, "clk", PERIOD_PS, &clk));
-  check("add_scope", uscope_schema_add_scope(schema, "top", USCOPE_NO_PARENT, NULL, clk, &root));
+  check("add_clock", uscope_schema_add_clock(schema, &clk, "clk", PERIOD_PS));
+  check("add_scope", uscope_schema_add_scope(schema, &root, "top", USCOPE_NO_PARENT, NULL, clk));
   const uscope_field_t rob_fields[2] = {{"id", USCOPE_FT_U32, 0, 0, 0}, {"pc", USCOPE_FT_U64, 0, 0, 0}};
-  check("add_storage rob", uscope_schema_add_storage(schema, "rob", root, 8, USCOPE_SF_SPARSE, rob_fields,
-                                                     2, NULL, 0, &rob));
+  check("add_storage rob", uscope_schema_add_storage(schema, &rob, "rob", root, 8, USCOPE_SF_SPARSE,
+                                                     rob_fields, 2, NULL, 0));
   const uscope_field_t count_fields[1] = {{"n", USCOPE_FT_U64, 0, 0, 0}};
   check("add_storage count",
-        uscope_schema_add_storage(schema, "count", root, 1, 0, count_fields, 1, NULL, 0, &count));
+        uscope_schema_add_storage(schema, &count, "count", root, 1, 0, count_fields, 1, NULL, 0));
   const uscope_field_t tick_fields[2] = {{"cycle", USCOPE_FT_U64, 0, 0, 0}, {"tag", USCOPE_FT_U32, 0, 0, 0}};
-  check("add_event", uscope_schema_add_event(schema, "tick", root, tick_fields, 2, &tick));
+  check("add_event", uscope_schema_add_event(schema, &tick, "tick", root, tick_fields, 2));
   if (rob != 0 || count != 1 || tick != 0) {
     fprintf(stderr, "child: unexpected ids %u %u %u\n", rob, count, tick);
     return 2;

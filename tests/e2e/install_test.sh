@@ -13,9 +13,9 @@ cmake --install "$build_dir" --prefix "$tmp/prefix" >/dev/null
 lib=$(ls -d "$tmp"/prefix/lib*/ | head -n1)
 export PKG_CONFIG_PATH="$lib/pkgconfig"
 
-test -L "$lib/libuscope.so.0" || { echo "no SONAME link libuscope.so.0"; exit 1; }
+test -L "$lib/libuscope.so.1" || { echo "no SONAME link libuscope.so.1"; exit 1; }
 soname=$(objdump -p "$lib/libuscope.so" | awk '/SONAME/ {print $2}')
-[ "$soname" = "libuscope.so.0" ] || { echo "SONAME is '$soname'"; exit 1; }
+[ "$soname" = "libuscope.so.1" ] || { echo "SONAME is '$soname'"; exit 1; }
 leaked=$(nm -D --defined-only "$lib/libuscope.so" | awk '$2 != "A" {print $3}' | grep -Ev '^(uscope|pccx)_' || true)  # A: the version node
 [ -z "$leaked" ] || { echo "symbols exported besides uscope_* and pccx_*:"; echo "$leaked"; exit 1; }
 

@@ -59,9 +59,9 @@ int main(int argc, char **argv) {
   uint8_t clk = 0;
   uint16_t root = 0, st = 0;
   const uscope_field_t f[] = {{"v", USCOPE_FT_U32, 0, 0, 0}};
-  if (uscope_schema_new(&s) || uscope_schema_add_clock(s, "clk", 1000, &clk) ||
-      uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, NULL, clk, &root) ||
-      uscope_schema_add_storage(s, "r", root, 1, 0, f, 1, NULL, 0, &st)) return 10;
+  if (uscope_schema_new(&s) || uscope_schema_add_clock(s, &clk, "clk", 1000) ||
+      uscope_schema_add_scope(s, &root, "/", USCOPE_NO_PARENT, NULL, clk) ||
+      uscope_schema_add_storage(s, &st, "r", root, 1, 0, f, 1, NULL, 0)) return 10;
   uscope_writer_t *w = NULL;
   if (uscope_writer_open(&w, argv[1], s, NULL, 0, NULL)) return 11;
   uscope_schema_free(s);
@@ -71,14 +71,14 @@ int main(int argc, char **argv) {
   uscope_reader_t *r = NULL;
   uscope_state_t *state = NULL;
   uint64_t v = 0;
-  if (uscope_reader_open(&r, argv[1]) || uscope_reader_state_at(r, 9000, &state) ||
-      uscope_state_slot_field(state, st, 0, 0, &v) || v != 9) return 14;
+  if (uscope_reader_open(&r, argv[1]) || uscope_reader_state_at(r, &state, 9000) ||
+      uscope_state_slot_field(state, &v, st, 0, 0) || v != 9) return 14;
   uscope_state_free(state);
   uscope_reader_close(r);
   pccx_reader_t *p = NULL;
   if (pccx_reader_open(&p, argv[1], 0) != USCOPE_ERR_UNSUPPORTED || p) return 15;
   if (!strstr(uscope_last_error(), "USCOPE_WITH_NPU=OFF")) return 16;
-  if (uscope_convert(argv[1], 0, "x.jsonl", 0, NULL, NULL) != USCOPE_ERR_UNSUPPORTED) return 17;
+  if (uscope_convert(NULL, argv[1], 0, "x.jsonl", 0, NULL) != USCOPE_ERR_UNSUPPORTED) return 17;
   if (strcmp(pccx_event_type_name(1), "MAC_COMPUTE") != 0) return 18;
   (void)argc;
   printf("lib only: OK\n");

@@ -102,7 +102,7 @@ done
 for f in run.uscope run.pccx back.jsonl; do
   [ -s "$work/$f" ] || { echo "FAILED: the README's convert commands made no $f"; failed=$((failed + 1)); }
 done
-[ -f "$tmp/prefix/lib/libuscope.so.0" ] || { echo "FAILED: nothing installed in $tmp/prefix"; failed=$((failed + 1)); }
+[ -f "$tmp/prefix/lib/libuscope.so.1" ] || { echo "FAILED: nothing installed in $tmp/prefix"; failed=$((failed + 1)); }
 echo "README commands: $ran run, $skipped skipped, $failed failed"
 [ "$failed" -eq 0 ]
 echo "readme e2e: OK"

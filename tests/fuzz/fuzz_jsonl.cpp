@@ -55,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uscope_convert_stats_t st{};
   st.struct_size = sizeof st;
   char *text = nullptr;
-  check(uscope_convert_npu_report(in.path.c_str(), USCOPE_CONVERT_JSONL, &o, 1, &text, &st), "npu_report");
+  check(uscope_convert_npu_report(&text, &st, in.path.c_str(), USCOPE_CONVERT_JSONL, &o, 1), "npu_report");
   uscope_convert_free(text);
   return 0;
 }

@@ -60,12 +60,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uscope_convert_stats_t st{};
   st.struct_size = sizeof st;
   MemFile us("out.uscope"), px("out.pccx");
-  check(uscope_convert(in.path.c_str(), USCOPE_CONVERT_JSONL, us.path.c_str(), USCOPE_CONVERT_USCOPE, &o, &st),
+  check(uscope_convert(&st, in.path.c_str(), USCOPE_CONVERT_JSONL, us.path.c_str(), USCOPE_CONVERT_USCOPE, &o),
         "jsonl->uscope");
-  check(uscope_convert(in.path.c_str(), USCOPE_CONVERT_JSONL, px.path.c_str(), USCOPE_CONVERT_PCCX, &o, &st),
+  check(uscope_convert(&st, in.path.c_str(), USCOPE_CONVERT_JSONL, px.path.c_str(), USCOPE_CONVERT_PCCX, &o),
         "jsonl->pccx");
   MemFile js("out.jsonl");
-  check(uscope_convert(in.path.c_str(), USCOPE_CONVERT_JSONL, js.path.c_str(), USCOPE_CONVERT_JSONL, &o, &st),
+  check(uscope_convert(&st, in.path.c_str(), USCOPE_CONVERT_JSONL, js.path.c_str(), USCOPE_CONVERT_JSONL, &o),
         "jsonl->jsonl");
   return 0;
 }

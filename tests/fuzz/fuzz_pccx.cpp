@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (n != h.num_events) std::abort();
   for (uint64_t i = 0; i < n; ++i) {
     pccx_event_t e{};
-    if (pccx_reader_event(r, i, &e) != USCOPE_OK) std::abort();
+    if (pccx_reader_event(r, &e, i) != USCOPE_OK) std::abort();
     sink = sink + std::strlen(e.type_name) + (e.api_name ? std::strlen(e.api_name) : 0);
   }
   const uint8_t *p = nullptr;

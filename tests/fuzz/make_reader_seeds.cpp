@@ -45,14 +45,14 @@ bool write_trace(const std::string &path, uint32_t compression, uint32_t frames)
   const uscope_field_t retire_f[] = {{"id", USCOPE_FT_U32, 0, 0, 0}, {"kind", USCOPE_FT_U8, 0, 0, 0}};
   const uscope_field_t note_f[] = {{"str", USCOPE_FT_STRING_REF, 0, 0, 0}};
   bool ok = check(uscope_schema_new(&s), "schema_new") &&
-            check(uscope_schema_add_clock(s, "clk", 1000, &clk), "add_clock") &&
-            check(uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, "cpu", clk, &top), "add_scope") &&
-            check(uscope_schema_add_storage(s, "ents", top, 8, USCOPE_SF_SPARSE, ents_f, 2, ents_p, 2, &id), "ents") &&
-            check(uscope_schema_add_storage(s, "regs", top, 4, 0, regs_f, 1, nullptr, 0, &id), "regs") &&
-            check(uscope_schema_add_storage(s, "ctr", top, 1, 0, ctr_f, 1, nullptr, 0, &id), "ctr") &&
-            check(uscope_schema_add_event(s, "retire", top, retire_f, 2, &id), "retire") &&
-            check(uscope_schema_add_event(s, "tick", top, nullptr, 0, &id), "tick") &&
-            check(uscope_schema_add_event(s, "note", top, note_f, 1, &id), "note");
+            check(uscope_schema_add_clock(s, &clk, "clk", 1000), "add_clock") &&
+            check(uscope_schema_add_scope(s, &top, "top", USCOPE_NO_PARENT, "cpu", clk), "add_scope") &&
+            check(uscope_schema_add_storage(s, &id, "ents", top, 8, USCOPE_SF_SPARSE, ents_f, 2, ents_p, 2), "ents") &&
+            check(uscope_schema_add_storage(s, &id, "regs", top, 4, 0, regs_f, 1, nullptr, 0), "regs") &&
+            check(uscope_schema_add_storage(s, &id, "ctr", top, 1, 0, ctr_f, 1, nullptr, 0), "ctr") &&
+            check(uscope_schema_add_event(s, &id, "retire", top, retire_f, 2), "retire") &&
+            check(uscope_schema_add_event(s, &id, "tick", top, nullptr, 0), "tick") &&
+            check(uscope_schema_add_event(s, &id, "note", top, note_f, 1), "note");
   uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
   o.compression = compression;
   o.frame_format = frames;
@@ -75,7 +75,7 @@ bool write_trace(const std::string &path, uint32_t compression, uint32_t frames)
          check(uscope_prop_set(w, 0, i % 2, i % 8), "prop") &&
          check(uscope_event(w, 0, retire, 5), "retire") &&
          (i % 5 != 0 || check(uscope_event(w, 1, nullptr, 0), "tick")) &&
-         (i % 4 != 2 || (check(uscope_string_insert(w, ("s" + std::to_string(i)).c_str(), &idx), "string") &&
+         (i % 4 != 2 || (check(uscope_string_insert(w, &idx, ("s" + std::to_string(i)).c_str()), "string") &&
                          check(uscope_event(w, 2, &idx, 4), "note"))) &&
          check(uscope_end_cycle(w), "end");
   }

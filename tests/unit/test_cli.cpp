@@ -114,9 +114,9 @@ TEST(Cli, SummaryOfProtocolScopes) {
   uscope_schema_t *s = nullptr;
   ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
   uint8_t core_clk = 0, npu_clk = 0;
-  ASSERT_EQ(uscope_schema_add_clock(s, "core_clk", kCore, &core_clk), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_clock(s, "npu_clk", kNpu, &npu_clk), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_scope(s, "soc", USCOPE_NO_PARENT, nullptr, core_clk, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, &core_clk, "core_clk", kCore), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, &npu_clk, "npu_clk", kNpu), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, nullptr, "soc", USCOPE_NO_PARENT, nullptr, core_clk), USCOPE_OK);
   const char *stages[] = {"fetch", "decode", "execute", "memory", "writeback"};
   uscope_cpu_config_t cc{};
   cc.struct_size = sizeof cc;
@@ -128,7 +128,7 @@ TEST(Cli, SummaryOfProtocolScopes) {
   cc.num_stages = 5;
   cc.max_entities = 8;
   uscope_cpu_t *cpu = nullptr;
-  ASSERT_EQ(uscope_cpu_declare(s, &cc, &cpu), USCOPE_OK) << uscope_last_error();
+  ASSERT_EQ(uscope_cpu_declare(s, &cpu, &cc), USCOPE_OK) << uscope_last_error();
   uscope_npu_config_t nc{};
   nc.struct_size = sizeof nc;
   nc.scope_name = "npu0";
@@ -137,7 +137,7 @@ TEST(Cli, SummaryOfProtocolScopes) {
   nc.queue_depth = 4;
   nc.num_te = nc.num_ve = nc.num_dma_channels = 1;
   uscope_npu_t *npu = nullptr;
-  ASSERT_EQ(uscope_npu_declare(s, &nc, &npu), USCOPE_OK) << uscope_last_error();
+  ASSERT_EQ(uscope_npu_declare(s, &npu, &nc), USCOPE_OK) << uscope_last_error();
   const char *bstages[] = {"issue", "data", "done"};
   uscope_noc_config_t bc{};
   bc.struct_size = sizeof bc;
@@ -150,7 +150,7 @@ TEST(Cli, SummaryOfProtocolScopes) {
   bc.num_stages = 3;
   bc.max_txns = 4;
   uscope_noc_t *bus = nullptr;
-  ASSERT_EQ(uscope_noc_declare(s, &bc, &bus), USCOPE_OK) << uscope_last_error();
+  ASSERT_EQ(uscope_noc_declare(s, &bus, &bc), USCOPE_OK) << uscope_last_error();
   uscope_writer_t *w = nullptr;
   ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
   uscope_schema_free(s);

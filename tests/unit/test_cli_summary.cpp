@@ -95,25 +95,25 @@ std::string write_raw_cpu(const TempDir &d, const char *name, const RawCpu &o) {
   EXPECT_EQ(uscope_schema_new(&s), USCOPE_OK);
   uint8_t clk = 0, reason = 0;
   uint16_t root = 0, core = 0, entities = 0, counter = 0, flush = 0, stage = 0;
-  EXPECT_EQ(uscope_schema_add_clock(s, "clk", o.clock_ps, &clk), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, clk, &root), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_scope(s, "core0", root, "cpu", USCOPE_CLOCK_INHERIT, &core), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_clock(s, &clk, "clk", o.clock_ps), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, &root, "/", USCOPE_NO_PARENT, nullptr, clk), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, &core, "core0", root, "cpu", USCOPE_CLOCK_INHERIT), USCOPE_OK);
   const char *reasons[] = {"mispredict"};
-  EXPECT_EQ(uscope_schema_add_enum(s, "flush_reason", reasons, 1, &reason), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_enum(s, &reason, "flush_reason", reasons, 1), USCOPE_OK);
   if (o.catalog) {
     const uscope_field_t f[] = {{"entity_id", USCOPE_FT_U32, 0, 0, 0}, {"pc", USCOPE_FT_U64, 0, 0, 0},
                                 {"inst_bits", USCOPE_FT_U32, 0, 0, 0}};
-    EXPECT_EQ(uscope_schema_add_storage(s, "entities", core, 8, USCOPE_SF_SPARSE, f, 3, nullptr, 0, &entities),
+    EXPECT_EQ(uscope_schema_add_storage(s, &entities, "entities", core, 8, USCOPE_SF_SPARSE, f, 3, nullptr, 0),
               USCOPE_OK);
   }
   if (o.counter) {
     const uscope_field_t f[] = {{"count", USCOPE_FT_U64, 0, 0, 0}};
-    EXPECT_EQ(uscope_schema_add_storage(s, o.counter, core, 1, 0, f, 1, nullptr, 0, &counter), USCOPE_OK);
+    EXPECT_EQ(uscope_schema_add_storage(s, &counter, o.counter, core, 1, 0, f, 1, nullptr, 0), USCOPE_OK);
   }
   const uscope_field_t fl[] = {{"entity_id", USCOPE_FT_U32, 0, 0, 0}, {"reason", USCOPE_FT_ENUM, reason, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_event(s, "flush", core, fl, 2, &flush), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_event(s, &flush, "flush", core, fl, 2), USCOPE_OK);
   const uscope_field_t st[] = {{"entity_id", USCOPE_FT_U32, 0, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_event(s, "stage_transition", core, st, 1, &stage), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_event(s, &stage, "stage_transition", core, st, 1), USCOPE_OK);
   uscope_writer_t *w = nullptr;
   EXPECT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
   uscope_schema_free(s);

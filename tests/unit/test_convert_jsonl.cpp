@@ -115,7 +115,7 @@ ConvRun convert(const std::string &in, const std::string &out, bool strict = fal
   };
   if (tweak) tweak(&o);
   r.stats.struct_size = sizeof r.stats;
-  r.status = uscope_convert(in.c_str(), 0, out.c_str(), 0, &o, &r.stats);
+  r.status = uscope_convert(&r.stats, in.c_str(), 0, out.c_str(), 0, &o);
   return r;
 }
 
@@ -253,7 +253,7 @@ TEST(ConvertJsonl, ASmallFileTouchesLittleMemory) {
     for (const char *ext : {".uscope", ".pccx", ".out.jsonl"})
       ok &= convert(d.file("in.jsonl"), d.file(std::string("out") + ext)).status == USCOPE_OK;
     char *text = nullptr;
-    ok &= uscope_convert_npu_report(d.file("in.jsonl").c_str(), 0, nullptr, 0, &text, nullptr) == USCOPE_OK;
+    ok &= uscope_convert_npu_report(&text, nullptr, d.file("in.jsonl").c_str(), 0, nullptr, 0) == USCOPE_OK;
     uscope_convert_free(text);
     ::getrusage(RUSAGE_SELF, &after);
     const long grew_kb = after.ru_maxrss - before.ru_maxrss;

@@ -30,7 +30,7 @@ void conv(const std::string &in, const std::string &out, uint64_t period_ps = 0,
   o.period_ps = period_ps;
   uscope_convert_stats_t st{};
   st.struct_size = sizeof st;
-  ASSERT_EQ(uscope_convert(in.c_str(), 0, out.c_str(), 0, &o, &st), USCOPE_OK) << in << " -> " << out << ": "
+  ASSERT_EQ(uscope_convert(&st, in.c_str(), 0, out.c_str(), 0, &o), USCOPE_OK) << in << " -> " << out << ": "
                                                                                 << uscope_last_error();
   EXPECT_EQ(st.skipped, skipped) << in << " -> " << out;
 }
@@ -40,7 +40,7 @@ uint64_t uscope_period(const std::string &path) {
   EXPECT_EQ(uscope_reader_open(&r, path.c_str()), USCOPE_OK) << uscope_last_error();
   if (!r) return 0;
   uscope_clock_info_t ck{};
-  EXPECT_EQ(uscope_reader_clock(r, 0, &ck), USCOPE_OK);
+  EXPECT_EQ(uscope_reader_clock(r, &ck, 0), USCOPE_OK);
   uscope_reader_close(r);
   return ck.period_ps;
 }
@@ -84,7 +84,7 @@ PccxFile read_pccx(const std::string &path) {
   f.cycles = h.cycles;
   for (uint64_t i = 0; i < pccx_reader_event_count(r); ++i) {
     pccx_event_t e{};
-    EXPECT_EQ(pccx_reader_event(r, i, &e), USCOPE_OK);
+    EXPECT_EQ(pccx_reader_event(r, &e, i), USCOPE_OK);
     f.events.emplace_back(e.core_id, e.start_cycle, e.duration, e.type_id, e.api_name ? e.api_name : "");
   }
   std::sort(f.events.begin(), f.events.end());
@@ -294,7 +294,7 @@ TEST(ConvertRoundTrip, TraceMetaPeriodAndOptions) {
   o.period_ps = 1000;          // disagrees with t_ns: every event line is an issue
   uscope_convert_stats_t st{};
   st.struct_size = sizeof st;
-  EXPECT_EQ(uscope_convert(d.file("in.jsonl").c_str(), 0, d.file("o.uscope").c_str(), 0, &o, &st), USCOPE_OK);
+  EXPECT_EQ(uscope_convert(&st, d.file("in.jsonl").c_str(), 0, d.file("o.uscope").c_str(), 0, &o), USCOPE_OK);
   EXPECT_EQ(st.skipped, 5u);
   // A bad period_ps or pccx object is an issue of the TRACE_META line.
   write_all(d.file("bad.jsonl"), std::string(R"({"event_type": "TRACE_META", "period_ps": 0})") + "\n" +
@@ -304,7 +304,7 @@ TEST(ConvertRoundTrip, TraceMetaPeriodAndOptions) {
   std::vector<std::string> why;
   o.user = &why;
   o.on_issue = [](void *u, uint64_t, const char *r) { static_cast<std::vector<std::string> *>(u)->push_back(r); };
-  EXPECT_EQ(uscope_convert(d.file("bad.jsonl").c_str(), 0, d.file("o.jsonl").c_str(), 0, &o, &st), USCOPE_OK);
+  EXPECT_EQ(uscope_convert(&st, d.file("bad.jsonl").c_str(), 0, d.file("o.jsonl").c_str(), 0, &o), USCOPE_OK);
   ASSERT_EQ(why.size(), 2u);
   EXPECT_NE(why[0].find("period_ps"), std::string::npos) << why[0];
   EXPECT_NE(why[1].find("mac_dims"), std::string::npos) << why[1];

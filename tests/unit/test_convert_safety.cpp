@@ -52,7 +52,7 @@ Conv convert(const std::string &in, const std::string &out, bool strict = false)
   o.user = &r;
   o.on_issue = [](void *u, uint64_t line, const char *why) { static_cast<Conv *>(u)->issues.emplace_back(line, why); };
   r.stats.struct_size = sizeof r.stats;
-  r.status = uscope_convert(in.c_str(), 0, out.c_str(), 0, &o, &r.stats);
+  r.status = uscope_convert(&r.stats, in.c_str(), 0, out.c_str(), 0, &o);
   r.error = r.status ? uscope_last_error() : "";
   return r;
 }
@@ -276,7 +276,7 @@ TEST(ConvertSafety, InputThatIsNotJsonlFails) {
   EXPECT_NE(t.error.find("its first 100 non-blank lines are malformed"), std::string::npos) << t.error;
   // npu-report says no too.
   char *rep = nullptr;
-  EXPECT_EQ(uscope_convert_npu_report(d.file("text.jsonl").c_str(), 0, nullptr, 0, &rep, nullptr), USCOPE_ERR_CORRUPT);
+  EXPECT_EQ(uscope_convert_npu_report(&rep, nullptr, d.file("text.jsonl").c_str(), 0, nullptr, 0), USCOPE_ERR_CORRUPT);
   uscope_convert_free(rep);
   // The CLI exits 1.
   const auto c = uscope::test::run_cli("convert " + d.file("bin.jsonl") + " -o " + d.file("c.pccx"), true);

@@ -92,21 +92,21 @@ std::string in_child(const std::function<bool(std::string &)> &body, unsigned ti
 uscope_schema_t *make_schema(uint32_t extra = 0) {
   uscope_schema_t *s = nullptr;
   if (uscope_schema_new(&s) != USCOPE_OK) return nullptr;
-  uscope_schema_add_clock(s, "clk", kPeriod, nullptr);
-  uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr);
+  EXPECT_EQ(uscope_schema_add_clock(s, nullptr, "clk", kPeriod), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, nullptr, "/", USCOPE_NO_PARENT, nullptr, 0), USCOPE_OK);
   uint16_t core = 0;
-  uscope_schema_add_scope(s, "core0", 0, "cpu", USCOPE_CLOCK_INHERIT, &core);
+  EXPECT_EQ(uscope_schema_add_scope(s, &core, "core0", 0, "cpu", USCOPE_CLOCK_INHERIT), USCOPE_OK);
   uscope_field_t f[] = {{"id", USCOPE_FT_U32, 0, 0, 0}, {"pc", USCOPE_FT_U64, 0, 0, 0}};
-  uscope_schema_add_storage(s, "rob", core, 8, USCOPE_SF_SPARSE, f, 2, nullptr, 0, nullptr);
+  EXPECT_EQ(uscope_schema_add_storage(s, nullptr, "rob", core, 8, USCOPE_SF_SPARSE, f, 2, nullptr, 0), USCOPE_OK);
   uscope_field_t c[] = {{"count", USCOPE_FT_U64, 0, 0, 0}};
-  uscope_schema_add_storage(s, "ctr", core, 1, 0, c, 1, nullptr, 0, nullptr);
+  EXPECT_EQ(uscope_schema_add_storage(s, nullptr, "ctr", core, 1, 0, c, 1, nullptr, 0), USCOPE_OK);
   for (uint32_t i = 0; i < extra; ++i) {
     char name[32];
     std::snprintf(name, sizeof name, "c%u", i);
-    uscope_schema_add_storage(s, name, core, 1, 0, c, 1, nullptr, 0, nullptr);
+    EXPECT_EQ(uscope_schema_add_storage(s, nullptr, name, core, 1, 0, c, 1, nullptr, 0), USCOPE_OK);
   }
   uscope_field_t e[] = {{"id", USCOPE_FT_U32, 0, 0, 0}};
-  uscope_schema_add_event(s, "retire", core, e, 1, nullptr);
+  EXPECT_EQ(uscope_schema_add_event(s, nullptr, "retire", core, e, 1), USCOPE_OK);
   return s;
 }
 
@@ -122,11 +122,11 @@ void write_trace(const std::string &path, uint64_t cycles, uint64_t seed = 0) {
   uscope_schema_free(s);
   for (uint64_t cy = 0; cy < cycles; ++cy) {
     ASSERT_EQ(uscope_begin_cycle(w, cy * kPeriod), USCOPE_OK);
-    uscope_slot_set(w, 0, cy % 8, 0, cy * 7 + seed);
-    uscope_slot_set(w, 0, cy % 8, 1, 0x80000000ull + 4 * cy + seed * 1000003);
-    uscope_slot_add(w, 1, 0, 0, 1 + seed);
+    EXPECT_EQ(uscope_slot_set(w, 0, cy % 8, 0, cy * 7 + seed), USCOPE_OK);
+    EXPECT_EQ(uscope_slot_set(w, 0, cy % 8, 1, 0x80000000ull + 4 * cy + seed * 1000003), USCOPE_OK);
+    EXPECT_EQ(uscope_slot_add(w, 1, 0, 0, 1 + seed), USCOPE_OK);
     const uint32_t id = static_cast<uint32_t>(cy ^ seed);
-    uscope_event(w, 0, &id, 4);
+    EXPECT_EQ(uscope_event(w, 0, &id, 4), USCOPE_OK);
     ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
   }
   ASSERT_EQ(uscope_writer_close(w), USCOPE_OK) << uscope_last_error();
@@ -152,24 +152,24 @@ std::string fingerprint(uscope_reader_t *r, std::string &err) {
   out += b;
   for (uint64_t t : {uint64_t{0}, 150 * kPeriod, 777 * kPeriod, 1999 * kPeriod}) {
     uscope_state_t *st = nullptr;
-    if (uscope_reader_state_at(r, t, &st) != USCOPE_OK) return err = uscope_last_error(), "";
+    if (uscope_reader_state_at(r, &st, t) != USCOPE_OK) return err = uscope_last_error(), "";
     for (uint16_t slot = 0; slot < 8; ++slot) {
       int valid = 0;
       uint64_t v0 = 0, v1 = 0;
-      uscope_state_slot_valid(st, 0, slot, &valid);
-      uscope_state_slot_field(st, 0, slot, 0, &v0);
-      uscope_state_slot_field(st, 0, slot, 1, &v1);
+      (void)uscope_state_slot_valid(st, &valid, 0, slot);
+      (void)uscope_state_slot_field(st, &v0, 0, slot, 0);
+      (void)uscope_state_slot_field(st, &v1, 0, slot, 1);
       std::snprintf(b, sizeof b, "t%llu s%u %d %llu %llu\n", (unsigned long long)t, slot, valid,
                     (unsigned long long)v0, (unsigned long long)v1);
       out += b;
     }
     uint64_t c = 0;
-    uscope_state_slot_field(st, 1, 0, 0, &c);
+    (void)uscope_state_slot_field(st, &c, 1, 0, 0);
     out += "ctr " + std::to_string(c) + "\n";
     uscope_state_free(st);
   }
   uscope_event_iter_t *it = nullptr;
-  if (uscope_reader_events_in_range(r, 100 * kPeriod, 1300 * kPeriod, &it) != USCOPE_OK)
+  if (uscope_reader_events_in_range(r, &it, 100 * kPeriod, 1300 * kPeriod) != USCOPE_OK)
     return err = uscope_last_error(), "";
   uscope_event_t ev{};
   uscope_status_t s;
@@ -275,12 +275,12 @@ TEST(FileSafety, TraceReaderSurvivesAFileTruncatedAndRewrittenUnderIt) {
       if (s != USCOPE_OK) continue;
       for (int q = 0; q < 8; ++q) {
         uscope_state_t *st = nullptr;
-        s = uscope_reader_state_at(rd, rng() % (20000 * kPeriod), &st);
+        s = uscope_reader_state_at(rd, &st, rng() % (20000 * kPeriod));
         if (bad(s, "uscope_reader_state_at")) return false;
         uscope_state_free(st);
         uscope_event_iter_t *it = nullptr;
         const uint64_t a = rng() % (20000 * kPeriod);
-        s = uscope_reader_events_in_range(rd, a, a + 3000 * kPeriod, &it);
+        s = uscope_reader_events_in_range(rd, &it, a, a + 3000 * kPeriod);
         if (bad(s, "uscope_reader_events_in_range")) return false;
         if (s == USCOPE_OK) {
           uscope_event_t ev{};
@@ -291,10 +291,10 @@ TEST(FileSafety, TraceReaderSurvivesAFileTruncatedAndRewrittenUnderIt) {
         }
         uscope_file_info_t fi{};
         fi.struct_size = sizeof fi;
-        uscope_reader_info(rd, &fi);
+        (void)uscope_reader_info(rd, &fi);
         if (fi.num_segments) {
           uscope_item_iter_t *ii = nullptr;
-          s = uscope_reader_segment_items(rd, static_cast<uint32_t>(rng() % fi.num_segments), &ii);
+          s = uscope_reader_segment_items(rd, &ii, static_cast<uint32_t>(rng() % fi.num_segments));
           if (bad(s, "uscope_reader_segment_items")) return false;
           if (s == USCOPE_OK) {
             uscope_item_t item{};
@@ -330,7 +330,7 @@ TEST(FileSafety, AQueryPastTheNewEndSaysTheFileShrank) {
     if (uscope_reader_open(&rd, path.c_str()) != USCOPE_OK) return msg = uscope_last_error(), false;
     if (::truncate(path.c_str(), static_cast<off_t>(whole.size() / 2)) != 0) return msg = "truncate", false;
     uscope_state_t *st = nullptr;
-    const uscope_status_t s = uscope_reader_state_at(rd, 1990 * kPeriod, &st);
+    const uscope_status_t s = uscope_reader_state_at(rd, &st, 1990 * kPeriod);
     const std::string m = uscope_last_error();
     char want[128];
     std::snprintf(want, sizeof want, "the file now has %zu", whole.size() / 2);
@@ -338,12 +338,12 @@ TEST(FileSafety, AQueryPastTheNewEndSaysTheFileShrank) {
         m.find(" bytes, ") == std::string::npos || m.find(want) == std::string::npos)
       return msg = std::string(uscope_status_str(s)) + ": " + m, false;
     // An early segment is still inside the file: answered as before.
-    if (uscope_reader_state_at(rd, 10 * kPeriod, &st) != USCOPE_OK) return msg = uscope_last_error(), false;
+    if (uscope_reader_state_at(rd, &st, 10 * kPeriod) != USCOPE_OK) return msg = uscope_last_error(), false;
     uscope_state_free(st);
     FILE *f = std::fopen(path.c_str(), "r+b");
     if (!f || std::fwrite(whole.data(), 1, whole.size(), f) != whole.size()) return msg = "rewrite", false;
     std::fclose(f);
-    if (uscope_reader_state_at(rd, 1990 * kPeriod, &st) != USCOPE_OK) return msg = uscope_last_error(), false;
+    if (uscope_reader_state_at(rd, &st, 1990 * kPeriod) != USCOPE_OK) return msg = uscope_last_error(), false;
     uscope_state_free(st);
     uscope_reader_close(rd);
     return true;
@@ -372,7 +372,7 @@ TEST(FileSafety, PccxReaderSurvivesAFileTruncatedAndRewrittenUnderIt) {
       if (s == USCOPE_OK) {
         pccx_event_t ev{};
         const uint64_t n = pccx_reader_event_count(rd);
-        for (uint64_t i = 0; i < n; i += 97) pccx_reader_event(rd, i, &ev);
+        for (uint64_t i = 0; i < n; i += 97) (void)pccx_reader_event(rd, &ev, i);
         pccx_reader_close(rd);
         ++opened;
         continue;
@@ -736,7 +736,7 @@ TEST(FileSafety, PccxWriterReplacesThePathOnlyAtClose) {
     ASSERT_EQ(pccx_writer_event(w, 0, i * 10, 5, PCCX_EVENT_MAC_COMPUTE, nullptr), USCOPE_OK);
   ASSERT_EQ(pccx_writer_finish(w), USCOPE_OK) << pccx_writer_error(w);
   const std::vector<uint8_t> before_close = slurp(path);
-  pccx_writer_close(w);
+  EXPECT_EQ(pccx_writer_close(w), USCOPE_OK);
   // finish() publishes: the path holds the new container from then on.
   pccx_reader_t *r = nullptr;
   ASSERT_EQ(pccx_reader_open(&r, path.c_str(), PCCX_OPEN_STRICT_CHECKSUM), USCOPE_OK) << uscope_last_error();

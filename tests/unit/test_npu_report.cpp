@@ -101,7 +101,7 @@ std::string report(const std::string &path) {
   char *text = nullptr;
   uscope_convert_options_t o;
   uscope_convert_options_init(&o);
-  const uscope_status_t s = uscope_convert_npu_report(path.c_str(), 0, &o, 1, &text, nullptr);
+  const uscope_status_t s = uscope_convert_npu_report(&text, nullptr, path.c_str(), 0, &o, 1);
   EXPECT_EQ(s, USCOPE_OK) << uscope_last_error();
   std::string r = text ? text : "";
   uscope_convert_free(text);
@@ -116,9 +116,9 @@ TEST(NpuReport, SameNumbersFromJsonlUscopeAndPccx) {
     std::ofstream f(d.file("w.jsonl"));
     f << workload(7, 30);
   }
-  ASSERT_EQ(uscope_convert(d.file("w.jsonl").c_str(), 0, d.file("w.uscope").c_str(), 0, nullptr, nullptr), USCOPE_OK)
+  ASSERT_EQ(uscope_convert(nullptr, d.file("w.jsonl").c_str(), 0, d.file("w.uscope").c_str(), 0, nullptr), USCOPE_OK)
       << uscope_last_error();
-  ASSERT_EQ(uscope_convert(d.file("w.jsonl").c_str(), 0, d.file("w.pccx").c_str(), 0, nullptr, nullptr), USCOPE_OK)
+  ASSERT_EQ(uscope_convert(nullptr, d.file("w.jsonl").c_str(), 0, d.file("w.pccx").c_str(), 0, nullptr), USCOPE_OK)
       << uscope_last_error();
   const std::string rj = report(d.file("w.jsonl")), ru = report(d.file("w.uscope")), rp = report(d.file("w.pccx"));
   simdjson::dom::parser pj, pu, pp;
@@ -166,7 +166,7 @@ TEST(NpuReport, TextSaysWhatEachFigureCounts) {
   char *text = nullptr;
   uscope_convert_options_t o;
   uscope_convert_options_init(&o);
-  ASSERT_EQ(uscope_convert_npu_report(d.file("w.jsonl").c_str(), 0, &o, 0, &text, nullptr), USCOPE_OK)
+  ASSERT_EQ(uscope_convert_npu_report(&text, nullptr, d.file("w.jsonl").c_str(), 0, &o, 0), USCOPE_OK)
       << uscope_last_error();
   const std::string r = text;
   uscope_convert_free(text);

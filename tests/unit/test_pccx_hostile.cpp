@@ -39,7 +39,7 @@ uscope_status_t status_of(const std::vector<uint8_t> &f, uint32_t flags = 0) {
     EXPECT_EQ(pccx_reader_header(r, &h), USCOPE_OK);
     for (uint64_t i = 0; i < pccx_reader_event_count(r); ++i) {
       pccx_event_t e{};
-      EXPECT_EQ(pccx_reader_event(r, i, &e), USCOPE_OK);
+      EXPECT_EQ(pccx_reader_event(r, &e, i), USCOPE_OK);
     }
     pccx_reader_close(r);
   } else {
@@ -64,10 +64,10 @@ TEST(PccxHostile, ValidBaseFileReads) {
   ASSERT_EQ(open_bytes(f, &r, PCCX_OPEN_STRICT_CHECKSUM), USCOPE_OK) << uscope_last_error();
   ASSERT_EQ(pccx_reader_event_count(r), 3u);
   pccx_event_t e{};
-  ASSERT_EQ(pccx_reader_event(r, 2, &e), USCOPE_OK);
+  ASSERT_EQ(pccx_reader_event(r, &e, 2), USCOPE_OK);
   EXPECT_EQ(e.type_id, uint32_t{PCCX_EVENT_UNKNOWN});  // unknown names: id 0, name kept
   EXPECT_STREQ(e.type_name, "FANCY_NEW_TYPE");
-  ASSERT_EQ(pccx_reader_event(r, 1, &e), USCOPE_OK);
+  ASSERT_EQ(pccx_reader_event(r, &e, 1), USCOPE_OK);
   EXPECT_STREQ(e.api_name, "uca_x");
   pccx_header_t h{};
   h.struct_size = sizeof h;
@@ -313,7 +313,7 @@ TEST(PccxHostile, FlatbufStructure) {
   pccx_reader_t *r = nullptr;
   ASSERT_EQ(open_bytes(pccx_file(pccx_json("flatbuf", t.size()), t), &r), USCOPE_OK) << uscope_last_error();
   pccx_event_t e{};
-  ASSERT_EQ(pccx_reader_event(r, 1, &e), USCOPE_OK);
+  ASSERT_EQ(pccx_reader_event(r, &e, 1), USCOPE_OK);
   EXPECT_STREQ(e.api_name, "abc");
   EXPECT_EQ(e.type_id, 99u);
   EXPECT_STREQ(e.type_name, "UNKNOWN");

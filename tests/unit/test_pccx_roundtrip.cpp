@@ -61,7 +61,7 @@ void check_events(const std::string &path, uint32_t enc, bool names) {
   ASSERT_EQ(pccx_reader_event_count(r), kEvents.size());
   for (size_t i = 0; i < kEvents.size(); ++i) {
     pccx_event_t e{};
-    ASSERT_EQ(pccx_reader_event(r, i, &e), USCOPE_OK);
+    ASSERT_EQ(pccx_reader_event(r, &e, i), USCOPE_OK);
     EXPECT_EQ(e.core_id, kEvents[i].core);
     EXPECT_EQ(e.type_id, kEvents[i].type);
     EXPECT_EQ(e.start_cycle, kEvents[i].start);
@@ -166,7 +166,7 @@ TEST(PccxRoundTrip, SmallQueueWrapsAndBlocks) {
   ASSERT_EQ(pccx_reader_event_count(r), n);
   for (uint64_t i = 0; i < n; i += 997) {
     pccx_event_t e{};
-    ASSERT_EQ(pccx_reader_event(r, i, &e), USCOPE_OK);
+    ASSERT_EQ(pccx_reader_event(r, &e, i), USCOPE_OK);
     EXPECT_EQ(e.start_cycle, i * 3);
     EXPECT_EQ(e.type_id, uint32_t(i % 7));
     EXPECT_EQ(e.api_name != nullptr, i % 97 == 0);

@@ -62,7 +62,7 @@ TEST(ProtocolCpu, DeclaresTheSchemaOfTheSpecChapter) {
   uscope_schema_t *s = base_schema();
   Core core;
   uscope_cpu_t *cpu = nullptr;
-  ASSERT_EQ(uscope_cpu_declare(s, &core.cfg, &cpu), USCOPE_OK) << uscope_last_error();
+  ASSERT_EQ(uscope_cpu_declare(s, &cpu, &core.cfg), USCOPE_OK) << uscope_last_error();
   const uscope_cpu_ids_t ids = ids_of(cpu);
   uscope_writer_t *w = nullptr;
   const uscope_dut_property_t extra[] = {{"run", "7"}};
@@ -164,7 +164,7 @@ TEST(ProtocolCpu, OptionalPropertiesAreOmittedAndIdsCopyToTheirSize) {
   c.max_entities = 8;
   c.clock_id = USCOPE_CLOCK_INHERIT;
   uscope_cpu_t *cpu = nullptr;
-  ASSERT_EQ(uscope_cpu_declare(s, &c, &cpu), USCOPE_OK) << uscope_last_error();
+  ASSERT_EQ(uscope_cpu_declare(s, &cpu, &c), USCOPE_OK) << uscope_last_error();
   // An ids struct of an older, shorter layout gets its prefix only.
   uscope_cpu_ids_t small{};
   small.struct_size = 8;
@@ -389,10 +389,10 @@ TEST(ProtocolCpu, BadConfigsAreRefusedAndLeaveTheSchemaUnchanged) {
   const DeclareRefusals<Core, uscope_cpu_t> refused(uscope_cpu_declare, "uscope_cpu_declare", s);
   {
     Core k;
-    EXPECT_EQ(uscope_cpu_declare(nullptr, &k.cfg, &cpu), USCOPE_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(uscope_cpu_declare(s, nullptr, &cpu), USCOPE_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(uscope_cpu_declare(nullptr, &cpu, &k.cfg), USCOPE_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(uscope_cpu_declare(s, &cpu, nullptr), USCOPE_ERR_INVALID_ARGUMENT);
     EXPECT_TRUE(contains(uscope_last_error(), "cfg is NULL"));
-    EXPECT_EQ(uscope_cpu_declare(s, &k.cfg, nullptr), USCOPE_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(uscope_cpu_declare(s, nullptr, &k.cfg), USCOPE_ERR_INVALID_ARGUMENT);
   }
   refused.after([](Core &k) { k.cfg.struct_size = 0; }, USCOPE_ERR_INVALID_ARGUMENT, "struct_size is 0");
   refused.after([](Core &k) { k.cfg.struct_size = sizeof k.cfg + 8; }, USCOPE_ERR_INVALID_ARGUMENT,
@@ -415,7 +415,7 @@ TEST(ProtocolCpu, BadConfigsAreRefusedAndLeaveTheSchemaUnchanged) {
     uscope_schema_t *s255 = base_schema();
     k.cfg.num_stages = 255;
     uscope_cpu_t *c255 = nullptr;
-    EXPECT_EQ(uscope_cpu_declare(s255, &k.cfg, &c255), USCOPE_OK) << uscope_last_error();
+    EXPECT_EQ(uscope_cpu_declare(s255, &c255, &k.cfg), USCOPE_OK) << uscope_last_error();
     EXPECT_EQ(ids_of(c255).num_stages, 255);
     uscope_cpu_free(c255);
     uscope_schema_free(s255);
@@ -463,7 +463,7 @@ TEST(ProtocolCpu, BadConfigsAreRefusedAndLeaveTheSchemaUnchanged) {
   // Nothing of the refused declarations stayed: the next one gets scope 1 and
   // the schema holds exactly one core.
   Core good;
-  ASSERT_EQ(uscope_cpu_declare(s, &good.cfg, &cpu), USCOPE_OK) << uscope_last_error();
+  ASSERT_EQ(uscope_cpu_declare(s, &cpu, &good.cfg), USCOPE_OK) << uscope_last_error();
   EXPECT_EQ(ids_of(cpu).scope_id, 1);
   EXPECT_EQ(ids_of(cpu).entities, 0);
   EXPECT_EQ(ids_of(cpu).pipeline_stage_enum, 0);
@@ -477,11 +477,11 @@ TEST(ProtocolCpu, TwoCoresShareEnumsAndPropertiesAndMustAgreeOnThem) {
   const std::string path = dir.file("t.uscope");
   uscope_schema_t *s = base_schema();
   uint16_t cluster = 0;
-  ASSERT_EQ(uscope_schema_add_scope(s, "cpu_cluster", 0, nullptr, USCOPE_CLOCK_INHERIT, &cluster), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, &cluster, "cpu_cluster", 0, nullptr, USCOPE_CLOCK_INHERIT), USCOPE_OK);
   Core k0("core0", cluster), k1("core1", cluster);
   uscope_cpu_t *c0 = nullptr, *c1 = nullptr, *c2 = nullptr;
-  ASSERT_EQ(uscope_cpu_declare(s, &k0.cfg, &c0), USCOPE_OK) << uscope_last_error();
-  ASSERT_EQ(uscope_cpu_declare(s, &k1.cfg, &c1), USCOPE_OK) << uscope_last_error();
+  ASSERT_EQ(uscope_cpu_declare(s, &c0, &k0.cfg), USCOPE_OK) << uscope_last_error();
+  ASSERT_EQ(uscope_cpu_declare(s, &c1, &k1.cfg), USCOPE_OK) << uscope_last_error();
   const uscope_cpu_ids_t i0 = ids_of(c0), i1 = ids_of(c1);
   EXPECT_EQ(i0.pipeline_stage_enum, i1.pipeline_stage_enum);
   EXPECT_EQ(i0.dep_type_enum, i1.dep_type_enum);
@@ -492,7 +492,7 @@ TEST(ProtocolCpu, TwoCoresShareEnumsAndPropertiesAndMustAgreeOnThem) {
   Core k2("core2", cluster);
   k2.cfg.stages = other;
   k2.cfg.num_stages = 3;
-  EXPECT_EQ(uscope_cpu_declare(s, &k2.cfg, &c2), USCOPE_ERR_SCHEMA);
+  EXPECT_EQ(uscope_cpu_declare(s, &c2, &k2.cfg), USCOPE_ERR_SCHEMA);
   EXPECT_TRUE(contains(uscope_last_error(), "DUT property \"cpu.pipeline_stages\" is \"fetch,decode,rename"))
       << uscope_last_error();
   EXPECT_EQ(c2, nullptr);

@@ -262,9 +262,9 @@ TEST(ProtocolNoc, FabricsUnderOneParentShareTxnHandoff) {
   const std::string path = dir.file("t.uscope");
   uscope_schema_t *s = base_schema(1000);
   uint8_t fast = 0;
-  ASSERT_EQ(uscope_schema_add_clock(s, "noc_clk", 500, &fast), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, &fast, "noc_clk", 500), USCOPE_OK);
   uint16_t chiplet0 = 0;
-  ASSERT_EQ(uscope_schema_add_scope(s, "chiplet0", 0, nullptr, fast, &chiplet0), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, &chiplet0, "chiplet0", 0, nullptr, fast), USCOPE_OK);
   Xbar a("chiplet0_noc", chiplet0), link("d2d_link", 0), clash("chiplet0", 0);
   a.cfg.bus_protocol = "CHI";
   a.cfg.topology = "mesh";
@@ -279,10 +279,10 @@ TEST(ProtocolNoc, FabricsUnderOneParentShareTxnHandoff) {
   link.cfg.opcodes = nullptr;  // the default read, write
   link.cfg.num_opcodes = 0;
   uscope_noc_t *na = nullptr, *nl = nullptr, *nc = nullptr;
-  ASSERT_EQ(uscope_noc_declare(s, &a.cfg, &na), USCOPE_OK) << uscope_last_error();
-  ASSERT_EQ(uscope_noc_declare(s, &link.cfg, &nl), USCOPE_OK) << uscope_last_error();
+  ASSERT_EQ(uscope_noc_declare(s, &na, &a.cfg), USCOPE_OK) << uscope_last_error();
+  ASSERT_EQ(uscope_noc_declare(s, &nl, &link.cfg), USCOPE_OK) << uscope_last_error();
   // Properties are keyed by scope name, so a second scope of the same name is refused.
-  EXPECT_EQ(uscope_noc_declare(s, &clash.cfg, &nc), USCOPE_ERR_SCHEMA);
+  EXPECT_EQ(uscope_noc_declare(s, &nc, &clash.cfg), USCOPE_ERR_SCHEMA);
   EXPECT_TRUE(contains(uscope_last_error(), "scope name \"chiplet0\" is used by scope 1"))
       << uscope_last_error();
   const uscope_noc_ids_t ia = ids_of(na), il = ids_of(nl);
@@ -396,7 +396,7 @@ TEST(ProtocolNoc, BadConfigsAreRefusedAndLeaveTheSchemaUnchanged) {
     refused(x.cfg, USCOPE_ERR_SCHEMA, "parent scope 3 does not exist");
   }
   Xbar good;
-  ASSERT_EQ(uscope_noc_declare(s, &good.cfg, &noc), USCOPE_OK) << uscope_last_error();
+  ASSERT_EQ(uscope_noc_declare(s, &noc, &good.cfg), USCOPE_OK) << uscope_last_error();
   EXPECT_EQ(ids_of(noc).scope_id, 1);
   EXPECT_EQ(ids_of(noc).transactions, 0);
   EXPECT_EQ(ids_of(noc).opcode_enum, 0);

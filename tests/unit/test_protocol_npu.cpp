@@ -516,7 +516,7 @@ TEST(ProtocolNpu, OptionalStoragesAreLeftOutAndTheirIdsAreNotChecked) {
   c.queue_depth = 1;
   c.num_te = c.num_ve = c.num_dma_channels = 1;
   uscope_npu_t *npu = nullptr;
-  ASSERT_EQ(uscope_npu_declare(s, &c, &npu), USCOPE_OK) << uscope_last_error();
+  ASSERT_EQ(uscope_npu_declare(s, &npu, &c), USCOPE_OK) << uscope_last_error();
   const uscope_npu_ids_t ids = ids_of(npu);
   EXPECT_EQ(ids.sram_banks, 0xFFFF);
   EXPECT_EQ(ids.dram, 0xFFFF);
@@ -661,7 +661,7 @@ TEST(ProtocolNpu, BadConfigsAreRefusedAndLeaveTheSchemaUnchanged) {
     Npu n;
     refused(n.cfg, USCOPE_ERR_SCHEMA, "DUT property \"npu.sim_id\" is \"other_run\" already");
     n.cfg.sim_id = "other_run";  // the same value is shared
-    ASSERT_EQ(uscope_npu_declare(s, &n.cfg, &npu), USCOPE_OK) << uscope_last_error();
+    ASSERT_EQ(uscope_npu_declare(s, &npu, &n.cfg), USCOPE_OK) << uscope_last_error();
   }
   EXPECT_EQ(ids_of(npu).scope_id, 1);
   EXPECT_EQ(ids_of(npu).cmd_queue, 0);

@@ -52,14 +52,14 @@ class Trace {
 
   std::string dut(const char *key) const {
     const char *v = nullptr;
-    if (uscope_reader_dut_lookup(r_, key, &v) != USCOPE_OK) return "<absent>";
+    if (uscope_reader_dut_lookup(r_, &v, key) != USCOPE_OK) return "<absent>";
     return v;
   }
   std::vector<std::pair<std::string, std::string>> dut_all() const {
     std::vector<std::pair<std::string, std::string>> out;
     for (uint32_t i = 0; i < uscope_reader_dut_count(r_); ++i) {
       const char *k = nullptr, *v = nullptr;
-      EXPECT_EQ(uscope_reader_dut_property(r_, i, &k, &v), USCOPE_OK);
+      EXPECT_EQ(uscope_reader_dut_property(r_, &k, &v, i), USCOPE_OK);
       out.emplace_back(k, v);
     }
     return out;
@@ -72,23 +72,23 @@ class Trace {
   }
   uscope_scope_info_t scope(uint16_t id) const {
     uscope_scope_info_t s{};
-    EXPECT_EQ(uscope_reader_scope(r_, id, &s), USCOPE_OK);
+    EXPECT_EQ(uscope_reader_scope(r_, &s, id), USCOPE_OK);
     return s;
   }
   std::string enum_name(uint8_t id) const {
     const char *n = nullptr;
     uint32_t nv = 0;
-    EXPECT_EQ(uscope_reader_enum(r_, id, &n, &nv), USCOPE_OK);
+    EXPECT_EQ(uscope_reader_enum(r_, &n, &nv, id), USCOPE_OK);
     return n ? n : "";
   }
   std::vector<std::string> enum_values(uint8_t id) const {
     const char *n = nullptr;
     uint32_t nv = 0;
-    EXPECT_EQ(uscope_reader_enum(r_, id, &n, &nv), USCOPE_OK);
+    EXPECT_EQ(uscope_reader_enum(r_, &n, &nv, id), USCOPE_OK);
     std::vector<std::string> out;
     for (uint32_t v = 0; v < nv; ++v) {
       const char *vn = nullptr;
-      EXPECT_EQ(uscope_reader_enum_value(r_, id, v, &vn), USCOPE_OK);
+      EXPECT_EQ(uscope_reader_enum_value(r_, &vn, id, v), USCOPE_OK);
       out.emplace_back(vn);
     }
     return out;
@@ -98,21 +98,21 @@ class Trace {
     const auto n = counts().storages;
     for (uint16_t i = 0; i < n; ++i) {
       uscope_storage_info_t s{};
-      EXPECT_EQ(uscope_reader_storage(r_, i, &s), USCOPE_OK);
+      EXPECT_EQ(uscope_reader_storage(r_, &s, i), USCOPE_OK);
       if (s.scope_id == scope_id && std::strcmp(s.name, name) == 0) return i;
     }
     return 0xFFFF;
   }
   uscope_storage_info_t storage_info(uint16_t sid) const {
     uscope_storage_info_t s{};
-    EXPECT_EQ(uscope_reader_storage(r_, sid, &s), USCOPE_OK);
+    EXPECT_EQ(uscope_reader_storage(r_, &s, sid), USCOPE_OK);
     return s;
   }
   std::vector<FieldInfo> storage_fields(uint16_t sid) const {
     std::vector<FieldInfo> out;
     for (uint16_t i = 0; i < storage_info(sid).num_fields; ++i) {
       uscope_field_info_t f{};
-      EXPECT_EQ(uscope_reader_storage_field(r_, sid, i, 0, &f), USCOPE_OK);
+      EXPECT_EQ(uscope_reader_storage_field(r_, &f, sid, i, 0), USCOPE_OK);
       out.push_back({f.name, f.type, f.enum_id});
     }
     return out;
@@ -122,18 +122,18 @@ class Trace {
     const auto n = counts().event_types;
     for (uint16_t i = 0; i < n; ++i) {
       uscope_event_type_info_t e{};
-      EXPECT_EQ(uscope_reader_event_type(r_, i, &e), USCOPE_OK);
+      EXPECT_EQ(uscope_reader_event_type(r_, &e, i), USCOPE_OK);
       if (e.scope_id == scope_id && std::strcmp(e.name, name) == 0) return i;
     }
     return 0xFFFF;
   }
   std::vector<FieldInfo> event_fields(uint16_t id) const {
     uscope_event_type_info_t e{};
-    EXPECT_EQ(uscope_reader_event_type(r_, id, &e), USCOPE_OK);
+    EXPECT_EQ(uscope_reader_event_type(r_, &e, id), USCOPE_OK);
     std::vector<FieldInfo> out;
     for (uint16_t i = 0; i < e.num_fields; ++i) {
       uscope_field_info_t f{};
-      EXPECT_EQ(uscope_reader_event_field(r_, id, i, &f), USCOPE_OK);
+      EXPECT_EQ(uscope_reader_event_field(r_, &f, id, i), USCOPE_OK);
       out.push_back({f.name, f.type, f.enum_id});
     }
     return out;
@@ -141,14 +141,14 @@ class Trace {
   std::string str(uint64_t index) const {
     const char *s = nullptr;
     uint32_t len = 0;
-    if (uscope_reader_string(r_, static_cast<uint32_t>(index), &s, &len) != USCOPE_OK) return "<bad string>";
+    if (uscope_reader_string(r_, &s, &len, static_cast<uint32_t>(index)) != USCOPE_OK) return "<bad string>";
     return std::string(s, len);
   }
   // Every event of the trace, decoded by the schema's field table.
   std::vector<Event> events() const {
     std::vector<Event> out;
     uscope_event_iter_t *it = nullptr;
-    EXPECT_EQ(uscope_reader_events_in_range(r_, 0, UINT64_MAX, &it), USCOPE_OK);
+    EXPECT_EQ(uscope_reader_events_in_range(r_, &it, 0, UINT64_MAX), USCOPE_OK);
     if (!it) return out;
     uscope_event_t ev{};
     uscope_status_t st;
@@ -157,12 +157,12 @@ class Trace {
       e.time_ps = ev.time_ps;
       e.type_id = ev.event_type_id;
       uscope_event_type_info_t ti{};
-      EXPECT_EQ(uscope_reader_event_type(r_, ev.event_type_id, &ti), USCOPE_OK);
+      EXPECT_EQ(uscope_reader_event_type(r_, &ti, ev.event_type_id), USCOPE_OK);
       e.name = ti.name;
       EXPECT_EQ(ev.payload_size, ti.payload_size);
       for (uint16_t i = 0; i < ti.num_fields; ++i) {
         uscope_field_info_t f{};
-        EXPECT_EQ(uscope_reader_event_field(r_, ev.event_type_id, i, &f), USCOPE_OK);
+        EXPECT_EQ(uscope_reader_event_field(r_, &f, ev.event_type_id, i), USCOPE_OK);
         uint64_t v = 0;
         std::memcpy(&v, ev.payload + f.offset, f.size);  // little-endian host
         e.f[f.name] = v;
@@ -176,7 +176,7 @@ class Trace {
   // The state after every frame at or before time_ps; freed with the Trace.
   const uscope_state_t *state_at(uint64_t time_ps) {
     uscope_state_t *s = nullptr;
-    EXPECT_EQ(uscope_reader_state_at(r_, time_ps, &s), USCOPE_OK);
+    EXPECT_EQ(uscope_reader_state_at(r_, &s, time_ps), USCOPE_OK);
     states_.push_back(s);
     return s;
   }
@@ -188,17 +188,17 @@ class Trace {
 
 inline uint32_t occupancy(const uscope_state_t *s, uint16_t sid) {
   uint32_t n = 0;
-  EXPECT_EQ(uscope_state_occupancy(s, sid, &n), USCOPE_OK);
+  EXPECT_EQ(uscope_state_occupancy(s, &n, sid), USCOPE_OK);
   return n;
 }
 inline bool valid(const uscope_state_t *s, uint16_t sid, uint16_t slot) {
   int v = 0;
-  EXPECT_EQ(uscope_state_slot_valid(s, sid, slot, &v), USCOPE_OK);
+  EXPECT_EQ(uscope_state_slot_valid(s, &v, sid, slot), USCOPE_OK);
   return v != 0;
 }
 inline uint64_t field(const uscope_state_t *s, uint16_t sid, uint16_t slot, uint16_t f) {
   uint64_t v = 0;
-  EXPECT_EQ(uscope_state_slot_field(s, sid, slot, f, &v), USCOPE_OK);
+  EXPECT_EQ(uscope_state_slot_field(s, &v, sid, slot, f), USCOPE_OK);
   return v;
 }
 inline uint64_t counter(const uscope_state_t *s, uint16_t sid) { return field(s, sid, 0, 0); }
@@ -242,8 +242,8 @@ inline std::vector<std::string> shape(const std::vector<FieldInfo> &fields) {
 inline uscope_schema_t *base_schema(uint32_t period_ps = 1000) {
   uscope_schema_t *s = nullptr;
   EXPECT_EQ(uscope_schema_new(&s), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_clock(s, "clk", period_ps, nullptr), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_clock(s, nullptr, "clk", period_ps), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, nullptr, "/", USCOPE_NO_PARENT, nullptr, 0), USCOPE_OK);
   return s;
 }
 
@@ -266,7 +266,7 @@ template <class Fixture, class Handle>
 class DeclareRefusals {
  public:
   using Cfg = decltype(Fixture::cfg);
-  using Declare = uscope_status_t (*)(uscope_schema_t *, const Cfg *, Handle **);
+  using Declare = uscope_status_t (*)(uscope_schema_t *, Handle **, const Cfg *);
 
   DeclareRefusals(Declare declare, const char *fn, uscope_schema_t *s)
       : declare_(declare), prefix_(std::string(fn) + ": "), s_(s) {}
@@ -275,7 +275,7 @@ class DeclareRefusals {
     SCOPED_TRACE(msg);
     Handle *const untouched = reinterpret_cast<Handle *>(0x1);
     Handle *out = untouched;
-    EXPECT_EQ(declare_(s_, &c, &out), want);
+    EXPECT_EQ(declare_(s_, &out, &c), want);
     EXPECT_TRUE(contains(uscope_last_error(), prefix_.c_str())) << uscope_last_error();
     EXPECT_TRUE(contains(uscope_last_error(), msg)) << uscope_last_error();
     EXPECT_EQ(out, untouched);
@@ -315,14 +315,14 @@ template <class Fixture, class Handle>
 class OpenTrace {
  public:
   using Cfg = decltype(Fixture::cfg);
-  using Declare = uscope_status_t (*)(uscope_schema_t *, const Cfg *, Handle **);
+  using Declare = uscope_status_t (*)(uscope_schema_t *, Handle **, const Cfg *);
 
   OpenTrace(const char *tag, Declare declare, uint32_t period_ps = 1000)
       : dir_(tag), path(dir_.file("t.uscope")), declare_(declare), period_ps_(period_ps) {}
 
   void open() {
     uscope_schema_t *s = base_schema(period_ps_);
-    ASSERT_EQ(declare_(s, &fx.cfg, &h), USCOPE_OK) << uscope_last_error();
+    ASSERT_EQ(declare_(s, &h, &fx.cfg), USCOPE_OK) << uscope_last_error();
     ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
     uscope_schema_free(s);
   }

@@ -31,31 +31,31 @@ Written write_trace(const TempDir &dir, uint64_t interval_cycles = 100) {
   out.path = dir.file("t.uscope");
   uscope_schema_t *s = nullptr;
   EXPECT_EQ(uscope_schema_new(&s), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_clock(s, "core_clk", kPeriod, nullptr), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_clock(s, nullptr, "core_clk", kPeriod), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, nullptr, "/", USCOPE_NO_PARENT, nullptr, 0), USCOPE_OK);
   uint16_t core = 0;
-  EXPECT_EQ(uscope_schema_add_scope(s, "core0", 0, "cpu", USCOPE_CLOCK_INHERIT, &core), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, &core, "core0", 0, "cpu", USCOPE_CLOCK_INHERIT), USCOPE_OK);
   const char *stages[] = {"fetch", "decode", "execute"};
   uint8_t stage = 0;
-  EXPECT_EQ(uscope_schema_add_enum(s, "stage", stages, 3, &stage), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_enum(s, &stage, "stage", stages, 3), USCOPE_OK);
   uscope_field_t f[] = {{"id", USCOPE_FT_U32, 0, 0, 0}, {"pc", USCOPE_FT_U64, 0, 0, 0},
                         {"stage", USCOPE_FT_ENUM, stage, 0, 0}};
   uscope_field_t p[] = {{"head", USCOPE_FT_U8, 0, USCOPE_ROLE_HEAD_PTR, 0},
                         {"tail", USCOPE_FT_U8, 0, USCOPE_ROLE_TAIL_PTR, 0}};
-  EXPECT_EQ(uscope_schema_add_storage(s, "rob", core, 8, USCOPE_SF_SPARSE | USCOPE_SF_BUFFER, f, 3, p,
-                                      2, nullptr),
+  EXPECT_EQ(uscope_schema_add_storage(s, nullptr, "rob", core, 8, USCOPE_SF_SPARSE | USCOPE_SF_BUFFER, f, 3,
+                                      p, 2),
             USCOPE_OK);
   uscope_field_t c[] = {{"count", USCOPE_FT_U64, 0, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_storage(s, "ctr", core, 1, 0, c, 1, nullptr, 0, nullptr), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_storage(s, nullptr, "ctr", core, 1, 0, c, 1, nullptr, 0), USCOPE_OK);
   uscope_field_t e[] = {{"id", USCOPE_FT_U32, 0, 0, 0}, {"stage", USCOPE_FT_ENUM, stage, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_event(s, "stage_transition", core, e, 2, nullptr), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_event(s, nullptr, "stage_transition", core, e, 2), USCOPE_OK);
   uscope_dut_property_t props[] = {{"dut_name", "capi"}, {"cpu.isa", "RV32I"}};
   uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
   o.checkpoint_interval_ps = interval_cycles * kPeriod;
   uscope_writer_t *w = nullptr;
   EXPECT_EQ(uscope_writer_open(&w, out.path.c_str(), s, props, 2, &o), USCOPE_OK);
   uscope_schema_free(s);
-  EXPECT_EQ(uscope_string_insert(w, "addi x1, x0, 1", &out.str_index), USCOPE_OK);
+  EXPECT_EQ(uscope_string_insert(w, &out.str_index, "addi x1, x0, 1"), USCOPE_OK);
   for (uint64_t cy = 0; cy < kCycles; ++cy) {
     EXPECT_EQ(uscope_begin_cycle(w, cy * kPeriod), USCOPE_OK);
     const uint16_t slot = cy % 8;
@@ -103,7 +103,7 @@ TEST(ReaderCapi, MetadataSchemaAndLookups) {
   EXPECT_GT(info.preamble_end, 48u);
   EXPECT_EQ(info.preamble_end % 8, 0u);
   uscope_segment_info_t last{};
-  ASSERT_EQ(uscope_reader_segment(r, 4, &last), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_segment(r, &last, 4), USCOPE_OK);
   EXPECT_EQ(info.tail_offset, last.offset);
   EXPECT_GT(info.section_table_offset, last.offset);
   EXPECT_LT(info.section_table_offset, info.file_bytes);
@@ -112,13 +112,13 @@ TEST(ReaderCapi, MetadataSchemaAndLookups) {
 
   ASSERT_EQ(uscope_reader_dut_count(r), 2u);
   const char *k = nullptr, *v = nullptr;
-  ASSERT_EQ(uscope_reader_dut_property(r, 1, &k, &v), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_dut_property(r, &k, &v, 1), USCOPE_OK);
   EXPECT_STREQ(k, "cpu.isa");
   EXPECT_STREQ(v, "RV32I");
-  ASSERT_EQ(uscope_reader_dut_lookup(r, "dut_name", &v), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_dut_lookup(r, &v, "dut_name"), USCOPE_OK);
   EXPECT_STREQ(v, "capi");
-  EXPECT_EQ(uscope_reader_dut_lookup(r, "nope", &v), USCOPE_ERR_NOT_FOUND);
-  EXPECT_EQ(uscope_reader_dut_property(r, 2, &k, &v), USCOPE_ERR_NOT_FOUND);
+  EXPECT_EQ(uscope_reader_dut_lookup(r, &v, "nope"), USCOPE_ERR_NOT_FOUND);
+  EXPECT_EQ(uscope_reader_dut_property(r, &k, &v, 2), USCOPE_ERR_NOT_FOUND);
 
   uscope_schema_counts_t n{};
   n.struct_size = sizeof n;
@@ -131,28 +131,28 @@ TEST(ReaderCapi, MetadataSchemaAndLookups) {
   EXPECT_EQ(n.summary_fields, 0u);
 
   uscope_clock_info_t clk{};
-  ASSERT_EQ(uscope_reader_clock(r, 0, &clk), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_clock(r, &clk, 0), USCOPE_OK);
   EXPECT_STREQ(clk.name, "core_clk");
   EXPECT_EQ(clk.period_ps, kPeriod);
   uscope_scope_info_t sc{};
-  ASSERT_EQ(uscope_reader_scope(r, 0, &sc), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_scope(r, &sc, 0), USCOPE_OK);
   EXPECT_EQ(sc.protocol, nullptr);
   EXPECT_EQ(sc.parent_id, USCOPE_NO_PARENT);
-  ASSERT_EQ(uscope_reader_scope(r, 1, &sc), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_scope(r, &sc, 1), USCOPE_OK);
   EXPECT_STREQ(sc.name, "core0");
   EXPECT_STREQ(sc.protocol, "cpu");
   EXPECT_EQ(sc.clock_id, USCOPE_CLOCK_INHERIT);
   const char *en = nullptr;
   uint32_t nv = 0;
-  ASSERT_EQ(uscope_reader_enum(r, 0, &en, &nv), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_enum(r, &en, &nv, 0), USCOPE_OK);
   EXPECT_STREQ(en, "stage");
   EXPECT_EQ(nv, 3u);
-  ASSERT_EQ(uscope_reader_enum_value(r, 0, 2, &en), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_enum_value(r, &en, 0, 2), USCOPE_OK);
   EXPECT_STREQ(en, "execute");
-  EXPECT_EQ(uscope_reader_enum_value(r, 0, 3, &en), USCOPE_ERR_NOT_FOUND);
+  EXPECT_EQ(uscope_reader_enum_value(r, &en, 0, 3), USCOPE_ERR_NOT_FOUND);
 
   uscope_storage_info_t st{};
-  ASSERT_EQ(uscope_reader_storage(r, 0, &st), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_storage(r, &st, 0), USCOPE_OK);
   EXPECT_STREQ(st.name, "rob");
   EXPECT_EQ(st.num_slots, 8);
   EXPECT_EQ(st.flags, USCOPE_SF_SPARSE | USCOPE_SF_BUFFER);
@@ -160,41 +160,41 @@ TEST(ReaderCapi, MetadataSchemaAndLookups) {
   EXPECT_EQ(st.num_properties, 2);
   EXPECT_EQ(st.slot_size, 13u);
   uscope_field_info_t fi{};
-  ASSERT_EQ(uscope_reader_storage_field(r, 0, 2, 0, &fi), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_storage_field(r, &fi, 0, 2, 0), USCOPE_OK);
   EXPECT_STREQ(fi.name, "stage");
   EXPECT_EQ(fi.type, USCOPE_FT_ENUM);
   EXPECT_EQ(fi.offset, 12u);  // after id (4) and pc (8): §8.6.5 packing
-  ASSERT_EQ(uscope_reader_storage_field(r, 0, 1, 1, &fi), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_storage_field(r, &fi, 0, 1, 1), USCOPE_OK);
   EXPECT_STREQ(fi.name, "tail");
   EXPECT_EQ(fi.role, USCOPE_ROLE_TAIL_PTR);
   EXPECT_EQ(fi.offset, 1u);
-  EXPECT_EQ(uscope_reader_storage_field(r, 0, 3, 0, &fi), USCOPE_ERR_UNKNOWN_FIELD);
-  EXPECT_EQ(uscope_reader_storage_field(r, 0, 2, 1, &fi), USCOPE_ERR_UNKNOWN_PROPERTY);
-  EXPECT_EQ(uscope_reader_storage(r, 2, &st), USCOPE_ERR_UNKNOWN_STORAGE);
+  EXPECT_EQ(uscope_reader_storage_field(r, &fi, 0, 3, 0), USCOPE_ERR_UNKNOWN_FIELD);
+  EXPECT_EQ(uscope_reader_storage_field(r, &fi, 0, 2, 1), USCOPE_ERR_UNKNOWN_PROPERTY);
+  EXPECT_EQ(uscope_reader_storage(r, &st, 2), USCOPE_ERR_UNKNOWN_STORAGE);
   uscope_event_type_info_t et{};
-  ASSERT_EQ(uscope_reader_event_type(r, 0, &et), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_event_type(r, &et, 0), USCOPE_OK);
   EXPECT_STREQ(et.name, "stage_transition");
   EXPECT_EQ(et.payload_size, 5u);
-  ASSERT_EQ(uscope_reader_event_field(r, 0, 1, &fi), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_event_field(r, &fi, 0, 1), USCOPE_OK);
   EXPECT_EQ(fi.offset, 4u);
-  EXPECT_EQ(uscope_reader_event_type(r, 1, &et), USCOPE_ERR_UNKNOWN_EVENT);
+  EXPECT_EQ(uscope_reader_event_type(r, &et, 1), USCOPE_ERR_UNKNOWN_EVENT);
 
   uint16_t id = 0;
-  ASSERT_EQ(uscope_reader_find_storage(r, "ctr", &id), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_find_storage(r, &id, "ctr"), USCOPE_OK);
   EXPECT_EQ(id, 1);
-  ASSERT_EQ(uscope_reader_find_field(r, 0, "pc", 0, &id), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_find_field(r, &id, 0, "pc", 0), USCOPE_OK);
   EXPECT_EQ(id, 1);
-  ASSERT_EQ(uscope_reader_find_field(r, 0, "head", 1, &id), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_find_field(r, &id, 0, "head", 1), USCOPE_OK);
   EXPECT_EQ(id, 0);
-  ASSERT_EQ(uscope_reader_find_event(r, "stage_transition", &id), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_find_event(r, &id, "stage_transition"), USCOPE_OK);
   EXPECT_EQ(id, 0);
-  EXPECT_EQ(uscope_reader_find_storage(r, "missing", &id), USCOPE_ERR_NOT_FOUND);
+  EXPECT_EQ(uscope_reader_find_storage(r, &id, "missing"), USCOPE_ERR_NOT_FOUND);
   EXPECT_NE(std::string(uscope_reader_error(r)).find("missing"), std::string::npos);
 
   ASSERT_EQ(uscope_reader_string_count(r), 1u);
   const char *str = nullptr;
   uint32_t len = 0;
-  ASSERT_EQ(uscope_reader_string(r, wr.str_index, &str, &len), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_string(r, &str, &len, wr.str_index), USCOPE_OK);
   EXPECT_STREQ(str, "addi x1, x0, 1");
   EXPECT_EQ(len, 14u);
 
@@ -208,18 +208,18 @@ TEST(ReaderCapi, MetadataSchemaAndLookups) {
   EXPECT_EQ(sum.num_counters, 1u);
   const uint32_t *dens = nullptr;
   uint32_t nd = 0;
-  ASSERT_EQ(uscope_reader_summary_density(r, 0, &dens, &nd), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_summary_density(r, &dens, &nd, 0), USCOPE_OK);
   ASSERT_EQ(nd, 1u);  // 500 cycles fit one 1024-cycle bucket
   EXPECT_EQ(dens[0], 0u);
   const char *cname = nullptr;
   uint16_t csid = 0;
   uint32_t levels = 0;
-  ASSERT_EQ(uscope_reader_summary_counter(r, 0, &cname, &csid, &levels), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_summary_counter(r, &cname, &csid, &levels, 0), USCOPE_OK);
   EXPECT_STREQ(cname, "ctr");
   EXPECT_EQ(csid, 1);
   const uscope_mipmap_entry_t *e = nullptr;
   uint32_t ne = 0;
-  ASSERT_EQ(uscope_reader_summary_counter_level(r, 0, 0, &e, &ne), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_summary_counter_level(r, &e, &ne, 0, 0), USCOPE_OK);
   ASSERT_EQ(ne, 1u);
   EXPECT_EQ(e[0].min_delta, 2u);
   EXPECT_EQ(e[0].max_delta, 2u);
@@ -235,36 +235,36 @@ TEST(ReaderCapi, StateEventsAndSegmentItems) {
 
   // State at cycle 250: slot 250 % 8 = 2 holds cycle 250; the counter is 2*251.
   uscope_state_t *s = nullptr;
-  ASSERT_EQ(uscope_reader_state_at(r, 250 * kPeriod, &s), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_state_at(r, &s, 250 * kPeriod), USCOPE_OK);
   int valid = 0;
   uint64_t value = 0;
-  ASSERT_EQ(uscope_state_slot_valid(s, 0, 2, &valid), USCOPE_OK);
+  ASSERT_EQ(uscope_state_slot_valid(s, &valid, 0, 2), USCOPE_OK);
   EXPECT_EQ(valid, 1);
-  ASSERT_EQ(uscope_state_slot_field(s, 0, 2, 0, &value), USCOPE_OK);
+  ASSERT_EQ(uscope_state_slot_field(s, &value, 0, 2, 0), USCOPE_OK);
   EXPECT_EQ(value, 250u);
-  ASSERT_EQ(uscope_state_slot_field(s, 0, 2, 1, &value), USCOPE_OK);
+  ASSERT_EQ(uscope_state_slot_field(s, &value, 0, 2, 1), USCOPE_OK);
   EXPECT_EQ(value, 0x80000000ull + 4 * 250);
-  ASSERT_EQ(uscope_state_property(s, 0, 0, &value), USCOPE_OK);
+  ASSERT_EQ(uscope_state_property(s, &value, 0, 0), USCOPE_OK);
   EXPECT_EQ(value, 2u);
-  ASSERT_EQ(uscope_state_slot_field(s, 1, 0, 0, &value), USCOPE_OK);
+  ASSERT_EQ(uscope_state_slot_field(s, &value, 1, 0, 0), USCOPE_OK);
   EXPECT_EQ(value, 2u * 251);
   // Cycle 247 (slot 7) cleared slot (7 + 4) % 8 = 3, and nothing set it since.
-  ASSERT_EQ(uscope_state_slot_valid(s, 0, 3, &valid), USCOPE_OK);
+  ASSERT_EQ(uscope_state_slot_valid(s, &valid, 0, 3), USCOPE_OK);
   EXPECT_EQ(valid, 0);
   uint32_t occ = 0;
-  ASSERT_EQ(uscope_state_occupancy(s, 0, &occ), USCOPE_OK);
+  ASSERT_EQ(uscope_state_occupancy(s, &occ, 0), USCOPE_OK);
   EXPECT_EQ(occ, 7u);
-  ASSERT_EQ(uscope_state_occupancy(s, 1, &occ), USCOPE_OK);
+  ASSERT_EQ(uscope_state_occupancy(s, &occ, 1), USCOPE_OK);
   EXPECT_EQ(occ, 1u);  // dense: always valid
-  EXPECT_EQ(uscope_state_slot_valid(s, 0, 8, &valid), USCOPE_ERR_UNKNOWN_SLOT);
-  EXPECT_EQ(uscope_state_slot_field(s, 0, 0, 3, &value), USCOPE_ERR_UNKNOWN_FIELD);
-  EXPECT_EQ(uscope_state_property(s, 0, 2, &value), USCOPE_ERR_UNKNOWN_PROPERTY);
-  EXPECT_EQ(uscope_state_occupancy(s, 2, &occ), USCOPE_ERR_UNKNOWN_STORAGE);
+  EXPECT_EQ(uscope_state_slot_valid(s, &valid, 0, 8), USCOPE_ERR_UNKNOWN_SLOT);
+  EXPECT_EQ(uscope_state_slot_field(s, &value, 0, 0, 3), USCOPE_ERR_UNKNOWN_FIELD);
+  EXPECT_EQ(uscope_state_property(s, &value, 0, 2), USCOPE_ERR_UNKNOWN_PROPERTY);
+  EXPECT_EQ(uscope_state_occupancy(s, &occ, 2), USCOPE_ERR_UNKNOWN_STORAGE);
   uscope_state_free(s);
 
   // Events in [99, 201] cycles, across three segments, in order.
   uscope_event_iter_t *it = nullptr;
-  ASSERT_EQ(uscope_reader_events_in_range(r, 99 * kPeriod, 201 * kPeriod, &it), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_events_in_range(r, &it, 99 * kPeriod, 201 * kPeriod), USCOPE_OK);
   uscope_event_t ev{};
   uint64_t expect = 99;
   uscope_status_t st;
@@ -283,22 +283,22 @@ TEST(ReaderCapi, StateEventsAndSegmentItems) {
   uscope_event_iter_free(it);
 
   // An empty and a reversed range.
-  ASSERT_EQ(uscope_reader_events_in_range(r, 10 * kPeriod + 1, 10 * kPeriod + 999, &it), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_events_in_range(r, &it, 10 * kPeriod + 1, 10 * kPeriod + 999), USCOPE_OK);
   EXPECT_EQ(uscope_event_iter_next(it, &ev), USCOPE_DONE);
   uscope_event_iter_free(it);
-  ASSERT_EQ(uscope_reader_events_in_range(r, 200 * kPeriod, 100 * kPeriod, &it), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_events_in_range(r, &it, 200 * kPeriod, 100 * kPeriod), USCOPE_OK);
   EXPECT_EQ(uscope_event_iter_next(it, &ev), USCOPE_DONE);
   uscope_event_iter_free(it);
 
   // Segment 1 covers cycles 100..200: its first frame is cycle 101 (COMPAT 10).
   uscope_segment_info_t seg{};
-  ASSERT_EQ(uscope_reader_segment(r, 1, &seg), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_segment(r, &seg, 1), USCOPE_OK);
   EXPECT_EQ(seg.time_start_ps, 100 * kPeriod);
   EXPECT_EQ(seg.time_end_ps, 200 * kPeriod);
   EXPECT_EQ(seg.num_frames, 100u);
-  EXPECT_EQ(uscope_reader_segment(r, 5, &seg), USCOPE_ERR_NOT_FOUND);
+  EXPECT_EQ(uscope_reader_segment(r, &seg, 5), USCOPE_ERR_NOT_FOUND);
   uscope_item_iter_t *items = nullptr;
-  ASSERT_EQ(uscope_reader_segment_items(r, 1, &items), USCOPE_OK);
+  ASSERT_EQ(uscope_reader_segment_items(r, &items, 1), USCOPE_OK);
   uscope_item_t item{};
   ASSERT_EQ(uscope_item_iter_next(items, &item), USCOPE_OK);
   EXPECT_EQ(item.time_ps, 101 * kPeriod);
@@ -345,10 +345,10 @@ TEST(ReaderCapi, OpenErrorsAreSpecific) {
 void open_live_writer(const std::string &path, uscope_writer_t **w) {
   uscope_schema_t *s = nullptr;
   ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_clock(s, "clk", kPeriod, nullptr), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, nullptr, "clk", kPeriod), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, nullptr, "/", USCOPE_NO_PARENT, nullptr, 0), USCOPE_OK);
   uscope_field_t f[] = {{"v", USCOPE_FT_U32, 0, 0, 0}};
-  ASSERT_EQ(uscope_schema_add_storage(s, "regs", 0, 4, 0, f, 1, nullptr, 0, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_storage(s, nullptr, "regs", 0, 4, 0, f, 1, nullptr, 0), USCOPE_OK);
   uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
   o.checkpoint_interval_ps = 1'000'000'000;
   const uscope_status_t st = uscope_writer_open(w, path.c_str(), s, nullptr, 0, &o);
@@ -385,9 +385,9 @@ TEST(ReaderCapi, PollFindsNewlyCommittedSegments) {
     ASSERT_EQ(found, 1u) << "round " << round;
     EXPECT_EQ(uscope_is_complete(r), 0);
     uscope_state_t *st = nullptr;
-    ASSERT_EQ(uscope_reader_state_at(r, (c - 1) * kPeriod, &st), USCOPE_OK);
+    ASSERT_EQ(uscope_reader_state_at(r, &st, (c - 1) * kPeriod), USCOPE_OK);
     uint64_t v = 0;
-    ASSERT_EQ(uscope_state_slot_field(st, 0, (c - 1) % 4, 0, &v), USCOPE_OK);
+    ASSERT_EQ(uscope_state_slot_field(st, &v, 0, (c - 1) % 4, 0), USCOPE_OK);
     EXPECT_EQ(v, c - 1);
     uscope_state_free(st);
   }
@@ -450,10 +450,10 @@ TEST(ReaderCapi, FailedPollLeavesTheReaderAsItWas) {
   EXPECT_EQ(after.tail_offset, before.tail_offset);
   EXPECT_EQ(after.last_time_ps, 19 * kPeriod);
   uscope_state_t *st = nullptr;
-  ASSERT_EQ(uscope_reader_state_at(r, 19 * kPeriod, &st), USCOPE_OK) << uscope_reader_error(r);
+  ASSERT_EQ(uscope_reader_state_at(r, &st, 19 * kPeriod), USCOPE_OK) << uscope_reader_error(r);
   for (uint16_t slot = 0; slot < 4; ++slot) {
     uint64_t v = 0;
-    ASSERT_EQ(uscope_state_slot_field(st, 0, slot, 0, &v), USCOPE_OK);
+    ASSERT_EQ(uscope_state_slot_field(st, &v, 0, slot, 0), USCOPE_OK);
     EXPECT_EQ(v, 116u + slot);  // the last write of each slot: cycles 16..19
   }
   uscope_state_free(st);

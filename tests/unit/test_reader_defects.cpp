@@ -85,13 +85,13 @@ void write_trace(const std::string &path, const TraceOptions &t = {}) {
   uscope_schema_t *s = nullptr;
   ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
   std::unique_ptr<uscope_schema_t, decltype(&uscope_schema_free)> sp(s, &uscope_schema_free);
-  ASSERT_EQ(uscope_schema_add_clock(s, "clk", t.period_ps, nullptr), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, nullptr, "clk", t.period_ps), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, nullptr, "/", USCOPE_NO_PARENT, nullptr, 0), USCOPE_OK);
   uint16_t core = 0;
-  ASSERT_EQ(uscope_schema_add_scope(s, "core0", 0, "cpu", USCOPE_CLOCK_INHERIT, &core), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, &core, "core0", 0, "cpu", USCOPE_CLOCK_INHERIT), USCOPE_OK);
   const char *stages[] = {"fetch", "decode", "execute"};
   uint8_t stage = 0;
-  ASSERT_EQ(uscope_schema_add_enum(s, "stage", stages, 3, &stage), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_enum(s, &stage, "stage", stages, 3), USCOPE_OK);
   const uscope_field_t rob[] = {{"id", USCOPE_FT_U32, 0, 0, 0},
                                 {"pc", USCOPE_FT_U64, 0, 0, 0},
                                 {"stage", USCOPE_FT_ENUM, stage, 0, 0},
@@ -99,15 +99,15 @@ void write_trace(const std::string &path, const TraceOptions &t = {}) {
   const uscope_field_t rob_props[] = {{"head", USCOPE_FT_U8, 0, USCOPE_ROLE_HEAD_PTR, 0},
                                       {"tail", USCOPE_FT_U8, 0, USCOPE_ROLE_TAIL_PTR, 0}};
   uint16_t id = 0;
-  ASSERT_EQ(uscope_schema_add_storage(s, "rob", core, kRobSlots, USCOPE_SF_SPARSE | USCOPE_SF_BUFFER, rob, 4,
-                                      rob_props, 2, &id),
+  ASSERT_EQ(uscope_schema_add_storage(s, &id, "rob", core, kRobSlots, USCOPE_SF_SPARSE | USCOPE_SF_BUFFER, rob,
+                                      4, rob_props, 2),
             USCOPE_OK);
   ASSERT_EQ(id, kRob);
   const uscope_field_t count[] = {{"count", USCOPE_FT_U64, 0, 0, 0}};
-  ASSERT_EQ(uscope_schema_add_storage(s, "retired", core, 1, 0, count, 1, nullptr, 0, &id), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_storage(s, &id, "retired", core, 1, 0, count, 1, nullptr, 0), USCOPE_OK);
   ASSERT_EQ(id, kRetired);
   const uscope_field_t ent[] = {{"entity_id", USCOPE_FT_U32, 0, 0, 0}};
-  ASSERT_EQ(uscope_schema_add_storage(s, "entities", core, 4, USCOPE_SF_SPARSE, ent, 1, nullptr, 0, &id),
+  ASSERT_EQ(uscope_schema_add_storage(s, &id, "entities", core, 4, USCOPE_SF_SPARSE, ent, 1, nullptr, 0),
             USCOPE_OK);
   ASSERT_EQ(id, kEntities);
   const uscope_field_t misc[] = {{"u8", USCOPE_FT_U8, 0, 0, 0},   {"u16", USCOPE_FT_U16, 0, 0, 0},
@@ -116,13 +116,13 @@ void write_trace(const std::string &path, const TraceOptions &t = {}) {
                                  {"i32", USCOPE_FT_I32, 0, 0, 0}, {"i64", USCOPE_FT_I64, 0, 0, 0},
                                  {"flag", USCOPE_FT_BOOL, 0, 0, 0}};
   const uscope_field_t misc_props[] = {{"mode", USCOPE_FT_ENUM, stage, 0, 0}};
-  ASSERT_EQ(uscope_schema_add_storage(s, "misc", core, 2, 0, misc, 9, misc_props, 1, &id), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_storage(s, &id, "misc", core, 2, 0, misc, 9, misc_props, 1), USCOPE_OK);
   ASSERT_EQ(id, kMisc);
   const uscope_field_t retire[] = {{"id", USCOPE_FT_U32, 0, 0, 0}, {"stage", USCOPE_FT_ENUM, stage, 0, 0}};
-  ASSERT_EQ(uscope_schema_add_event(s, "retire", core, retire, 2, &id), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_event(s, &id, "retire", core, retire, 2), USCOPE_OK);
   ASSERT_EQ(id, kEvRetire);
   const uscope_field_t flush[] = {{"id", USCOPE_FT_U64, 0, 0, 0}, {"insn", USCOPE_FT_STRING_REF, 0, 0, 0}};
-  ASSERT_EQ(uscope_schema_add_event(s, "flush", core, flush, 2, &id), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_event(s, &id, "flush", core, flush, 2), USCOPE_OK);
   ASSERT_EQ(id, kEvFlush);
   const uscope_field_t all[] = {{"u8", USCOPE_FT_U8, 0, 0, 0},        {"u16", USCOPE_FT_U16, 0, 0, 0},
                                 {"u32", USCOPE_FT_U32, 0, 0, 0},      {"u64", USCOPE_FT_U64, 0, 0, 0},
@@ -130,7 +130,7 @@ void write_trace(const std::string &path, const TraceOptions &t = {}) {
                                 {"i32", USCOPE_FT_I32, 0, 0, 0},      {"i64", USCOPE_FT_I64, 0, 0, 0},
                                 {"flag", USCOPE_FT_BOOL, 0, 0, 0},    {"str", USCOPE_FT_STRING_REF, 0, 0, 0},
                                 {"stage", USCOPE_FT_ENUM, stage, 0, 0}};
-  ASSERT_EQ(uscope_schema_add_event(s, "misc", core, all, 11, &id), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_event(s, &id, "misc", core, all, 11), USCOPE_OK);
   ASSERT_EQ(id, kEvMisc);
 
   uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
@@ -139,9 +139,9 @@ void write_trace(const std::string &path, const TraceOptions &t = {}) {
   uscope_writer_t *wr = nullptr;
   ASSERT_EQ(uscope_writer_open(&wr, path.c_str(), s, nullptr, 0, &o), USCOPE_OK) << uscope_last_error();
   uint32_t str[3];
-  ASSERT_EQ(uscope_string_insert(wr, "addi x1, x0, 1", &str[0]), USCOPE_OK);
-  ASSERT_EQ(uscope_string_insert(wr, "ld x2, 0(x1)", &str[1]), USCOPE_OK);
-  ASSERT_EQ(uscope_string_insert(wr, "mispredict", &str[2]), USCOPE_OK);
+  ASSERT_EQ(uscope_string_insert(wr, &str[0], "addi x1, x0, 1"), USCOPE_OK);
+  ASSERT_EQ(uscope_string_insert(wr, &str[1], "ld x2, 0(x1)"), USCOPE_OK);
+  ASSERT_EQ(uscope_string_insert(wr, &str[2], "mispredict"), USCOPE_OK);
   for (uint64_t cy = 0; cy < kCycles; ++cy) {
     ASSERT_EQ(uscope_begin_cycle(wr, cy * t.step_ps), USCOPE_OK);
     const uint16_t slot = rob_slot(cy);
@@ -342,10 +342,10 @@ ReaderPtr open_reader(const std::string &path, uint32_t flags = 0) {
 
 std::vector<uscope_defect_t> defects_of(const uscope_reader_t *r) {
   uint32_t n = 0;
-  EXPECT_EQ(uscope_reader_defects(r, nullptr, 0, &n), USCOPE_OK);
+  EXPECT_EQ(uscope_reader_defects(r, nullptr, &n, 0), USCOPE_OK);
   std::vector<uscope_defect_t> out(n);
   if (n) {
-    EXPECT_EQ(uscope_reader_defects(r, out.data(), n, &n), USCOPE_OK);
+    EXPECT_EQ(uscope_reader_defects(r, out.data(), &n, n), USCOPE_OK);
   }
   return out;
 }
@@ -371,17 +371,17 @@ void expect_only_defect(const uscope_reader_t *r, uint32_t kind, uint64_t count,
 
 StatePtr state_at(uscope_reader_t *r, uint64_t t) {
   uscope_state_t *s = nullptr;
-  EXPECT_EQ(uscope_reader_state_at(r, t, &s), USCOPE_OK) << "state_at(" << t << "): " << uscope_last_error();
+  EXPECT_EQ(uscope_reader_state_at(r, &s, t), USCOPE_OK) << "state_at(" << t << "): " << uscope_last_error();
   return StatePtr(s, &uscope_state_free);
 }
 uint64_t field(const StatePtr &s, uint16_t sid, uint16_t slot, uint16_t f) {
   uint64_t v = ~0ull;
-  EXPECT_EQ(uscope_state_slot_field(s.get(), sid, slot, f, &v), USCOPE_OK) << uscope_last_error();
+  EXPECT_EQ(uscope_state_slot_field(s.get(), &v, sid, slot, f), USCOPE_OK) << uscope_last_error();
   return v;
 }
 uint64_t prop(const StatePtr &s, uint16_t sid, uint16_t p) {
   uint64_t v = ~0ull;
-  EXPECT_EQ(uscope_state_property(s.get(), sid, p, &v), USCOPE_OK) << uscope_last_error();
+  EXPECT_EQ(uscope_state_property(s.get(), &v, sid, p), USCOPE_OK) << uscope_last_error();
   return v;
 }
 
@@ -396,10 +396,10 @@ std::vector<uint64_t> snapshot(uscope_reader_t *r, uint64_t t) {
   EXPECT_EQ(uscope_reader_schema_counts(r, &n), USCOPE_OK);
   for (uint16_t sid = 0; sid < n.storages; ++sid) {
     uscope_storage_info_t si{};
-    EXPECT_EQ(uscope_reader_storage(r, sid, &si), USCOPE_OK);
+    EXPECT_EQ(uscope_reader_storage(r, &si, sid), USCOPE_OK);
     for (uint16_t slot = 0; slot < si.num_slots; ++slot) {
       int valid = 0;
-      EXPECT_EQ(uscope_state_slot_valid(s.get(), sid, slot, &valid), USCOPE_OK);
+      EXPECT_EQ(uscope_state_slot_valid(s.get(), &valid, sid, slot), USCOPE_OK);
       out.push_back(static_cast<uint64_t>(valid));
       for (uint16_t f = 0; f < si.num_fields; ++f) out.push_back(field(s, sid, slot, f));
     }
@@ -419,7 +419,7 @@ struct Ev {
 uscope_status_t events(uscope_reader_t *r, uint64_t t0, uint64_t t1, std::vector<Ev> *out) {
   out->clear();
   uscope_event_iter_t *it = nullptr;
-  uscope_status_t s = uscope_reader_events_in_range(r, t0, t1, &it);
+  uscope_status_t s = uscope_reader_events_in_range(r, &it, t0, t1);
   if (s != USCOPE_OK) return s;
   uscope_event_t e{};
   while ((s = uscope_event_iter_next(it, &e)) == USCOPE_OK)
@@ -441,7 +441,7 @@ size_t count_events(const std::vector<Ev> &evs, uint64_t t, uint16_t id) {
 std::vector<uscope_item_t> segment_items(uscope_reader_t *r, uint32_t i) {
   std::vector<uscope_item_t> out;
   uscope_item_iter_t *it = nullptr;
-  EXPECT_EQ(uscope_reader_segment_items(r, i, &it), USCOPE_OK) << uscope_last_error();
+  EXPECT_EQ(uscope_reader_segment_items(r, &it, i), USCOPE_OK) << uscope_last_error();
   if (!it) return out;
   uscope_item_t item{};
   while (uscope_item_iter_next(it, &item) == USCOPE_OK) {
@@ -461,7 +461,7 @@ bool has_op(const std::vector<uscope_item_t> &items, uint64_t t, uint8_t action,
 
 uint64_t seg_offset(uscope_reader_t *r, uint32_t i) {
   uscope_segment_info_t s{};
-  EXPECT_EQ(uscope_reader_segment(r, i, &s), USCOPE_OK);
+  EXPECT_EQ(uscope_reader_segment(r, &s, i), USCOPE_OK);
   return s.offset;
 }
 
@@ -615,7 +615,7 @@ TEST(ReaderDefects, SlotOutOfRange) {
   EXPECT_EQ(snapshot(st.get(), 150 * kPeriod), snapshot(ref.get(), 150 * kPeriod));
   EXPECT_EQ(snapshot(st.get(), t - kPeriod), snapshot(ref.get(), t - kPeriod)) << "decoding stops before the op";
   uscope_state_t *out = nullptr;
-  expect_strict_failure(uscope_reader_state_at(st.get(), t, &out), USCOPE_ERR_UNKNOWN_SLOT, st.get(),
+  expect_strict_failure(uscope_reader_state_at(st.get(), &out, t), USCOPE_ERR_UNKNOWN_SLOT, st.get(),
                         {"slot 8", std::to_string(t) + " ps"});
   EXPECT_EQ(out, nullptr);
   ReaderPtr st2 = open_reader(c.patched, USCOPE_READ_STRICT);
@@ -649,7 +649,7 @@ TEST(ReaderDefects, UnknownStorage) {
 
   ReaderPtr st = open_reader(c.patched, USCOPE_READ_STRICT);
   uscope_state_t *out = nullptr;
-  expect_strict_failure(uscope_reader_state_at(st.get(), t + 5 * kPeriod, &out), USCOPE_ERR_UNKNOWN_STORAGE,
+  expect_strict_failure(uscope_reader_state_at(st.get(), &out, t + 5 * kPeriod), USCOPE_ERR_UNKNOWN_STORAGE,
                         st.get(), {"storage 200", std::to_string(t) + " ps"});
 
   expect_check_names(run_check(c.patched), USCOPE_DEFECT_UNKNOWN_STORAGE, 1, kTargetSeg, c.seg(kTargetSeg).offset, t);
@@ -695,10 +695,10 @@ TEST(ReaderDefects, FieldOutOfRange) {
   // uscope_slot_set and uscope_prop_set return for the same mistakes).
   ReaderPtr sf = open_reader(field_only, USCOPE_READ_STRICT);
   uscope_state_t *out = nullptr;
-  expect_strict_failure(uscope_reader_state_at(sf.get(), t, &out), USCOPE_ERR_UNKNOWN_FIELD, sf.get(),
+  expect_strict_failure(uscope_reader_state_at(sf.get(), &out, t), USCOPE_ERR_UNKNOWN_FIELD, sf.get(),
                         {"field 9", std::to_string(t) + " ps"});
   ReaderPtr sp = open_reader(prop_only, USCOPE_READ_STRICT);
-  expect_strict_failure(uscope_reader_state_at(sp.get(), tp, &out), USCOPE_ERR_UNKNOWN_PROPERTY, sp.get(),
+  expect_strict_failure(uscope_reader_state_at(sp.get(), &out, tp), USCOPE_ERR_UNKNOWN_PROPERTY, sp.get(),
                         {"property 5", std::to_string(tp) + " ps"});
 
   expect_check_names(run_check(c.patched), USCOPE_DEFECT_FIELD_OUT_OF_RANGE, 2, kTargetSeg, c.seg(kTargetSeg).offset,
@@ -814,7 +814,7 @@ TEST(ReaderDefects, StringRefOutOfRange) {
 
   ReaderPtr st = open_reader(c.patched, USCOPE_READ_STRICT);
   uscope_state_t *out = nullptr;
-  expect_strict_failure(uscope_reader_state_at(st.get(), t, &out), USCOPE_ERR_VALUE_RANGE, st.get(),
+  expect_strict_failure(uscope_reader_state_at(st.get(), &out, t), USCOPE_ERR_VALUE_RANGE, st.get(),
                         {"string reference 1000", std::to_string(t) + " ps"});
   std::vector<Ev> got;
   expect_strict_failure(events(st.get(), te, te, &got), USCOPE_ERR_VALUE_RANGE, st.get(),
@@ -857,7 +857,7 @@ TEST(ReaderDefects, EnumOutOfRange) {
 
   ReaderPtr st = open_reader(c.patched, USCOPE_READ_STRICT);
   uscope_state_t *out = nullptr;
-  expect_strict_failure(uscope_reader_state_at(st.get(), t, &out), USCOPE_ERR_VALUE_RANGE, st.get(),
+  expect_strict_failure(uscope_reader_state_at(st.get(), &out, t), USCOPE_ERR_VALUE_RANGE, st.get(),
                         {"enum value 7", std::to_string(t) + " ps"});
   std::vector<Ev> got;
   expect_strict_failure(events(st.get(), te, te, &got), USCOPE_ERR_VALUE_RANGE, st.get(),
@@ -920,7 +920,7 @@ TEST(ReaderDefects, UnknownOpAction) {
 
   ReaderPtr st = open_reader(c.patched, USCOPE_READ_STRICT);
   uscope_state_t *out = nullptr;
-  expect_strict_failure(uscope_reader_state_at(st.get(), t, &out), USCOPE_ERR_CORRUPT, st.get(),
+  expect_strict_failure(uscope_reader_state_at(st.get(), &out, t), USCOPE_ERR_CORRUPT, st.get(),
                         {"action 9", std::to_string(t) + " ps"});
 
   expect_check_names(run_check(c.patched), USCOPE_DEFECT_UNKNOWN_OP_ACTION, 1, kTargetSeg, c.seg(kTargetSeg).offset, t);
@@ -957,7 +957,7 @@ TEST(ReaderDefects, TimeBackwardsFrame) {
 
   ReaderPtr st = open_reader(c.patched, USCOPE_READ_STRICT);
   uscope_state_t *out = nullptr;
-  expect_strict_failure(uscope_reader_state_at(st.get(), UINT64_MAX, &out), USCOPE_ERR_TIME_BACKWARDS, st.get(),
+  expect_strict_failure(uscope_reader_state_at(st.get(), &out, UINT64_MAX), USCOPE_ERR_TIME_BACKWARDS, st.get(),
                         {"segment 3", "at 0 ps"});
 
   const CheckReport rep = run_check(c.patched);
@@ -1046,7 +1046,7 @@ TEST(ReaderDefects, SegmentUndecodableBlock) {
   ReaderPtr st = open_reader(c.patched, USCOPE_READ_STRICT);
   EXPECT_EQ(snapshot(st.get(), 150 * kPeriod), snapshot(ref.get(), 150 * kPeriod));
   uscope_state_t *out = nullptr;
-  expect_strict_failure(uscope_reader_state_at(st.get(), 250 * kPeriod, &out), USCOPE_ERR_CORRUPT, st.get(),
+  expect_strict_failure(uscope_reader_state_at(st.get(), &out, 250 * kPeriod), USCOPE_ERR_CORRUPT, st.get(),
                         {"segment 2"});
   std::vector<Ev> evs;
   ReaderPtr st2 = open_reader(c.patched, USCOPE_READ_STRICT);

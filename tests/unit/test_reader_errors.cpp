@@ -289,21 +289,21 @@ Bytes write_with_our_writer(const std::string &path, uint32_t compression, uint3
   EXPECT_EQ(uscope_schema_new(&s), USCOPE_OK);
   uint8_t clk = 0;
   uint16_t top = 0, id = 0;
-  EXPECT_EQ(uscope_schema_add_clock(s, "clk", 1000, &clk), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, "cpu", clk, &top), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_clock(s, &clk, "clk", 1000), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, &top, "top", USCOPE_NO_PARENT, "cpu", clk), USCOPE_OK);
   const uscope_field_t ents_f[] = {{"id", USCOPE_FT_U32, 0, 0, 0}, {"pc", USCOPE_FT_U64, 0, 0, 0}};
   const uscope_field_t ents_p[] = {{"head", USCOPE_FT_U8, 0, USCOPE_ROLE_HEAD_PTR, 0},
                                    {"tail", USCOPE_FT_U8, 0, USCOPE_ROLE_TAIL_PTR, 0}};
   const uscope_field_t regs_f[] = {{"val", USCOPE_FT_U16, 0, 0, 0}};
   const uscope_field_t ctr_f[] = {{"n", USCOPE_FT_U64, 0, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_storage(s, "ents", top, 8, USCOPE_SF_SPARSE, ents_f, 2, ents_p, 2, &id), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_storage(s, "regs", top, 4, 0, regs_f, 1, nullptr, 0, &id), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_storage(s, "ctr", top, 1, 0, ctr_f, 1, nullptr, 0, &id), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_storage(s, &id, "ents", top, 8, USCOPE_SF_SPARSE, ents_f, 2, ents_p, 2), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_storage(s, &id, "regs", top, 4, 0, regs_f, 1, nullptr, 0), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_storage(s, &id, "ctr", top, 1, 0, ctr_f, 1, nullptr, 0), USCOPE_OK);
   const uscope_field_t retire_f[] = {{"id", USCOPE_FT_U32, 0, 0, 0}, {"kind", USCOPE_FT_U8, 0, 0, 0}};
   const uscope_field_t note_f[] = {{"str", USCOPE_FT_STRING_REF, 0, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_event(s, "retire", top, retire_f, 2, &id), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_event(s, "tick", top, nullptr, 0, &id), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_event(s, "note", top, note_f, 1, &id), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_event(s, &id, "retire", top, retire_f, 2), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_event(s, &id, "tick", top, nullptr, 0), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_event(s, &id, "note", top, note_f, 1), USCOPE_OK);
 
   uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
   o.compression = compression;
@@ -333,7 +333,7 @@ Bytes write_with_our_writer(const std::string &path, uint32_t compression, uint3
     }
     if (i % 7 == 0) {
       uint32_t idx = 0;
-      EXPECT_EQ(uscope_string_insert(wr, ("string " + std::to_string(i)).c_str(), &idx), USCOPE_OK);
+      EXPECT_EQ(uscope_string_insert(wr, &idx, ("string " + std::to_string(i)).c_str()), USCOPE_OK);
       EXPECT_EQ(uscope_event(wr, 2, &idx, 4), USCOPE_OK);
     }
     EXPECT_EQ(uscope_end_cycle(wr), USCOPE_OK);

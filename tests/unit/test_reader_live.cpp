@@ -123,12 +123,12 @@ void live_writer(const std::string &path, LiveShared &sh, Clock::time_point dead
   const uscope_field_t ctr_fields[1] = {{"count", USCOPE_FT_U64, 0, 0, 0}};
   const uscope_field_t tick_fields[2] = {{"n", USCOPE_FT_U64, 0, 0, 0}, {"tag", USCOPE_FT_U32, 0, 0, 0}};
   uscope_status_t st = uscope_schema_new(&s);
-  if (st == USCOPE_OK) st = uscope_schema_add_clock(s, "clk", kPeriod, &clk);
-  if (st == USCOPE_OK) st = uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, nullptr, clk, &top);
+  if (st == USCOPE_OK) st = uscope_schema_add_clock(s, &clk, "clk", kPeriod);
+  if (st == USCOPE_OK) st = uscope_schema_add_scope(s, &top, "top", USCOPE_NO_PARENT, nullptr, clk);
   if (st == USCOPE_OK)
-    st = uscope_schema_add_storage(s, "ents", top, 4, USCOPE_SF_SPARSE, ent_fields, 1, nullptr, 0, &ents);
-  if (st == USCOPE_OK) st = uscope_schema_add_storage(s, "ctr", top, 1, 0, ctr_fields, 1, nullptr, 0, &ctr);
-  if (st == USCOPE_OK) st = uscope_schema_add_event(s, "tick", top, tick_fields, 2, &tick);
+    st = uscope_schema_add_storage(s, &ents, "ents", top, 4, USCOPE_SF_SPARSE, ent_fields, 1, nullptr, 0);
+  if (st == USCOPE_OK) st = uscope_schema_add_storage(s, &ctr, "ctr", top, 1, 0, ctr_fields, 1, nullptr, 0);
+  if (st == USCOPE_OK) st = uscope_schema_add_event(s, &tick, "tick", top, tick_fields, 2);
   if (st != USCOPE_OK) {
     fail("schema", st);
     uscope_schema_free(s);
@@ -182,7 +182,7 @@ void live_writer(const std::string &path, LiveShared &sh, Clock::time_point dead
   const uscope_status_t fin = uscope_writer_finish(w);
   uscope_writer_stats_t stats{};
   stats.struct_size = sizeof stats;
-  uscope_writer_stats(w, &stats);
+  EXPECT_EQ(uscope_writer_stats(w, &stats), USCOPE_OK);
   sh.final_segments = stats.segments;
   if (uscope_writer_close(w) != USCOPE_OK || fin != USCOPE_OK) {
     if (sh.error.empty()) fail("writer_finish", fin);

@@ -80,17 +80,17 @@ void write_trace(const std::string &path, uint32_t compression, uint32_t frames,
   ASSERT_USCOPE_OK(uscope_schema_new(&s));
   uint8_t clk = 0;
   uint16_t root = 0;
-  ASSERT_USCOPE_OK(uscope_schema_add_clock(s, "clk", kPeriod, &clk));
-  ASSERT_USCOPE_OK(uscope_schema_add_scope(s, "root", USCOPE_NO_PARENT, nullptr, clk, &root));
+  ASSERT_USCOPE_OK(uscope_schema_add_clock(s, &clk, "clk", kPeriod));
+  ASSERT_USCOPE_OK(uscope_schema_add_scope(s, &root, "root", USCOPE_NO_PARENT, nullptr, clk));
   const uscope_field_t reg_fields[] = {{"a", USCOPE_FT_U32, 0, 0, 0}, {"b", USCOPE_FT_U64, 0, 0, 0},
                                        {"c", USCOPE_FT_U8, 0, 0, 0}};
   const uscope_field_t reg_props[] = {{"mode", USCOPE_FT_U16, 0, 0, 0}};
-  ASSERT_USCOPE_OK(uscope_schema_add_storage(s, "regs", root, kSlots, USCOPE_SF_SPARSE, reg_fields, 3,
-                                             reg_props, 1, &ids.regs));
+  ASSERT_USCOPE_OK(uscope_schema_add_storage(s, &ids.regs, "regs", root, kSlots, USCOPE_SF_SPARSE, reg_fields,
+                                             3, reg_props, 1));
   const uscope_field_t ctr_fields[] = {{"n", USCOPE_FT_U16, 0, 0, 0}};
-  ASSERT_USCOPE_OK(uscope_schema_add_storage(s, "ctr", root, 4, 0, ctr_fields, 1, nullptr, 0, &ids.ctr));
+  ASSERT_USCOPE_OK(uscope_schema_add_storage(s, &ids.ctr, "ctr", root, 4, 0, ctr_fields, 1, nullptr, 0));
   const uscope_field_t ev_fields[] = {{"x", USCOPE_FT_U32, 0, 0, 0}, {"y", USCOPE_FT_U8, 0, 0, 0}};
-  ASSERT_USCOPE_OK(uscope_schema_add_event(s, "ev", root, ev_fields, 2, &ids.ev));
+  ASSERT_USCOPE_OK(uscope_schema_add_event(s, &ids.ev, "ev", root, ev_fields, 2));
   uscope_writer_options_t opts;
   uscope_writer_options_init(&opts);
   opts.compression = compression;

@@ -175,8 +175,8 @@ uscope_schema_t *build_schema(const SchemaSpec &spec) {
   };
   uint8_t clk = 0, en = 0;
   uint16_t top = 0, id = 0;
-  if (!ok(uscope_schema_add_clock(s, "clk", 1000, &clk), "add_clock") ||
-      !ok(uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, nullptr, clk, &top), "add_scope")) {
+  if (!ok(uscope_schema_add_clock(s, &clk, "clk", 1000), "add_clock") ||
+      !ok(uscope_schema_add_scope(s, &top, "top", USCOPE_NO_PARENT, nullptr, clk), "add_scope")) {
     uscope_schema_free(s);
     return nullptr;
   }
@@ -186,7 +186,7 @@ uscope_schema_t *build_schema(const SchemaSpec &spec) {
     std::vector<const char *> ptrs;
     for (auto &v : vals) ptrs.push_back(v.c_str());
     const std::string name = "e" + std::to_string(i);
-    if (!ok(uscope_schema_add_enum(s, name.c_str(), ptrs.data(), spec.enum_sizes[i], &en), "add_enum") ||
+    if (!ok(uscope_schema_add_enum(s, &en, name.c_str(), ptrs.data(), spec.enum_sizes[i]), "add_enum") ||
         en != i) {
       uscope_schema_free(s);
       return nullptr;
@@ -201,9 +201,9 @@ uscope_schema_t *build_schema(const SchemaSpec &spec) {
     for (size_t k = 0; k < f.size(); ++k) f[k].name = names[k].c_str();
     for (size_t k = 0; k < p.size(); ++k) p[k].name = names[f.size() + k].c_str();
     const std::string name = "s" + std::to_string(i);
-    if (!ok(uscope_schema_add_storage(s, name.c_str(), top, st.slots, st.flags, f.data(),
-                                      static_cast<uint16_t>(f.size()), p.empty() ? nullptr : p.data(),
-                                      static_cast<uint16_t>(p.size()), &id),
+    if (!ok(uscope_schema_add_storage(s, &id, name.c_str(), top, st.slots, st.flags,
+                                      f.data(), static_cast<uint16_t>(f.size()),
+                                      p.empty() ? nullptr : p.data(), static_cast<uint16_t>(p.size())),
             "add_storage " + name) ||
         id != i) {
       uscope_schema_free(s);
@@ -216,8 +216,8 @@ uscope_schema_t *build_schema(const SchemaSpec &spec) {
     auto f = c_fields(spec.events[i].fields, names, "f");
     for (size_t k = 0; k < f.size(); ++k) f[k].name = names[k].c_str();
     const std::string name = "ev" + std::to_string(i);
-    if (!ok(uscope_schema_add_event(s, name.c_str(), top, f.empty() ? nullptr : f.data(),
-                                    static_cast<uint16_t>(f.size()), &id),
+    if (!ok(uscope_schema_add_event(s, &id, name.c_str(), top,
+                                    f.empty() ? nullptr : f.data(), static_cast<uint16_t>(f.size())),
             "add_event " + name) ||
         id != i) {
       uscope_schema_free(s);
@@ -464,7 +464,7 @@ void write_trace(const Trace &t, const Variant &v, const std::string &path, std:
   std::map<std::string, uint32_t> interned;
   auto intern = [&](const std::string &s) {
     uint32_t idx = 0;
-    const uscope_status_t st = uscope_string_insert(w, s.c_str(), &idx);
+    const uscope_status_t st = uscope_string_insert(w, &idx, s.c_str());
     if (st != USCOPE_OK) return st;
     auto it = interned.find(s);
     if (it == interned.end()) {
@@ -573,7 +573,7 @@ void check_schema(const SchemaSpec &spec, const uscope_reader_t *r) {
     SCOPED_TRACE("storage " + std::to_string(i));
     const StorageSpec &w = spec.storages[i];
     uscope_storage_info_t g{};
-    ASSERT_OK(uscope_reader_storage(r, i, &g), r);
+    ASSERT_OK(uscope_reader_storage(r, &g, i), r);
     EXPECT_STREQ(g.name, ("s" + std::to_string(i)).c_str());
     EXPECT_EQ(g.num_slots, w.slots);
     EXPECT_EQ(g.flags, w.flags);
@@ -583,21 +583,21 @@ void check_schema(const SchemaSpec &spec, const uscope_reader_t *r) {
     for (const auto &f : w.fields) slot_size += type_size(f.type);
     EXPECT_EQ(g.slot_size, slot_size);
     ASSERT_NO_FATAL_FAILURE(check_fields(r, w.fields, "f", [&](uint16_t k, uscope_field_info_t *fi) {
-      return uscope_reader_storage_field(r, i, k, 0, fi);
+      return uscope_reader_storage_field(r, fi, i, k, 0);
     }));
     ASSERT_NO_FATAL_FAILURE(check_fields(r, w.props, "p", [&](uint16_t k, uscope_field_info_t *fi) {
-      return uscope_reader_storage_field(r, i, k, 1, fi);
+      return uscope_reader_storage_field(r, fi, i, k, 1);
     }));
   }
   for (uint16_t i = 0; i < spec.events.size(); ++i) {
     SCOPED_TRACE("event type " + std::to_string(i));
     uscope_event_type_info_t g{};
-    ASSERT_OK(uscope_reader_event_type(r, i, &g), r);
+    ASSERT_OK(uscope_reader_event_type(r, &g, i), r);
     EXPECT_STREQ(g.name, ("ev" + std::to_string(i)).c_str());
     ASSERT_EQ(g.num_fields, spec.events[i].fields.size());
     EXPECT_EQ(g.payload_size, spec.events[i].size);
     ASSERT_NO_FATAL_FAILURE(check_fields(r, spec.events[i].fields, "f", [&](uint16_t k, uscope_field_info_t *fi) {
-      return uscope_reader_event_field(r, i, k, fi);
+      return uscope_reader_event_field(r, fi, i, k);
     }));
   }
 }
@@ -608,7 +608,7 @@ void check_strings(const std::vector<std::string> &want, const uscope_reader_t *
   for (uint32_t i = 0; i < want.size(); ++i) {
     const char *s = nullptr;
     uint32_t len = 0;
-    ASSERT_OK(uscope_reader_string(r, i, &s, &len), r);
+    ASSERT_OK(uscope_reader_string(r, &s, &len, i), r);
     ASSERT_EQ(std::string(s, len), want[i]) << "string " << i;
     EXPECT_EQ(s[len], '\0') << "string " << i << " is NUL-terminated";
   }
@@ -620,7 +620,7 @@ void check_dut(const Variant &v, const uscope_reader_t *r) {
   const char *want[2][2] = {{"dut_name", "reader_roundtrip"}, {"variant", v.name}};
   for (uint32_t i = 0; i < 2; ++i) {
     const char *key = nullptr, *value = nullptr;
-    ASSERT_OK(uscope_reader_dut_property(r, i, &key, &value), r);
+    ASSERT_OK(uscope_reader_dut_property(r, &key, &value, i), r);
     EXPECT_STREQ(key, want[i][0]);
     EXPECT_STREQ(value, want[i][1]);
   }
@@ -648,7 +648,7 @@ void check_state(const SchemaSpec &spec, const std::vector<ModelStorage> &want, 
     for (uint16_t slot = 0; slot < sp.slots; ++slot) {
       occupied += valids[slot];
       int valid = -1;
-      const uscope_status_t vs = uscope_state_slot_valid(st, s, slot, &valid);
+      const uscope_status_t vs = uscope_state_slot_valid(st, &valid, s, slot);
       if (vs != USCOPE_OK || valid != valids[slot]) {
         ASSERT_OK(vs, r);
         ASSERT_EQ(valid, valids[slot]) << "storage " << s << " slot " << slot;
@@ -657,7 +657,7 @@ void check_state(const SchemaSpec &spec, const std::vector<ModelStorage> &want, 
       for (uint16_t f = 0; f < nf; ++f) {
         const uint64_t e = values[slot * nf + f];
         uint64_t g = 0;
-        const uscope_status_t fs = uscope_state_slot_field(st, s, slot, f, &g);
+        const uscope_status_t fs = uscope_state_slot_field(st, &g, s, slot, f);
         if (fs != USCOPE_OK || g != e) {
           ASSERT_OK(fs, r);
           ASSERT_EQ(g, e) << "storage " << s << " slot " << slot << " field " << f << " (type "
@@ -666,11 +666,11 @@ void check_state(const SchemaSpec &spec, const std::vector<ModelStorage> &want, 
       }
     }
     uint32_t occupancy = 0;
-    ASSERT_OK(uscope_state_occupancy(st, s, &occupancy), r);
+    ASSERT_OK(uscope_state_occupancy(st, &occupancy, s), r);
     ASSERT_EQ(occupancy, occupied) << "storage " << s;
     for (uint16_t p = 0; p < sp.props.size(); ++p) {
       uint64_t g = 0;
-      ASSERT_OK(uscope_state_property(st, s, p, &g), r);
+      ASSERT_OK(uscope_state_property(st, &g, s, p), r);
       ASSERT_EQ(g, m.prop[p]) << "storage " << s << " property " << p << ": " << hex(g) << ", expected "
                               << hex(m.prop[p]);
     }
@@ -802,7 +802,7 @@ void check_segment_items(const Trace &t, const Variant &v, uscope_reader_t *r,
     EXPECT_EQ(sg.num_frames_active, active) << where();
 
     uscope_item_iter_t *raw = nullptr;
-    ASSERT_OK(uscope_reader_segment_items(r, i, &raw), r) << where();
+    ASSERT_OK(uscope_reader_segment_items(r, &raw, i), r) << where();
     const ItemIterPtr it(raw);
     for (size_t k = 0; k < want.size(); ++k) {
       uscope_item_t g{};
@@ -883,7 +883,7 @@ void check_trace(const Trace &t, const Variant &v, uint64_t seed, CaseResult *re
   ASSERT_NO_FATAL_FAILURE(check_strings(strings, r));
   ASSERT_NO_FATAL_FAILURE(check_dut(v, r));
   std::vector<uscope_segment_info_t> segs(info.num_segments);
-  for (uint32_t i = 0; i < segs.size(); ++i) ASSERT_OK(uscope_reader_segment(r, i, &segs[i]), r);
+  for (uint32_t i = 0; i < segs.size(); ++i) ASSERT_OK(uscope_reader_segment(r, &segs[i], i), r);
   // Small intervals and early flushes: there must be many segments, or the
   // case does not test what it says.
   ASSERT_GE(segs.size(), 5u);
@@ -901,7 +901,7 @@ void check_trace(const Trace &t, const Variant &v, uint64_t seed, CaseResult *re
       ++ci;
     }
     uscope_state_t *raw_state = nullptr;
-    ASSERT_OK(uscope_reader_state_at(r, q, &raw_state), r) << " at " << q;
+    ASSERT_OK(uscope_reader_state_at(r, &raw_state, q), r) << " at " << q;
     const StatePtr state(raw_state);
     ASSERT_NO_FATAL_FAILURE(check_state(t.schema, model.storages(), state.get(), r))
         << "state_at(" << q << "), seed " << seed;
@@ -934,7 +934,7 @@ void check_trace(const Trace &t, const Variant &v, uint64_t seed, CaseResult *re
     for (const auto &e : events)
       if (e.time >= w.first && e.time <= w.second) want.push_back(&e);
     uscope_event_iter_t *raw_it = nullptr;
-    ASSERT_OK(uscope_reader_events_in_range(r, w.first, w.second, &raw_it), r);
+    ASSERT_OK(uscope_reader_events_in_range(r, &raw_it, w.first, w.second), r);
     const EventIterPtr it(raw_it);
     size_t n = 0;
     for (;; ++n) {

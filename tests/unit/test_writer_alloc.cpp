@@ -153,29 +153,29 @@ uscope_schema_t *boom_schema(Boom &b) {
   EXPECT_EQ(uscope_schema_new(&s), USCOPE_OK);
   uint8_t clk = 0;
   uint16_t top = 0, core = 0;
-  EXPECT_EQ(uscope_schema_add_clock(s, "core_clk", 1000, &clk), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, nullptr, clk, &top), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_scope(s, "core", top, "cpu", USCOPE_CLOCK_INHERIT, &core), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_clock(s, &clk, "core_clk", 1000), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, &top, "top", USCOPE_NO_PARENT, nullptr, clk), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, &core, "core", top, "cpu", USCOPE_CLOCK_INHERIT), USCOPE_OK);
   const char *stages[] = {"fetch", "decode", "rename", "dispatch", "issue", "execute", "writeback", "commit"};
-  EXPECT_EQ(uscope_schema_add_enum(s, "stage", stages, 8, &b.stage_enum), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_enum(s, &b.stage_enum, "stage", stages, 8), USCOPE_OK);
   const uscope_field_t ent[] = {{"entity_id", USCOPE_FT_U32, 0, 0, 0},
                                 {"pc", USCOPE_FT_U64, 0, 0, 0},
                                 {"inst_bits", USCOPE_FT_U32, 0, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_storage(s, "entities", core, kEntSlots, USCOPE_SF_SPARSE, ent, 3, nullptr,
-                                      0, &b.entities),
+  EXPECT_EQ(uscope_schema_add_storage(s, &b.entities, "entities", core, kEntSlots, USCOPE_SF_SPARSE, ent, 3,
+                                      nullptr, 0),
             USCOPE_OK);
   const uscope_field_t cnt[] = {{"committed", USCOPE_FT_U64, 0, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_storage(s, "committed", core, 1, 0, cnt, 1, nullptr, 0, &b.committed),
+  EXPECT_EQ(uscope_schema_add_storage(s, &b.committed, "committed", core, 1, 0, cnt, 1, nullptr, 0),
             USCOPE_OK);
   const uscope_field_t rob[] = {{"entity_id", USCOPE_FT_U32, 0, 0, 0}};
   const uscope_field_t ptrs[] = {{"head", USCOPE_FT_U16, 0, USCOPE_ROLE_HEAD_PTR, 0},
                                  {"tail", USCOPE_FT_U16, 0, USCOPE_ROLE_TAIL_PTR, 0}};
-  EXPECT_EQ(uscope_schema_add_storage(s, "rob", core, kRobSlots, USCOPE_SF_SPARSE | USCOPE_SF_BUFFER,
-                                      rob, 1, ptrs, 2, &b.rob),
+  EXPECT_EQ(uscope_schema_add_storage(s, &b.rob, "rob", core, kRobSlots,
+                                      USCOPE_SF_SPARSE | USCOPE_SF_BUFFER, rob, 1, ptrs, 2),
             USCOPE_OK);
   const uscope_field_t ev[] = {{"entity", USCOPE_FT_U32, 0, 0, 0},
                                {"stage", USCOPE_FT_ENUM, b.stage_enum, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_event(s, "stage_transition", core, ev, 2, &b.stage_transition), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_event(s, &b.stage_transition, "stage_transition", core, ev, 2), USCOPE_OK);
   return s;
 }
 
@@ -293,7 +293,7 @@ TEST(WriterAlloc, SteadyStateMakesNoAllocationOnTheSimulationThread) {
   // Control: a call that is allowed to allocate (a new string) is seen.
   uint32_t idx = 0;
   const Counts ctl0 = counts();
-  ASSERT_EQ(uscope_string_insert(w, "a string long enough to need the heap, not SSO", &idx), USCOPE_OK);
+  ASSERT_EQ(uscope_string_insert(w, &idx, "a string long enough to need the heap, not SSO"), USCOPE_OK);
   EXPECT_GT(counts().allocs - ctl0.allocs, 0u) << "the library's allocations are not counted";
 
   uscope_writer_stats_t st;
@@ -386,8 +386,8 @@ struct Protocols {
 uscope_schema_t *protocol_schema(Protocols &p) {
   uscope_schema_t *s = nullptr;
   EXPECT_EQ(uscope_schema_new(&s), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_clock(s, "clk", 1000, nullptr), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_clock(s, nullptr, "clk", 1000), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, nullptr, "/", USCOPE_NO_PARENT, nullptr, 0), USCOPE_OK);
   const char *const stages[] = {"fetch", "decode", "execute", "memory", "writeback"};
   const uscope_field_t done[] = {{"done", USCOPE_FT_BOOL, 0, 0, 0}};
   const uscope_cpu_buffer_def_t rob[] = {{"rob", 32, done, 1}};
@@ -404,7 +404,7 @@ uscope_schema_t *protocol_schema(Protocols &p) {
   c.num_buffers = 1;
   c.counters = cpu_counters;
   c.num_counters = 1;
-  EXPECT_EQ(uscope_cpu_declare(s, &c, &p.cpu), USCOPE_OK) << uscope_last_error();
+  EXPECT_EQ(uscope_cpu_declare(s, &p.cpu, &c), USCOPE_OK) << uscope_last_error();
   const char *const noc_stages[] = {"issue", "route", "deliver"};
   const uscope_field_t vc[] = {{"vc", USCOPE_FT_U8, 0, 0, 0}};
   const uscope_noc_buffer_def_t vcbuf[] = {{"vc_buf", 8, vc, 1}};
@@ -420,7 +420,7 @@ uscope_schema_t *protocol_schema(Protocols &p) {
   n.buffers = vcbuf;
   n.num_buffers = 1;
   n.num_ports = 4;
-  EXPECT_EQ(uscope_noc_declare(s, &n, &p.noc), USCOPE_OK) << uscope_last_error();
+  EXPECT_EQ(uscope_noc_declare(s, &p.noc, &n), USCOPE_OK) << uscope_last_error();
   uscope_npu_config_t a{};
   a.struct_size = sizeof a;
   a.scope_name = "npu";
@@ -431,7 +431,7 @@ uscope_schema_t *protocol_schema(Protocols &p) {
   a.num_sram_banks = 4;
   a.num_dram_channels = 2;
   a.num_noc_links = 2;
-  EXPECT_EQ(uscope_npu_declare(s, &a, &p.npu), USCOPE_OK) << uscope_last_error();
+  EXPECT_EQ(uscope_npu_declare(s, &p.npu, &a), USCOPE_OK) << uscope_last_error();
   return s;
 }
 

@@ -524,12 +524,12 @@ uscope_schema_t *pattern_schema() {
   const uscope_field_t rob_fields[2] = {{"id", USCOPE_FT_U32, 0, 0, 0}, {"pc", USCOPE_FT_U64, 0, 0, 0}};
   const uscope_field_t count_fields[1] = {{"n", USCOPE_FT_U64, 0, 0, 0}};
   const uscope_field_t tick_fields[2] = {{"cycle", USCOPE_FT_U64, 0, 0, 0}, {"tag", USCOPE_FT_U32, 0, 0, 0}};
-  if (uscope_schema_add_clock(s, "clk", kPeriodPs, &clk) != USCOPE_OK ||
-      uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, nullptr, clk, &root) != USCOPE_OK ||
-      uscope_schema_add_storage(s, "rob", root, kNumSlots, USCOPE_SF_SPARSE, rob_fields, 2, nullptr, 0,
-                                &rob) != USCOPE_OK ||
-      uscope_schema_add_storage(s, "count", root, 1, 0, count_fields, 1, nullptr, 0, &count) != USCOPE_OK ||
-      uscope_schema_add_event(s, "tick", root, tick_fields, 2, &tick) != USCOPE_OK) {
+  if (uscope_schema_add_clock(s, &clk, "clk", kPeriodPs) != USCOPE_OK ||
+      uscope_schema_add_scope(s, &root, "top", USCOPE_NO_PARENT, nullptr, clk) != USCOPE_OK ||
+      uscope_schema_add_storage(s, &rob, "rob", root, kNumSlots, USCOPE_SF_SPARSE, rob_fields, 2, nullptr,
+                                0) != USCOPE_OK ||
+      uscope_schema_add_storage(s, &count, "count", root, 1, 0, count_fields, 1, nullptr, 0) != USCOPE_OK ||
+      uscope_schema_add_event(s, &tick, "tick", root, tick_fields, 2) != USCOPE_OK) {
     uscope_schema_free(s);
     return nullptr;
   }

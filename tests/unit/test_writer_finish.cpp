@@ -23,11 +23,11 @@ uscope_writer_t *open_writer(const std::string &path, const char *name, uint16_t
                              uint16_t *sid = nullptr) {
   uscope_schema_t *s = nullptr;
   EXPECT_EQ(uscope_schema_new(&s), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_clock(s, "clk", 1000, nullptr), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_clock(s, nullptr, "clk", 1000), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, nullptr, "/", USCOPE_NO_PARENT, nullptr, 0), USCOPE_OK);
   if (name) {
     uscope_field_t f[] = {{"v", type, 0, 0, 0}};
-    EXPECT_EQ(uscope_schema_add_storage(s, name, 0, slots, flags, f, 1, nullptr, 0, sid), USCOPE_OK);
+    EXPECT_EQ(uscope_schema_add_storage(s, sid, name, 0, slots, flags, f, 1, nullptr, 0), USCOPE_OK);
   }
   uscope_writer_t *w = nullptr;
   EXPECT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, o), USCOPE_OK) << uscope_last_error();
@@ -223,7 +223,7 @@ TEST(WriterQueue, ASmallSchemaKeepsTheMinimumQueue) {
             USCOPE_OK);
   for (uint64_t c = 0; c < 100; ++c) {
     ASSERT_EQ(uscope_begin_cycle(w, c * 1000), USCOPE_OK);
-    uscope_slot_set(w, sid, c % 8, 0, c);
+    EXPECT_EQ(uscope_slot_set(w, sid, c % 8, 0, c), USCOPE_OK);
     ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK) << uscope_writer_error(w);
   }
   EXPECT_GT(ck.calls, 0u);

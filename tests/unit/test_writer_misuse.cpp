@@ -47,10 +47,10 @@ uscope_schema_t *make_schema() {
   EXPECT_EQ(uscope_schema_new(&s), USCOPE_OK);
   uint8_t clk = 0xEE, en = 0xEE;
   uint16_t scope = 0xEEEE, sid = 0xEEEE, ev = 0xEEEE;
-  EXPECT_EQ(uscope_schema_add_clock(s, "clk", 1000, &clk), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, nullptr, clk, &scope), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_clock(s, &clk, "clk", 1000), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, &scope, "top", USCOPE_NO_PARENT, nullptr, clk), USCOPE_OK);
   const char *stages[] = {"F", "D", "X"};
-  EXPECT_EQ(uscope_schema_add_enum(s, "stage", stages, 3, &en), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_enum(s, &en, "stage", stages, 3), USCOPE_OK);
   const uscope_field_t fields[] = {
       {"a", USCOPE_FT_U8, 0, 0, 0},   {"b", USCOPE_FT_I8, 0, 0, 0},
       {"c", USCOPE_FT_BOOL, 0, 0, 0}, {"d", USCOPE_FT_ENUM, en, 0, 0},
@@ -58,14 +58,14 @@ uscope_schema_t *make_schema() {
       {"g", USCOPE_FT_I64, 0, 0, 0},
   };
   const uscope_field_t props[] = {{"p", USCOPE_FT_U8, 0, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_storage(s, "ent", scope, 4, USCOPE_SF_SPARSE, fields, 7, props, 1, &sid),
+  EXPECT_EQ(uscope_schema_add_storage(s, &sid, "ent", scope, 4, USCOPE_SF_SPARSE, fields, 7, props, 1),
             USCOPE_OK);
   EXPECT_EQ(sid, kEnt);
   const uscope_field_t cnt[] = {{"n", USCOPE_FT_U64, 0, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_storage(s, "cnt", scope, 1, 0, cnt, 1, nullptr, 0, &sid), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_storage(s, &sid, "cnt", scope, 1, 0, cnt, 1, nullptr, 0), USCOPE_OK);
   EXPECT_EQ(sid, kCnt);
   const uscope_field_t evf[] = {{"id", USCOPE_FT_U32, 0, 0, 0}, {"st", USCOPE_FT_ENUM, en, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_event(s, "ev", scope, evf, 2, &ev), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_event(s, &ev, "ev", scope, evf, 2), USCOPE_OK);
   EXPECT_EQ(ev, kEv);
   return s;
 }
@@ -99,7 +99,7 @@ class Session {
     uscope_schema_free(s);
   }
   ~Session() {
-    if (w_) uscope_writer_close(w_);
+    if (w_) (void)uscope_writer_close(w_);
   }
   uscope_writer_t *w() const { return w_; }
   const std::string &path() const { return path_; }
@@ -242,7 +242,7 @@ TEST(WriterMisuse, NullWriterHandleIsInvalidArgument) {
   EXPECT_EQ(uscope_prop_set(nullptr, 0, 0, 0), E);
   EXPECT_EQ(uscope_event(nullptr, 0, pl, 5), E);
   EXPECT_MSG(uscope_last_error(), "writer handle is NULL");
-  EXPECT_EQ(uscope_string_insert(nullptr, "x", &idx), E);
+  EXPECT_EQ(uscope_string_insert(nullptr, &idx, "x"), E);
   EXPECT_MSG(uscope_last_error(), "uscope_string_insert: writer is NULL");
   EXPECT_EQ(idx, 0xABCDu);  // out-parameters are written only on success
   EXPECT_EQ(uscope_set_checkpoint_callback(nullptr, nullptr, nullptr), E);
@@ -262,13 +262,13 @@ TEST(WriterMisuse, NullSchemaArgumentsAreInvalidArgument) {
   EXPECT_MSG(uscope_last_error(), "uscope_schema_new: out is NULL");
   uint8_t id8 = 0x77;
   uint16_t id16 = 0x7777;
-  EXPECT_EQ(uscope_schema_add_clock(nullptr, "c", 1, &id8), E);
+  EXPECT_EQ(uscope_schema_add_clock(nullptr, &id8, "c", 1), E);
   EXPECT_MSG(uscope_last_error(), "uscope_schema_add_clock: schema is NULL");
-  EXPECT_EQ(uscope_schema_add_scope(nullptr, "s", USCOPE_NO_PARENT, nullptr, 0, &id16), E);
-  EXPECT_EQ(uscope_schema_add_enum(nullptr, "e", nullptr, 1, &id8), E);
-  EXPECT_EQ(uscope_schema_add_storage(nullptr, "s", 0, 1, 0, nullptr, 0, nullptr, 0, &id16), E);
-  EXPECT_EQ(uscope_schema_add_event(nullptr, "e", 0, nullptr, 0, &id16), E);
-  EXPECT_EQ(uscope_schema_add_summary_field(nullptr, "f", USCOPE_FT_U8, 0, &id16), E);
+  EXPECT_EQ(uscope_schema_add_scope(nullptr, &id16, "s", USCOPE_NO_PARENT, nullptr, 0), E);
+  EXPECT_EQ(uscope_schema_add_enum(nullptr, &id8, "e", nullptr, 1), E);
+  EXPECT_EQ(uscope_schema_add_storage(nullptr, &id16, "s", 0, 1, 0, nullptr, 0, nullptr, 0), E);
+  EXPECT_EQ(uscope_schema_add_event(nullptr, &id16, "e", 0, nullptr, 0), E);
+  EXPECT_EQ(uscope_schema_add_summary_field(nullptr, &id16, "f", USCOPE_FT_U8, 0), E);
   EXPECT_MSG(uscope_last_error(), "uscope_schema_add_summary_field: schema is NULL");
   EXPECT_EQ(id8, 0x77);
   EXPECT_EQ(id16, 0x7777);
@@ -276,20 +276,20 @@ TEST(WriterMisuse, NullSchemaArgumentsAreInvalidArgument) {
 
   uscope_schema_t *s = nullptr;
   ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_clock(s, nullptr, 1, &id8), E);
+  EXPECT_EQ(uscope_schema_add_clock(s, &id8, nullptr, 1), E);
   EXPECT_MSG(uscope_last_error(), "add_clock: name is NULL");
-  ASSERT_EQ(uscope_schema_add_clock(s, "clk", 1000, &id8), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, &id8, "clk", 1000), USCOPE_OK);
   EXPECT_EQ(id8, 0);  // the failed call added nothing
-  ASSERT_EQ(uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, nullptr, 0, &id16), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_enum(s, "e", nullptr, 2, &id8), E);
+  ASSERT_EQ(uscope_schema_add_scope(s, &id16, "top", USCOPE_NO_PARENT, nullptr, 0), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_enum(s, &id8, "e", nullptr, 2), E);
   EXPECT_MSG(uscope_last_error(), "values is NULL");
   const char *vals[] = {"a", nullptr};
-  EXPECT_EQ(uscope_schema_add_enum(s, "e", vals, 2, &id8), E);
+  EXPECT_EQ(uscope_schema_add_enum(s, &id8, "e", vals, 2), E);
   EXPECT_MSG(uscope_last_error(), "value 1 is NULL");
-  EXPECT_EQ(uscope_schema_add_storage(s, "st", 0, 1, 0, nullptr, 2, nullptr, 0, &id16), E);
+  EXPECT_EQ(uscope_schema_add_storage(s, &id16, "st", 0, 1, 0, nullptr, 2, nullptr, 0), E);
   EXPECT_MSG(uscope_last_error(), "field array is NULL");
   const uscope_field_t noname[] = {{nullptr, USCOPE_FT_U8, 0, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_event(s, "ev", 0, noname, 1, &id16), E);
+  EXPECT_EQ(uscope_schema_add_event(s, &id16, "ev", 0, noname, 1), E);
   EXPECT_MSG(uscope_last_error(), "field 0 has no name");
 
   // writer_open's own NULL checks; *out stays untouched.
@@ -322,9 +322,9 @@ TEST(WriterMisuse, BadArgumentsOfNonCycleCallsAreNotSticky) {
   ASSERT_NE(s.w(), nullptr);
   ASSERT_NO_FATAL_FAILURE(s.good_cycles(2));
   uint32_t idx = 99;
-  EXPECT_EQ(uscope_string_insert(s.w(), nullptr, &idx), USCOPE_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(uscope_string_insert(s.w(), &idx, nullptr), USCOPE_ERR_INVALID_ARGUMENT);
   EXPECT_MSG(uscope_last_error(), "uscope_string_insert: str is NULL");
-  EXPECT_EQ(uscope_string_insert(s.w(), "x", nullptr), USCOPE_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(uscope_string_insert(s.w(), nullptr, "x"), USCOPE_ERR_INVALID_ARGUMENT);
   EXPECT_MSG(uscope_last_error(), "uscope_string_insert: out_index is NULL");
   EXPECT_EQ(idx, 99u);
   EXPECT_EQ(uscope_writer_stats(s.w(), nullptr), USCOPE_ERR_INVALID_ARGUMENT);
@@ -697,55 +697,55 @@ TEST(WriterMisuse, SchemaErrors) {
 
   // Scopes: the root must have no parent, later scopes an existing parent,
   // and the clock must exist.
-  ASSERT_EQ(uscope_schema_add_clock(s, "clk", 1000, &id8), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_scope(s, "bad_root", 0, nullptr, 0, &id16), E);
+  ASSERT_EQ(uscope_schema_add_clock(s, &id8, "clk", 1000), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, &id16, "bad_root", 0, nullptr, 0), E);
   EXPECT_MSG(uscope_last_error(), "the first scope is the root; its parent must be 0xFFFF");
-  ASSERT_EQ(uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, nullptr, 0, &id16), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, &id16, "top", USCOPE_NO_PARENT, nullptr, 0), USCOPE_OK);
   EXPECT_EQ(id16, 0);
   id16 = 0x7777;
-  EXPECT_EQ(uscope_schema_add_scope(s, "bad_parent", 5, nullptr, USCOPE_CLOCK_INHERIT, &id16), E);
+  EXPECT_EQ(uscope_schema_add_scope(s, &id16, "bad_parent", 5, nullptr, USCOPE_CLOCK_INHERIT), E);
   EXPECT_MSG(uscope_last_error(), "add_scope \"bad_parent\": parent scope 5 does not exist");
-  EXPECT_EQ(uscope_schema_add_scope(s, "bad_clock", 0, "proto_x", 1, &id16), E);
+  EXPECT_EQ(uscope_schema_add_scope(s, &id16, "bad_clock", 0, "proto_x", 1), E);
   EXPECT_MSG(uscope_last_error(), "add_scope \"bad_clock\": clock 1 does not exist");
   EXPECT_EQ(id16, 0x7777);
-  ASSERT_EQ(uscope_schema_add_scope(s, "core", 0, nullptr, USCOPE_CLOCK_INHERIT, &id16), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, &id16, "core", 0, nullptr, USCOPE_CLOCK_INHERIT), USCOPE_OK);
   EXPECT_EQ(id16, 1);  // the rejected scopes took no id
 
   const char *vals[] = {"x", "y"};
-  ASSERT_EQ(uscope_schema_add_enum(s, "e", vals, 2, &id8), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_enum(s, &id8, "e", vals, 2), USCOPE_OK);
   EXPECT_EQ(id8, 0);
 
   id16 = 0x7777;
   // Fields: enum_id only on ENUM fields and naming an existing enum; known types only.
   const uscope_field_t enum_on_u8[] = {{"bad_enum_field", USCOPE_FT_U8, 0, 0, 0},
                                        {"x", USCOPE_FT_U8, 1, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_storage(s, "bad_st1", 0, 4, 0, enum_on_u8 + 1, 1, nullptr, 0, &id16), E);
+  EXPECT_EQ(uscope_schema_add_storage(s, &id16, "bad_st1", 0, 4, 0, enum_on_u8 + 1, 1, nullptr, 0), E);
   EXPECT_MSG(uscope_last_error(), "field \"x\": enum_id 1 is not a defined enum of an ENUM field");
   const uscope_field_t undefined_enum[] = {{"x", USCOPE_FT_ENUM, 1, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_event(s, "bad_ev1", 0, undefined_enum, 1, &id16), E);
+  EXPECT_EQ(uscope_schema_add_event(s, &id16, "bad_ev1", 0, undefined_enum, 1), E);
   EXPECT_MSG(uscope_last_error(), "enum_id 1 is not a defined enum");
   const uscope_field_t bad_type[] = {{"ok", USCOPE_FT_U8, 0, 0, 0}, {"t", 0x0C, 0, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_storage(s, "bad_st2", 0, 4, 0, bad_type, 2, nullptr, 0, &id16), E);
+  EXPECT_EQ(uscope_schema_add_storage(s, &id16, "bad_st2", 0, 4, 0, bad_type, 2, nullptr, 0), E);
   EXPECT_MSG(uscope_last_error(), "field \"t\" has unknown type 0x0c");
   const uscope_field_t zero_type[] = {{"z", 0, 0, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_event(s, "bad_ev2", 0, zero_type, 1, &id16), E);
+  EXPECT_EQ(uscope_schema_add_event(s, &id16, "bad_ev2", 0, zero_type, 1), E);
   EXPECT_MSG(uscope_last_error(), "has unknown type 0x00");
-  EXPECT_EQ(uscope_schema_add_summary_field(s, "bad_sf", 0x0C, 0, &id16), E);
+  EXPECT_EQ(uscope_schema_add_summary_field(s, &id16, "bad_sf", 0x0C, 0), E);
   EXPECT_MSG(uscope_last_error(), "add_summary_field \"bad_sf\": unknown type 0x0c");
   // Storages: existing scope, at least one slot, known flags; role on properties only.
   const uscope_field_t f1[] = {{"v", USCOPE_FT_U16, 0, 0, 0}};
-  EXPECT_EQ(uscope_schema_add_storage(s, "bad_st3", 9, 4, 0, f1, 1, nullptr, 0, &id16), E);
+  EXPECT_EQ(uscope_schema_add_storage(s, &id16, "bad_st3", 9, 4, 0, f1, 1, nullptr, 0), E);
   EXPECT_MSG(uscope_last_error(), "add_storage: scope 9 does not exist");
-  EXPECT_EQ(uscope_schema_add_storage(s, "bad_st4", 0, 0, 0, f1, 1, nullptr, 0, &id16), E);
+  EXPECT_EQ(uscope_schema_add_storage(s, &id16, "bad_st4", 0, 0, 0, f1, 1, nullptr, 0), E);
   EXPECT_MSG(uscope_last_error(), "num_slots must be >= 1");
-  EXPECT_EQ(uscope_schema_add_storage(s, "bad_st5", 0, 4, 0x4, f1, 1, nullptr, 0, &id16), E);
+  EXPECT_EQ(uscope_schema_add_storage(s, &id16, "bad_st5", 0, 4, 0x4, f1, 1, nullptr, 0), E);
   EXPECT_MSG(uscope_last_error(), "unknown flag bits 0x0004");
   const uscope_field_t role_on_field[] = {{"r", USCOPE_FT_U16, 0, USCOPE_ROLE_HEAD_PTR, 0}};
-  EXPECT_EQ(uscope_schema_add_storage(s, "bad_st6", 0, 4, 0, role_on_field, 1, nullptr, 0, &id16), E);
+  EXPECT_EQ(uscope_schema_add_storage(s, &id16, "bad_st6", 0, 4, 0, role_on_field, 1, nullptr, 0), E);
   EXPECT_MSG(uscope_last_error(), "role/pair_id are for storage properties only");
   const uscope_field_t bad_role[] = {{"r", USCOPE_FT_U16, 0, 3, 0}};
-  EXPECT_EQ(uscope_schema_add_storage(s, "bad_st7", 0, 4, 0, f1, 1, bad_role, 1, &id16), E);
-  EXPECT_EQ(uscope_schema_add_event(s, "bad_ev3", 7, f1, 1, &id16), E);
+  EXPECT_EQ(uscope_schema_add_storage(s, &id16, "bad_st7", 0, 4, 0, f1, 1, bad_role, 1), E);
+  EXPECT_EQ(uscope_schema_add_event(s, &id16, "bad_ev3", 7, f1, 1), E);
   EXPECT_MSG(uscope_last_error(), "add_event: scope 7 does not exist");
   EXPECT_EQ(id16, 0x7777);
 
@@ -753,11 +753,11 @@ TEST(WriterMisuse, SchemaErrors) {
   const uscope_field_t ok_props[] = {{"head", USCOPE_FT_U16, 0, USCOPE_ROLE_HEAD_PTR, 0},
                                      {"tail", USCOPE_FT_U16, 0, USCOPE_ROLE_TAIL_PTR, 0}};
   const uscope_field_t ok_fields[] = {{"st", USCOPE_FT_ENUM, 0, 0, 0}};
-  ASSERT_EQ(uscope_schema_add_storage(s, "rob", USCOPE_ROOT_SCOPE, 4, USCOPE_SF_SPARSE, ok_fields,
-                                      1, ok_props, 2, &id16),
+  ASSERT_EQ(uscope_schema_add_storage(s, &id16, "rob", USCOPE_ROOT_SCOPE, 4, USCOPE_SF_SPARSE,
+                                      ok_fields, 1, ok_props, 2),
             USCOPE_OK);
   EXPECT_EQ(id16, 0);
-  ASSERT_EQ(uscope_schema_add_event(s, "retire", 1, ok_fields, 1, &id16), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_event(s, &id16, "retire", 1, ok_fields, 1), USCOPE_OK);
   EXPECT_EQ(id16, 0);
 
   // On disk: only the good definitions, and no string of a rejected call.
@@ -788,7 +788,7 @@ TEST(WriterMisuse, LimitStringPool) {
     name.replace(0, 4, std::to_string(1000 + i));
     uint8_t id = 0xEE;
     const bool fits = pool + name.size() + 1 <= 65535;
-    const uscope_status_t st = uscope_schema_add_clock(s, name.c_str(), 1000, &id);
+    const uscope_status_t st = uscope_schema_add_clock(s, &id, name.c_str(), 1000);
     if (fits) {
       ASSERT_EQ(st, USCOPE_OK) << i;
       EXPECT_EQ(id, i);
@@ -805,7 +805,7 @@ TEST(WriterMisuse, LimitStringPool) {
   EXPECT_EQ(added, 217);
   // A string that is already in the pool costs nothing; a short new one still fits.
   uint16_t scope = 0;
-  ASSERT_EQ(uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, nullptr, 0, &scope), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, &scope, "top", USCOPE_NO_PARENT, nullptr, 0), USCOPE_OK);
   // writer_open adds the DUT strings to the same pool: too long -> LIMIT.
   TempDir dir;
   const std::string path = dir.file("t.usc");
@@ -834,17 +834,17 @@ TEST(WriterMisuse, LimitEnumValues) {
   std::vector<const char *> vals;
   for (const auto &n : names) vals.push_back(n.c_str());
   uint8_t id = 0xEE;
-  EXPECT_EQ(uscope_schema_add_enum(s, "big", vals.data(), 256, &id), USCOPE_ERR_LIMIT);
+  EXPECT_EQ(uscope_schema_add_enum(s, &id, "big", vals.data(), 256), USCOPE_ERR_LIMIT);
   EXPECT_MSG(uscope_last_error(), "add_enum \"big\": 256 values; an enum has 1 to 255");
-  EXPECT_EQ(uscope_schema_add_enum(s, "empty", vals.data(), 0, &id), USCOPE_ERR_LIMIT);
+  EXPECT_EQ(uscope_schema_add_enum(s, &id, "empty", vals.data(), 0), USCOPE_ERR_LIMIT);
   EXPECT_MSG(uscope_last_error(), "add_enum \"empty\": 0 values");
   EXPECT_EQ(id, 0xEE);
-  ASSERT_EQ(uscope_schema_add_enum(s, "max", vals.data(), 255, &id), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_enum(s, &id, "max", vals.data(), 255), USCOPE_OK);
   EXPECT_EQ(id, 0);
   uint8_t clk = 0;
   uint16_t scope = 0;
-  ASSERT_EQ(uscope_schema_add_clock(s, "clk", 1000, &clk), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, nullptr, clk, &scope), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, &clk, "clk", 1000), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, &scope, "top", USCOPE_NO_PARENT, nullptr, clk), USCOPE_OK);
   const uscope::Schema d = schema_on_disk(s);
   ASSERT_EQ(d.enums.size(), 1u);
   EXPECT_EQ(d.enums[0].values.size(), 255u);
@@ -858,16 +858,16 @@ TEST(WriterMisuse, LimitClocks) {
   ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
   for (int i = 0; i < 255; ++i) {
     uint8_t id = 0;
-    ASSERT_EQ(uscope_schema_add_clock(s, ("c" + std::to_string(i)).c_str(), 1000 + i, &id), USCOPE_OK);
+    ASSERT_EQ(uscope_schema_add_clock(s, &id, ("c" + std::to_string(i)).c_str(), 1000 + i), USCOPE_OK);
     ASSERT_EQ(id, i);
   }
   uint8_t id = 0xEE;
-  EXPECT_EQ(uscope_schema_add_clock(s, "c255", 1, &id), USCOPE_ERR_LIMIT);
+  EXPECT_EQ(uscope_schema_add_clock(s, &id, "c255", 1), USCOPE_ERR_LIMIT);
   EXPECT_MSG(uscope_last_error(), "add_clock: at most 255 clock domains");
   EXPECT_EQ(id, 0xEE);
   uint16_t scope = 0;
   // Clock 254 exists; 255 (0xFF) means "inherit".
-  ASSERT_EQ(uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, nullptr, 254, &scope), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, &scope, "top", USCOPE_NO_PARENT, nullptr, 254), USCOPE_OK);
   const uscope::Schema d = schema_on_disk(s);
   EXPECT_EQ(d.clocks.size(), 255u);
   EXPECT_FALSE(pool_has(d, "c255"));
@@ -885,13 +885,13 @@ TEST(WriterMisuse, OpenWithoutClockOrScopeIsSchema) {
   EXPECT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_ERR_SCHEMA);
   EXPECT_MSG(uscope_last_error(), "the schema has no clock domain");
   uint8_t clk = 0;
-  ASSERT_EQ(uscope_schema_add_clock(s, "clk", 1000, &clk), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, &clk, "clk", 1000), USCOPE_OK);
   EXPECT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_ERR_SCHEMA);
   EXPECT_MSG(uscope_last_error(), "the schema has no scope");
   EXPECT_EQ(w, nullptr);
   EXPECT_FALSE(fs::exists(path));
   uint16_t scope = 0;
-  ASSERT_EQ(uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, nullptr, clk, &scope), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, &scope, "top", USCOPE_NO_PARENT, nullptr, clk), USCOPE_OK);
   ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK);
   EXPECT_EQ(uscope_writer_close(w), USCOPE_OK);
   uscope_schema_free(s);
@@ -955,14 +955,14 @@ TEST(WriterMisuse, OpenWithCheckpointOver4GiBIsLimit) {
   ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
   uint8_t clk = 0;
   uint16_t scope = 0, sid = 0;
-  ASSERT_EQ(uscope_schema_add_clock(s, "clk", 1000, &clk), USCOPE_OK);
-  ASSERT_EQ(uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, nullptr, clk, &scope), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, &clk, "clk", 1000), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, &scope, "top", USCOPE_NO_PARENT, nullptr, clk), USCOPE_OK);
   // 65,535 slots of 8,193 U64 fields: 4,295,426,040 bytes of slot data.
   // Distinct field names (the builder refuses a repeat: USCOPE_ERR_DUPLICATE); 45 KB of the pool.
   std::vector<std::string> names(8193);
   std::vector<uscope_field_t> f(8193, uscope_field_t{"", USCOPE_FT_U64, 0, 0, 0});
   for (size_t i = 0; i < f.size(); ++i) f[i].name = (names[i] = "f" + std::to_string(i)).c_str();
-  ASSERT_EQ(uscope_schema_add_storage(s, "huge", scope, 65535, 0, f.data(), 8193, nullptr, 0, &sid),
+  ASSERT_EQ(uscope_schema_add_storage(s, &sid, "huge", scope, 65535, 0, f.data(), 8193, nullptr, 0),
             USCOPE_OK);
   TempDir dir;
   const std::string path = dir.file("t.usc");

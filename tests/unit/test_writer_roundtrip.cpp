@@ -63,26 +63,26 @@ uscope_schema_t *build_schema(const SchemaDesc &d) {
   EXPECT_EQ(uscope_schema_new(&s), USCOPE_OK);
   uint8_t clk = 0, en = 0;
   uint16_t top = 0, id = 0;
-  EXPECT_EQ(uscope_schema_add_clock(s, "clk", 1000, &clk), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_scope(s, "top", USCOPE_NO_PARENT, "cpu", clk, &top), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_clock(s, &clk, "clk", 1000), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, &top, "top", USCOPE_NO_PARENT, "cpu", clk), USCOPE_OK);
   if (!d.enum_values.empty()) {
-    EXPECT_EQ(uscope_schema_add_enum(s, "kind", d.enum_values.data(),
-                                     static_cast<uint16_t>(d.enum_values.size()), &en),
+    EXPECT_EQ(uscope_schema_add_enum(s, &en, "kind",
+                                     d.enum_values.data(), static_cast<uint16_t>(d.enum_values.size())),
               USCOPE_OK);
   }
   for (size_t i = 0; i < d.storages.size(); ++i) {
     const StorageDesc &st = d.storages[i];
-    EXPECT_EQ(uscope_schema_add_storage(s, st.name, top, st.slots, st.flags, st.fields.data(),
-                                        static_cast<uint16_t>(st.fields.size()), st.props.data(),
-                                        static_cast<uint16_t>(st.props.size()), &id),
+    EXPECT_EQ(uscope_schema_add_storage(s, &id, st.name, top, st.slots, st.flags,
+                                        st.fields.data(), static_cast<uint16_t>(st.fields.size()),
+                                        st.props.data(), static_cast<uint16_t>(st.props.size())),
               USCOPE_OK)
         << uscope_last_error();
     EXPECT_EQ(id, i);
   }
   for (size_t i = 0; i < d.events.size(); ++i) {
     const EventDesc &e = d.events[i];
-    EXPECT_EQ(uscope_schema_add_event(s, e.name, top, e.fields.data(),
-                                      static_cast<uint16_t>(e.fields.size()), &id),
+    EXPECT_EQ(uscope_schema_add_event(s, &id, e.name, top,
+                                      e.fields.data(), static_cast<uint16_t>(e.fields.size())),
               USCOPE_OK);
     EXPECT_EQ(id, i);
   }
@@ -652,7 +652,7 @@ TEST(WriterRoundtrip, HeaderFlagsOfDefaultTrace) {
   // With a string table: 0x87.
   ASSERT_EQ(uscope_writer_open(&wr, strings.c_str(), s, nullptr, 0, nullptr), USCOPE_OK);
   uint32_t idx = 99;
-  ASSERT_EQ(uscope_string_insert(wr, "hello", &idx), USCOPE_OK);
+  ASSERT_EQ(uscope_string_insert(wr, &idx, "hello"), USCOPE_OK);
   EXPECT_EQ(idx, 0u);
   for (const Cycle &c : w) ASSERT_EQ(issue(wr, c), USCOPE_OK);
   ASSERT_EQ(uscope_writer_close(wr), USCOPE_OK);
@@ -897,9 +897,9 @@ TEST(WriterRoundtrip, StringInsertDedupsIntoTheStringTable) {
   ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK);
   uscope_schema_free(s);
   uint32_t a = 9, b = 9, a2 = 9, g = 9, empty = 9, b2 = 9;
-  ASSERT_EQ(uscope_string_insert(w, "alpha", &a), USCOPE_OK);
-  ASSERT_EQ(uscope_string_insert(w, "beta", &b), USCOPE_OK);
-  ASSERT_EQ(uscope_string_insert(w, "alpha", &a2), USCOPE_OK);
+  ASSERT_EQ(uscope_string_insert(w, &a, "alpha"), USCOPE_OK);
+  ASSERT_EQ(uscope_string_insert(w, &b, "beta"), USCOPE_OK);
+  ASSERT_EQ(uscope_string_insert(w, &a2, "alpha"), USCOPE_OK);
   EXPECT_EQ(a, 0u);
   EXPECT_EQ(b, 1u);
   EXPECT_EQ(a2, 0u);
@@ -908,10 +908,10 @@ TEST(WriterRoundtrip, StringInsertDedupsIntoTheStringTable) {
   for (uint64_t t = 1000; t <= 3000; t += 1000) {
     ASSERT_EQ(uscope_begin_cycle(w, t), USCOPE_OK);
     // Inside a cycle too; the index goes into an FT_STRING_REF payload.
-    ASSERT_EQ(uscope_string_insert(w, "gamma", &g), USCOPE_OK);
-    ASSERT_EQ(uscope_string_insert(w, "", &empty), USCOPE_OK);
-    ASSERT_EQ(uscope_string_insert(w, utf8.c_str(), &u), USCOPE_OK);
-    ASSERT_EQ(uscope_string_insert(w, "beta", &b2), USCOPE_OK);
+    ASSERT_EQ(uscope_string_insert(w, &g, "gamma"), USCOPE_OK);
+    ASSERT_EQ(uscope_string_insert(w, &empty, ""), USCOPE_OK);
+    ASSERT_EQ(uscope_string_insert(w, &u, utf8.c_str()), USCOPE_OK);
+    ASSERT_EQ(uscope_string_insert(w, &b2, "beta"), USCOPE_OK);
     ASSERT_EQ(uscope_event(w, E_NOTE, &g, 4), USCOPE_OK);
     ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
   }

@@ -112,22 +112,22 @@ TEST(WriterSyscalls, SteadyStateMakesNoSystemCallOnTheSimulationThread) {
     // Everything up to the filter runs normally: schema, open (which starts
     // the encoder thread, unfiltered), warm-up.
     uscope_schema_t *s = nullptr;
-    uscope_schema_new(&s);
-    uscope_schema_add_clock(s, "clk", 1000, nullptr);
-    uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, 0, nullptr);
+    rep.failures += uscope_schema_new(&s) != USCOPE_OK;
+    rep.failures += uscope_schema_add_clock(s, nullptr, "clk", 1000) != USCOPE_OK;
+    rep.failures += uscope_schema_add_scope(s, nullptr, "/", USCOPE_NO_PARENT, nullptr, 0) != USCOPE_OK;
     const char *stages[] = {"fetch", "decode", "execute", "retire"};
     uint8_t stage_enum = 0;
-    uscope_schema_add_enum(s, "stage", stages, 4, &stage_enum);
+    rep.failures += uscope_schema_add_enum(s, &stage_enum, "stage", stages, 4) != USCOPE_OK;
     uscope_field_t ent[] = {{"entity_id", USCOPE_FT_U32, 0, 0, 0},
                             {"pc", USCOPE_FT_U64, 0, 0, 0},
                             {"inst_bits", USCOPE_FT_U32, 0, 0, 0}};
     uint16_t entities = 0, committed = 0, ev = 0;
-    uscope_schema_add_storage(s, "entities", 0, 512, USCOPE_SF_SPARSE, ent, 3, nullptr, 0, &entities);
+    rep.failures += uscope_schema_add_storage(s, &entities, "entities", 0, 512, USCOPE_SF_SPARSE, ent, 3, nullptr, 0) != USCOPE_OK;
     uscope_field_t ctr[] = {{"count", USCOPE_FT_U64, 0, 0, 0}};
-    uscope_schema_add_storage(s, "committed", 0, 1, 0, ctr, 1, nullptr, 0, &committed);
+    rep.failures += uscope_schema_add_storage(s, &committed, "committed", 0, 1, 0, ctr, 1, nullptr, 0) != USCOPE_OK;
     uscope_field_t st[] = {{"entity_id", USCOPE_FT_U32, 0, 0, 0},
                            {"stage", USCOPE_FT_ENUM, stage_enum, 0, 0}};
-    uscope_schema_add_event(s, "stage_transition", 0, st, 2, &ev);
+    rep.failures += uscope_schema_add_event(s, &ev, "stage_transition", 0, st, 2) != USCOPE_OK;
     uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
     o.checkpoint_interval_ps = 100 * 1000;  // a segment boundary every 100 cycles
     o.queue_bytes = 256ull << 20;           // far more than the measured cycles write

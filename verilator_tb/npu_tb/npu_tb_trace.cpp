@@ -63,9 +63,9 @@ npu_tb_tracer_t *npu_tb_trace_open(const char *path) {
   must(uscope_schema_new(&s), "uscope_schema_new");
   uint8_t core_clk = 0, npu_clk = 0;
   uint16_t root = 0;
-  must(uscope_schema_add_clock(s, "core_clk", 1000, &core_clk), "add_clock");
-  must(uscope_schema_add_clock(s, "npu_clk", 1250, &npu_clk), "add_clock");
-  must(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, nullptr, core_clk, &root), "add_scope");
+  must(uscope_schema_add_clock(s, &core_clk, "core_clk", 1000), "add_clock");
+  must(uscope_schema_add_clock(s, &npu_clk, "npu_clk", 1250), "add_clock");
+  must(uscope_schema_add_scope(s, &root, "/", USCOPE_NO_PARENT, nullptr, core_clk), "add_scope");
   // The sizes rtl/npu/README.md ("Tracing") asks of the npu0 declaration.
   uscope_npu_config_t pc{};
   pc.struct_size = sizeof pc;
@@ -82,7 +82,7 @@ npu_tb_tracer_t *npu_tb_trace_open(const char *path) {
   pc.te_cols = NPU_TB_TE_COLS;
   pc.dut_name = "npu_top";
   pc.vendor = "libuscope verilator_tb/npu_tb";
-  must(uscope_npu_declare(s, &pc, &t->npu), "uscope_npu_declare");
+  must(uscope_npu_declare(s, &t->npu, &pc), "uscope_npu_declare");
   t->ids.struct_size = sizeof t->ids;
   must(uscope_npu_ids(t->npu, &t->ids), "uscope_npu_ids");
   uscope_writer_options_t opts = USCOPE_WRITER_OPTIONS_INIT;
@@ -94,10 +94,11 @@ npu_tb_tracer_t *npu_tb_trace_open(const char *path) {
 }
 
 void npu_tb_trace_begin(npu_tb_tracer_t *t, uint64_t time_ps) {
-  if (t) uscope_begin_cycle(t->w, time_ps);
+  // A misuse is sticky in the writer and reported by finish(), which checks it.
+  if (t) (void)uscope_begin_cycle(t->w, time_ps);
 }
 void npu_tb_trace_end(npu_tb_tracer_t *t) {
-  if (t) uscope_end_cycle(t->w);
+  if (t) (void)uscope_end_cycle(t->w);  // sticky, as above
 }
 
 static int finish(npu_tb_tracer_t *t) {
@@ -111,7 +112,10 @@ static int finish(npu_tb_tracer_t *t) {
     std::fprintf(stderr, "npu_tb: trace: %s: %s\n", uscope_status_str(st), uscope_writer_error(t->w));
     bad++;
   }
-  uscope_writer_close(t->w);
+  if (uscope_writer_close(t->w) != USCOPE_OK && st == USCOPE_OK) {
+    std::fprintf(stderr, "npu_tb: trace: close: %s\n", uscope_last_error());
+    bad++;
+  }
   t->w = nullptr;
   return bad;
 }
@@ -132,11 +136,11 @@ int npu_tb_trace_check(npu_tb_tracer_t *t, const npu_tb_expect_t &e) {
   std::map<std::string, uint64_t> n;
   uint64_t last_t = 0;
   uscope_event_iter_t *it = nullptr;
-  if (uscope_reader_events_in_range(r, 0, UINT64_MAX, &it) != USCOPE_OK) bad++;
+  if (uscope_reader_events_in_range(r, &it, 0, UINT64_MAX) != USCOPE_OK) bad++;
   uscope_event_t ev;
   while (it && uscope_event_iter_next(it, &ev) == USCOPE_OK) {
     uscope_event_type_info_t info{};
-    uscope_reader_event_type(r, ev.event_type_id, &info);
+    if (uscope_reader_event_type(r, &info, ev.event_type_id) != USCOPE_OK) bad++;
     n[info.name ? info.name : "?"]++;
     last_t = ev.time_ps;
   }
@@ -164,10 +168,10 @@ int npu_tb_trace_check(npu_tb_tracer_t *t, const npu_tb_expect_t &e) {
   }
   // The protocol's counters at the end equal the perf registers.
   uscope_state_t *st = nullptr;
-  if (uscope_reader_state_at(r, last_t, &st) == USCOPE_OK) {
+  if (uscope_reader_state_at(r, &st, last_t) == USCOPE_OK) {
     auto counter = [&](int idx) {
       uint64_t v = 0;
-      uscope_state_slot_field(st, t->ids.counters[idx], 0, 0, &v);
+      if (uscope_state_slot_field(st, &v, t->ids.counters[idx], 0, 0) != USCOPE_OK) bad++;
       return v;
     };
     expect("counter macs", counter(USCOPE_NPU_COUNTER_MACS), e.macs);
@@ -179,13 +183,13 @@ int npu_tb_trace_check(npu_tb_tracer_t *t, const npu_tb_expect_t &e) {
            n["sram_access"]);
     // Nothing left in flight.
     uint32_t occ = 0;
-    uscope_state_occupancy(st, t->ids.cmd_queue, &occ);
+    if (uscope_state_occupancy(st, &occ, t->ids.cmd_queue) != USCOPE_OK) bad++;
     expect("cmd_queue occupancy at the end", occ, 0);
-    uscope_state_occupancy(st, t->ids.te, &occ);
+    if (uscope_state_occupancy(st, &occ, t->ids.te) != USCOPE_OK) bad++;
     expect("te occupancy at the end", occ, 0);
-    uscope_state_occupancy(st, t->ids.ve, &occ);
+    if (uscope_state_occupancy(st, &occ, t->ids.ve) != USCOPE_OK) bad++;
     expect("ve occupancy at the end", occ, 0);
-    uscope_state_occupancy(st, t->ids.dma, &occ);
+    if (uscope_state_occupancy(st, &occ, t->ids.dma) != USCOPE_OK) bad++;
     expect("dma occupancy at the end", occ, 0);
     uscope_state_free(st);
   } else {

@@ -20,11 +20,11 @@ int main(int argc, char **argv) {
   }
   uscope_schema_t *s;
   CHECK(uscope_schema_new(&s));
-  CHECK(uscope_schema_add_clock(s, "clk", 1000, NULL));
-  CHECK(uscope_schema_add_scope(s, "/", USCOPE_NO_PARENT, NULL, 0, NULL));
+  CHECK(uscope_schema_add_clock(s, NULL, "clk", 1000));
+  CHECK(uscope_schema_add_scope(s, NULL, "/", USCOPE_NO_PARENT, NULL, 0));
   uscope_field_t f[] = {{"count", USCOPE_FT_U64, 0, 0, 0}};
   uint16_t ctr;
-  CHECK(uscope_schema_add_storage(s, "ctr", 0, 1, 0, f, 1, NULL, 0, &ctr));
+  CHECK(uscope_schema_add_storage(s, &ctr, "ctr", 0, 1, 0, f, 1, NULL, 0));
   uscope_writer_t *w;
   CHECK(uscope_writer_open(&w, argv[1], s, NULL, 0, NULL));
   uscope_schema_free(s);

@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
   if ((st = uscope_reader_info(r, &fi)) != USCOPE_OK) die("file_info", st);
   for (uint32_t seg = 0; seg < fi.num_segments; ++seg) {
     uscope_item_iter_t *it = nullptr;
-    if ((st = uscope_reader_segment_items(r, seg, &it)) != USCOPE_OK) die("segment_items", st);
+    if ((st = uscope_reader_segment_items(r, &it, seg)) != USCOPE_OK) die("segment_items", st);
     uscope_item_t item{};
     while ((st = uscope_item_iter_next(it, &item)) == USCOPE_OK) {
       if (!item.is_event) continue;
@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
       } else if (ev == job_done.id) {
         const char *s = nullptr;
         uint32_t len = 0;
-        if (uscope_reader_string(r, uint32_t(job_done.get(item.payload, "job_type")), &s, &len) != USCOPE_OK)
+        if (uscope_reader_string(r, &s, &len, uint32_t(job_done.get(item.payload, "job_type"))) != USCOPE_OK)
           continue;
         const std::string t(s, len);
         if (t == "DMA_READ") dma_rd_lat.push_back(job_done.get(item.payload, "latency_cycles"));
@@ -89,7 +89,7 @@ int main(int argc, char **argv) {
   uint64_t max_end = 0, bad_core = 0, other = 0;
   for (uint64_t i = 0; i < pccx_reader_event_count(p); ++i) {
     pccx_event_t e{};
-    if ((st = pccx_reader_event(p, i, &e)) != USCOPE_OK) die("pccx_reader_event", st);
+    if ((st = pccx_reader_event(p, &e, i)) != USCOPE_OK) die("pccx_reader_event", st);
     max_end = std::max(max_end, e.start_cycle + e.duration);
     if (e.type_id == PCCX_EVENT_MAC_COMPUTE) {
       mac.push_back(e.duration);

@@ -198,10 +198,10 @@ int main(int argc, char **argv) {
   const uint16_t npu_cmds_ctr = sc.storage("npu0", "cmds_done");
 
   uscope_storage_info_t ent_info{};
-  uscope_reader_storage(r, entities, &ent_info);
+  CHECK(uscope_reader_storage(r, &ent_info, entities) == USCOPE_OK, "%s", uscope_last_error());
   std::vector<Entity> ents(ent_info.num_slots);
   uscope_storage_info_t txn_info{};
-  uscope_reader_storage(r, txns, &txn_info);
+  CHECK(uscope_reader_storage(r, &txn_info, txns) == USCOPE_OK, "%s", uscope_last_error());
   std::vector<Txn> tx(txn_info.num_slots);
 
   uint64_t retired = 0, flushed = 0, order_bad = 0, fetched = 0, load_use_events = 0,
@@ -214,10 +214,10 @@ int main(int argc, char **argv) {
 
   uscope_file_info_t fi{};
   fi.struct_size = sizeof fi;
-  uscope_reader_info(r, &fi);
+  CHECK(uscope_reader_info(r, &fi) == USCOPE_OK, "%s", uscope_last_error());
   for (uint32_t seg = 0; seg < fi.num_segments; ++seg) {
     uscope_item_iter_t *it = nullptr;
-    st = uscope_reader_segment_items(r, seg, &it);
+    st = uscope_reader_segment_items(r, &it, seg);
     if (st != USCOPE_OK) die("uscope_reader_segment_items", st);
     uscope_item_t item{};
     while ((st = uscope_item_iter_next(it, &item)) == USCOPE_OK) {
@@ -331,17 +331,17 @@ int main(int argc, char **argv) {
 
   // The final state: committed_insns, and nothing left in flight on the bus.
   uscope_state_t *end = nullptr;
-  st = uscope_reader_state_at(r, fi.last_time_ps, &end);
+  st = uscope_reader_state_at(r, &end, fi.last_time_ps);
   if (st != USCOPE_OK) die("uscope_reader_state_at", st);
   uint64_t committed_count = 0;
-  uscope_state_slot_field(end, committed, 0, 0, &committed_count);
+  CHECK(uscope_state_slot_field(end, &committed_count, committed, 0, 0) == USCOPE_OK, "%s", uscope_last_error());
   uint32_t txn_left = 0;
-  uscope_state_occupancy(end, txns, &txn_left);
+  CHECK(uscope_state_occupancy(end, &txn_left, txns) == USCOPE_OK, "%s", uscope_last_error());
   uint64_t ctr_macs = 0, ctr_dma = 0, ctr_conflicts = 0, ctr_cmds = 0;
-  uscope_state_slot_field(end, npu_macs_ctr, 0, 0, &ctr_macs);
-  uscope_state_slot_field(end, npu_dma_ctr, 0, 0, &ctr_dma);
-  uscope_state_slot_field(end, npu_conflicts_ctr, 0, 0, &ctr_conflicts);
-  uscope_state_slot_field(end, npu_cmds_ctr, 0, 0, &ctr_cmds);
+  CHECK(uscope_state_slot_field(end, &ctr_macs, npu_macs_ctr, 0, 0) == USCOPE_OK, "%s", uscope_last_error());
+  CHECK(uscope_state_slot_field(end, &ctr_dma, npu_dma_ctr, 0, 0) == USCOPE_OK, "%s", uscope_last_error());
+  CHECK(uscope_state_slot_field(end, &ctr_conflicts, npu_conflicts_ctr, 0, 0) == USCOPE_OK, "%s", uscope_last_error());
+  CHECK(uscope_state_slot_field(end, &ctr_cmds, npu_cmds_ctr, 0, 0) == USCOPE_OK, "%s", uscope_last_error());
   uscope_state_free(end);
 
   for (const auto &[cmd, macs] : te_done) {

@@ -57,10 +57,10 @@ struct Schema {
     Schema sc{reader, {}};
     uscope_schema_counts_t c{};
     c.struct_size = sizeof c;
-    uscope_reader_schema_counts(reader, &c);
+    CHECK(uscope_reader_schema_counts(reader, &c) == USCOPE_OK, "%s", uscope_last_error());
     for (uint32_t s = 0; s < c.scopes; ++s) {
       uscope_scope_info_t si{};
-      if (uscope_reader_scope(reader, s, &si) == USCOPE_OK) sc.scopes[si.name] = (uint16_t)s;
+      if (uscope_reader_scope(reader, &si, s) == USCOPE_OK) sc.scopes[si.name] = (uint16_t)s;
     }
     return sc;
   }
@@ -79,16 +79,16 @@ struct Schema {
     const uint16_t sid = scope(scope_name);
     uscope_schema_counts_t c{};
     c.struct_size = sizeof c;
-    uscope_reader_schema_counts(r, &c);
+    CHECK(uscope_reader_schema_counts(r, &c) == USCOPE_OK, "%s", uscope_last_error());
     for (uint32_t e = 0; e < c.event_types; ++e) {
       uscope_event_type_info_t info{};
-      if (uscope_reader_event_type(r, (uint16_t)e, &info) != USCOPE_OK) continue;
+      if (uscope_reader_event_type(r, &info, (uint16_t)e) != USCOPE_OK) continue;
       if (info.scope_id != sid || std::strcmp(info.name, name) != 0) continue;
       EventLayout l;
       l.id = (uint16_t)e;
       for (uint16_t f = 0; f < info.num_fields; ++f) {
         uscope_field_info_t fi{};
-        uscope_status_t st = uscope_reader_event_field(r, l.id, f, &fi);
+        uscope_status_t st = uscope_reader_event_field(r, &fi, l.id, f);
         if (st != USCOPE_OK) die("uscope_reader_event_field", st);
         l.fields[fi.name] = {fi.offset, fi.size};
       }
@@ -103,10 +103,10 @@ struct Schema {
     const uint16_t sid = scope(scope_name);
     uscope_schema_counts_t c{};
     c.struct_size = sizeof c;
-    uscope_reader_schema_counts(r, &c);
+    CHECK(uscope_reader_schema_counts(r, &c) == USCOPE_OK, "%s", uscope_last_error());
     for (uint32_t s = 0; s < c.storages; ++s) {
       uscope_storage_info_t info{};
-      if (uscope_reader_storage(r, (uint16_t)s, &info) != USCOPE_OK) continue;
+      if (uscope_reader_storage(r, &info, (uint16_t)s) != USCOPE_OK) continue;
       if (info.scope_id == sid && std::strcmp(info.name, name) == 0) return (uint16_t)s;
     }
     std::fprintf(stderr, "%s: no storage %s in scope %s\n", g_prog, name, scope_name);
@@ -115,7 +115,7 @@ struct Schema {
 
   uint16_t field(uint16_t storage, const char *name) const {
     uint16_t idx = 0;
-    uscope_status_t st = uscope_reader_find_field(r, storage, name, 0, &idx);
+    uscope_status_t st = uscope_reader_find_field(r, &idx, storage, name, 0);
     if (st != USCOPE_OK) die(name, st);
     return idx;
   }
@@ -123,14 +123,14 @@ struct Schema {
   uint16_t enum_value(const char *enum_name, const char *value) const {
     uscope_schema_counts_t c{};
     c.struct_size = sizeof c;
-    uscope_reader_schema_counts(r, &c);
+    CHECK(uscope_reader_schema_counts(r, &c) == USCOPE_OK, "%s", uscope_last_error());
     for (uint32_t e = 0; e < c.enums; ++e) {
       const char *n = nullptr;
       uint32_t nv = 0;
-      if (uscope_reader_enum(r, e, &n, &nv) != USCOPE_OK || std::strcmp(n, enum_name) != 0) continue;
+      if (uscope_reader_enum(r, &n, &nv, e) != USCOPE_OK || std::strcmp(n, enum_name) != 0) continue;
       for (uint32_t v = 0; v < nv; ++v) {
         const char *vn = nullptr;
-        if (uscope_reader_enum_value(r, e, v, &vn) == USCOPE_OK && std::strcmp(vn, value) == 0)
+        if (uscope_reader_enum_value(r, &vn, e, v) == USCOPE_OK && std::strcmp(vn, value) == 0)
           return (uint16_t)v;
       }
     }
