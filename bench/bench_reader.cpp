@@ -85,7 +85,7 @@
 #include <vector>
 
 #include "boom_workload.hpp"
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "format/wire.hpp"
 #include "reader/trace_reader.hpp"
 #include "uscope/uscope.h"

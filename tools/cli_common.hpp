@@ -22,6 +22,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/parse.hpp"
+
 namespace uscope_cli {
 
 struct Failure : std::runtime_error {
@@ -33,25 +35,10 @@ struct Usage : Failure {
   using Failure::Failure;
 };
 
-// The one parser of every numeric option: a plain decimal number from 0 to
-// max, nothing before or after it. CLI11's own conversion wraps "-5" into a
-// huge uint64_t, takes "0x10" as hex and "" as 0; this says what was wrong.
-// Returns "" when text is a number (stored in *out), else the reason.
-inline std::string parse_number(std::string_view text, uint64_t max, uint64_t *out) {
-  const std::string got = "got \"" + std::string(text) + "\"";
-  const std::string want = "expected a whole number from 0 to " + std::to_string(max);
-  if (text.empty()) return want + ", got an empty value";
-  if (text[0] == '-') return want + ", " + got + " (negative)";
-  uint64_t v = 0;
-  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (r.ec == std::errc::result_out_of_range) return want + ", " + got + " (too large)";
-  if (r.ec != std::errc() || r.ptr == text.data()) return want + ", " + got + " (not a decimal number)";
-  if (r.ptr != text.data() + text.size())
-    return want + ", " + got + " (\"" + std::string(r.ptr, text.data() + text.size()) + "\" after the number)";
-  if (v > max) return want + ", " + got + " (too large)";
-  *out = v;
-  return {};
-}
+// Every numeric option is parsed by uscope::parse_number (src/base/parse.hpp): a plain
+// decimal number from 0 to max. CLI11's own conversion wraps "-5" into a huge uint64_t,
+// takes "0x10" as hex and "" as 0.
+using uscope::parse_number;
 
 // parse_number as a CLI11 validator: it runs on the option's text before
 // CLI11 converts it, so a value that passes converts exactly.

@@ -1,46 +1,9 @@
-// Status strings, thread-local error messages and version calls.
-#include <cstdarg>
-#include <cstdio>
-#include <cstring>
+// The C entry points of src/base: status strings, the last error, versions.
 
-#include "capi/guard.hpp"
+#include "base/last_error.hpp"
+#include "base/status.hpp"
 #include "uscope/uscope.h"
 
-namespace uscope {
-
-namespace {
-// A fixed buffer, so that recording an error never allocates and never fails.
-thread_local char t_error[1024];
-}  // namespace
-
-void set_thread_error(const char *msg) noexcept {
-  std::snprintf(t_error, sizeof(t_error), "%s", msg ? msg : "");
-}
-void set_thread_error(const std::string &msg) { set_thread_error(msg.c_str()); }
-
-std::string format_message_v(const char *fmt, va_list ap) {
-  char buf[1024];
-  std::vsnprintf(buf, sizeof(buf), fmt, ap);
-  return buf;
-}
-
-std::string format_message(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  std::string s = format_message_v(fmt, ap);
-  va_end(ap);
-  return s;
-}
-
-void fail(uscope_status_t code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  std::string s = format_message_v(fmt, ap);
-  va_end(ap);
-  throw Error(code, std::move(s));
-}
-
-}  // namespace uscope
 
 extern "C" {
 
@@ -57,43 +20,8 @@ USCOPE_API uint32_t uscope_format_version(void) {
   return (uint32_t{USCOPE_FORMAT_VERSION_MAJOR} << 16) | USCOPE_FORMAT_VERSION_MINOR;
 }
 
-USCOPE_API const char *uscope_status_str(uscope_status_t s) {
-  switch (s) {
-    case USCOPE_OK: return "ok";
-    case USCOPE_ERR_INVALID_ARGUMENT: return "invalid argument";
-    case USCOPE_ERR_NO_MEMORY: return "out of memory";
-    case USCOPE_ERR_IO: return "I/O error";
-    case USCOPE_ERR_SCHEMA: return "invalid schema";
-    case USCOPE_ERR_LIMIT: return "format limit exceeded";
-    case USCOPE_ERR_BAD_STATE: return "call out of order";
-    case USCOPE_ERR_TIME_BACKWARDS: return "time went backwards";
-    case USCOPE_ERR_UNKNOWN_STORAGE: return "unknown storage id";
-    case USCOPE_ERR_UNKNOWN_SLOT: return "slot index out of range";
-    case USCOPE_ERR_UNKNOWN_FIELD: return "field index out of range";
-    case USCOPE_ERR_UNKNOWN_PROPERTY: return "property index out of range";
-    case USCOPE_ERR_UNKNOWN_EVENT: return "unknown event type id";
-    case USCOPE_ERR_PAYLOAD_SIZE: return "event payload size differs from the schema";
-    case USCOPE_ERR_VALUE_RANGE: return "value does not fit the field type";
-    case USCOPE_ERR_DATA_DROPPED: return "cycles were dropped under backpressure";
-    case USCOPE_ERR_INTERNAL: return "internal error";
-    case USCOPE_ERR_UNSUPPORTED: return "unsupported";
-    case USCOPE_ERR_CORRUPT: return "corrupt file";
-    case USCOPE_ERR_TRUNCATED: return "truncated file";
-    case USCOPE_ERR_BAD_MAGIC: return "not a uscope file";
-    case USCOPE_ERR_UNSUPPORTED_VERSION: return "unsupported file-format version";
-    case USCOPE_ERR_UNKNOWN_COMPRESSION: return "unknown compression method";
-    case USCOPE_ERR_NOT_FOUND: return "not found";
-    case USCOPE_ERR_CHECKSUM: return "checksum mismatch";
-    case USCOPE_ERR_BAD_HEADER: return "invalid file header";
-    case USCOPE_ERR_BAD_UTF8: return "invalid UTF-8 string";
-    case USCOPE_ERR_DUPLICATE: return "name already defined";
-    case USCOPE_ERR_AMBIGUOUS: return "name is ambiguous";
-    case USCOPE_ERR_NONCONFORMING: return "file follows a known non-conforming writer (strict read)";
-    case USCOPE_DONE: return "done (no more items)";
-    default: return "unknown status";
-  }
-}
+USCOPE_API const char *uscope_status_str(uscope_status_t s) { return uscope::status_name(s); }
 
-USCOPE_API const char *uscope_last_error(void) { return uscope::t_error; }
+USCOPE_API const char *uscope_last_error(void) { return uscope::thread_error(); }
 
 }  // extern "C"

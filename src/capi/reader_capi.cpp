@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "capi/guard.hpp"
-#include "format/schema_lookup.hpp"
+#include "schema/schema_lookup.hpp"
 #include "format/wire.hpp"
 #include "reader/trace_reader.hpp"
 #include "uscope/uscope.h"

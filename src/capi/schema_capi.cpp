@@ -1,8 +1,8 @@
 // extern "C" schema builder.
 #include "capi/guard.hpp"
-#include "format/schema_lookup.hpp"
+#include "schema/schema_lookup.hpp"
 #include "uscope/uscope.h"
-#include "writer/schema_builder.hpp"
+#include "schema/schema_builder.hpp"
 
 struct uscope_schema {
   uscope::SchemaBuilder builder;

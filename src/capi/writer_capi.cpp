@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "capi/guard.hpp"
-#include "format/schema_lookup.hpp"
+#include "schema/schema_lookup.hpp"
 #include "uscope/uscope.h"
-#include "writer/schema_builder.hpp"
+#include "schema/schema_builder.hpp"
 #include "writer/writer.hpp"
 
 namespace uscope {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "format/wire.hpp"
 
 namespace uscope {

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "format/wire.hpp"
 
 namespace uscope {

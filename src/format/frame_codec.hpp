@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "format/wire.hpp"
 
 namespace uscope {

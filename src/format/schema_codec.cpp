@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "format/bytes.hpp"
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "format/wire.hpp"
 
 namespace uscope {

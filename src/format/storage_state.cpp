@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "format/bytes.hpp"
-#include "format/error.hpp"
+#include "base/error.hpp"
 
 namespace uscope {
 

@@ -6,7 +6,7 @@
 #include <simdjson.h>
 
 #include "format/checksum.hpp"
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "pccx/pccx_common.hpp"
 
 namespace uscope::pccx {

@@ -5,7 +5,7 @@
 //
 // The file is read with pread() into memory the reader owns, not mapped: a
 // file truncated or rewritten while it is read gives Error(TRUNCATED)
-// ("... shrank under the reader ..."), never a SIGBUS (reader/input_file.hpp).
+// ("... shrank under the reader ..."), never a SIGBUS (io/input_file.hpp).
 // The payload must stay addressable for pccx_reader_payload(), so the copy
 // is kept for the reader's lifetime.
 #pragma once
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "pccx/pccx.h"
-#include "reader/input_file.hpp"
+#include "io/input_file.hpp"
 
 namespace uscope::pccx {
 

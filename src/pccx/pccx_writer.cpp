@@ -10,12 +10,12 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/last_error.hpp"
 #include "format/checksum.hpp"
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "pccx/pccx_common.hpp"
 
 namespace uscope {
-void set_thread_error(const char *msg) noexcept;  // capi/error.cpp
 }
 
 namespace uscope::pccx {

@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "writer/replace_file.hpp"
+#include "io/replace_file.hpp"
 #include "pccx/pccx.h"
-#include "writer/stream.hpp"
+#include "io/stream.hpp"
 
 namespace uscope::pccx {
 

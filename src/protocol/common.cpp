@@ -3,7 +3,7 @@
 #include <cstdarg>
 #include <cstdio>
 
-#include "capi/guard.hpp"
+#include "base/guard.hpp"
 
 namespace uscope::proto {
 

@@ -11,10 +11,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "format/wire.hpp"
 #include "uscope/protocols.h"
-#include "writer/schema_builder.hpp"
+#include "schema/schema_builder.hpp"
 #include "writer/writer.hpp"
 
 namespace uscope::proto {

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "format/wire.hpp"
 
 namespace uscope {

@@ -40,7 +40,7 @@
 #include "format/tsum.hpp"
 #include "format/wire.hpp"
 #include "reader/defects.hpp"
-#include "reader/input_file.hpp"
+#include "io/input_file.hpp"
 
 namespace uscope {
 

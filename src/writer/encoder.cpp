@@ -5,7 +5,7 @@
 #include <new>
 #include <thread>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 
 namespace uscope {
 

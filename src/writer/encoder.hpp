@@ -17,8 +17,8 @@
 #include "format/storage_state.hpp"
 #include "format/tsum.hpp"
 #include "uscope/uscope.h"
-#include "writer/file_sink.hpp"
-#include "writer/stream.hpp"
+#include "io/file_sink.hpp"
+#include "io/stream.hpp"
 
 namespace uscope {
 

@@ -5,12 +5,12 @@
 #include <cstdarg>
 #include <cstring>
 
-#include "format/error.hpp"
+#include "base/last_error.hpp"
+#include "base/error.hpp"
 #include "format/file_codec.hpp"
 
 namespace uscope {
 
-void set_thread_error(const std::string &msg);  // src/capi/error.cpp
 
 namespace {
 constexpr uint64_t kDefaultInterval = 10'000'000;  // 10 µs of simulated time

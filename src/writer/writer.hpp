@@ -19,8 +19,8 @@
 #include "format/storage_state.hpp"
 #include "uscope/uscope.h"
 #include "writer/encoder.hpp"
-#include "writer/file_sink.hpp"
-#include "writer/stream.hpp"
+#include "io/file_sink.hpp"
+#include "io/stream.hpp"
 
 #define USCOPE_LIKELY(x) __builtin_expect(!!(x), 1)
 #define USCOPE_UNLIKELY(x) __builtin_expect(!!(x), 0)

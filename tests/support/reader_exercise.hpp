@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "reader/trace_reader.hpp"
 
 namespace uscope::test {

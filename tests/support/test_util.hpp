@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 
 namespace uscope::test {
 

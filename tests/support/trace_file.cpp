@@ -9,7 +9,7 @@
 #include <iterator>
 
 #include "format/checksum.hpp"
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "format/wire.hpp"
 #include "reader/trace_reader.hpp"
 

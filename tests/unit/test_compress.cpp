@@ -15,7 +15,7 @@
 
 #include "format/compress.hpp"
 #include "support/test_util.hpp"
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "format/wire.hpp"
 
 using namespace uscope;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "format/frame_codec.hpp"
 #include "format/wire.hpp"
 #include "support/test_util.hpp"

@@ -32,7 +32,7 @@
 #include <thread>
 #include <vector>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "format/wire.hpp"
 #include "reader/trace_reader.hpp"
 #include "support/child_pattern.hpp"

@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "format/schema_codec.hpp"
-#include "writer/schema_builder.hpp"
+#include "schema/schema_builder.hpp"
 
 namespace {
 

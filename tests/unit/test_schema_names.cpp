@@ -6,7 +6,7 @@
 //    USCOPE_ERR_AMBIGUOUS, listing the candidates, on files whose writer did
 //    not keep names unique (crafted here by patching our own file's strings);
 //  - uscope_schema_find_* and uscope_writer_find_* answer the same way, from
-//    one implementation (src/format/schema_lookup.cpp), on a schema being
+//    one implementation (src/schema/schema_lookup.cpp), on a schema being
 //    built and on a writer's schema as opened.
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "format/schema_codec.hpp"
 #include "format/storage_state.hpp"
 #include "format/wire.hpp"

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "format/frame_codec.hpp"
 #include "format/schema_codec.hpp"
 #include "format/tsum.hpp"

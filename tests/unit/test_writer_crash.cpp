@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "format/file_codec.hpp"
 #include "format/storage_state.hpp"
 #include "format/wire.hpp"

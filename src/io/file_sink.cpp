@@ -1,4 +1,4 @@
-#include "writer/file_sink.hpp"
+#include "io/file_sink.hpp"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -11,9 +11,9 @@
 #include <cstring>
 #include <vector>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "format/wire.hpp"
-#include "reader/input_file.hpp"
+#include "io/input_file.hpp"
 
 namespace uscope {
 

@@ -1,10 +1,10 @@
-#include "writer/schema_builder.hpp"
+#include "schema/schema_builder.hpp"
 
 #include <cstring>
 #include <string_view>
 #include <unordered_set>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 #include "format/wire.hpp"
 
 namespace uscope {

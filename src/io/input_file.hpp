@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <string>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 
 namespace uscope {
 

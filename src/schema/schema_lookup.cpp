@@ -1,11 +1,11 @@
-#include "format/schema_lookup.hpp"
+#include "schema/schema_lookup.hpp"
 
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 
 namespace uscope {
 namespace {

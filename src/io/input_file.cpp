@@ -1,4 +1,4 @@
-#include "reader/input_file.hpp"
+#include "io/input_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "format/error.hpp"
+#include "base/error.hpp"
 
 namespace uscope {
 

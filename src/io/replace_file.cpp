@@ -1,4 +1,4 @@
-#include "writer/replace_file.hpp"
+#include "io/replace_file.hpp"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -11,8 +11,8 @@
 #include <cstring>
 #include <vector>
 
-#include "format/error.hpp"
-#include "reader/input_file.hpp"
+#include "base/error.hpp"
+#include "io/input_file.hpp"
 
 namespace uscope {
 

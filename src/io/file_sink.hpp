@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "writer/replace_file.hpp"
+#include "io/replace_file.hpp"
 
 namespace uscope {
 
