@@ -21,14 +21,7 @@ namespace {
 thread_local std::string t_message;
 thread_local int t_status = USCOPE_OK;
 
-void set_error(int status, const std::string &msg) noexcept {
-  t_status = status;
-  try {
-    t_message = msg;
-  } catch (...) {
-    t_message.clear();  // keep the status; the message could not be copied
-  }
-}
+void set_error(int status, const std::string &msg) noexcept { record_error(status, msg); }
 
 struct WriterState {
   std::shared_ptr<const Names> names;  // null for a writer opened in C
@@ -112,6 +105,15 @@ void *adopt(std::unique_ptr<Schema> s) {
 }  // namespace
 
 // ── versions and errors ──
+
+void record_error(int status, const std::string &msg) noexcept {
+  t_status = status;
+  try {
+    t_message = msg;
+  } catch (...) {
+    t_message.clear();  // keep the status; the message could not be copied
+  }
+}
 
 const char *version() noexcept { return USCOPE_DPI_VERSION; }
 const char *last_error() noexcept { return t_message.c_str(); }

@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
-#include <cstdlib>
 
+#include "base/parse.hpp"
 #include "uscope/uscope_dpi.h"
 
 namespace uscope_dpi {
@@ -57,13 +56,6 @@ static uint8_t clock_ref(int clock, const char *what) {
   return static_cast<uint8_t>(clock);
 }
 
-static bool all_digits(const std::string &s) {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  return true;
-}
-
 // Field specs into libuscope fields. The names stay owned by specs.
 static std::vector<uscope_field_t> to_fields(const Schema &s, const std::vector<FieldSpec> &specs,
                                              const std::string &context) {
@@ -78,8 +70,8 @@ static std::vector<uscope_field_t> to_fields(const Schema &s, const std::vector<
     if (f.type == USCOPE_FT_ENUM) {
       if (s.names.enums.has(f.enum_ref)) {
         u.enum_id = static_cast<uint8_t>(s.names.enums.one("enum", f.enum_ref));  // throws when repeated
-      } else if (all_digits(f.enum_ref) && f.enum_ref.size() <= 3 && std::atoi(f.enum_ref.c_str()) < 255) {
-        u.enum_id = static_cast<uint8_t>(std::atoi(f.enum_ref.c_str()));
+      } else if (uint64_t id = 0; uscope::parse_number(f.enum_ref, 254, &id).empty()) {
+        u.enum_id = static_cast<uint8_t>(id);
       } else {
         fail(USCOPE_ERR_NOT_FOUND, format("%s: field \"%s\": no enum named \"%s\"", context.c_str(),
                                           f.name.c_str(), f.enum_ref.c_str()));
@@ -306,25 +298,21 @@ std::vector<FieldSpec> parse_fields(const std::string &csv, bool is_property, co
 }
 
 bool parse_u64(const std::string &text, uint64_t *out) {
-  const std::string t = trim(text);
-  if (t.empty() || t[0] == '-' || t[0] == '+') return false;
-  errno = 0;
-  char *end = nullptr;
-  const bool hex = t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
-  const unsigned long long v = std::strtoull(t.c_str(), &end, hex ? 16 : 10);
-  if (errno != 0 || end != t.c_str() + t.size()) return false;
-  *out = v;
-  return true;
+  // The core's checked parser (src/base/parse.hpp): strtoull took "0x-5" as
+  // a wrapped negative; this refuses it, as it refuses "-5" and "+5".
+  return uscope::parse_number(trim(text), UINT64_MAX, out, /*hex_ok=*/true).empty();
 }
 
+// A signed level ("-5", "19"): the sign here, the digits through the core's
+// checked parser, as parse_u64.
 static bool parse_i32(const std::string &text, int32_t *out) {
-  const std::string t = trim(text);
-  if (t.empty()) return false;
-  errno = 0;
-  char *end = nullptr;
-  const long long v = std::strtoll(t.c_str(), &end, 10);
-  if (errno != 0 || end != t.c_str() + t.size() || v < INT32_MIN || v > INT32_MAX) return false;
-  *out = static_cast<int32_t>(v);
+  std::string t = trim(text);
+  const bool neg = !t.empty() && t[0] == '-';
+  if (!t.empty() && (t[0] == '-' || t[0] == '+')) t.erase(0, 1);
+  uint64_t mag = 0;
+  const uint64_t max = neg ? uint64_t{1} << 31 : uint64_t{INT32_MAX};
+  if (!uscope::parse_number(t, max, &mag).empty()) return false;
+  *out = neg ? static_cast<int32_t>(-static_cast<int64_t>(mag)) : static_cast<int32_t>(mag);
   return true;
 }
 
