@@ -64,9 +64,9 @@ T guarded(T /*type tag*/, const char *what, F &&body) noexcept {
   int status = USCOPE_ERR_INTERNAL;
   try {
     return body();
-  } catch (const Failure &f) {
-    status = f.status();
-    set_error(status, std::string(what) + ": " + f.message());
+  } catch (const uscope::Error &f) {  // Failure, or the core's field-list parser and JSON reader
+    status = f.code();
+    set_error(status, std::string(what) + ": " + f.what());
   } catch (const std::bad_alloc &) {
     status = USCOPE_ERR_NO_MEMORY;
     set_error(status, std::string(what) + ": out of memory");
