@@ -57,30 +57,10 @@ static uint8_t clock_ref(int clock, const char *what) {
   return static_cast<uint8_t>(clock);
 }
 
-// Field specs into libuscope fields. The names stay owned by specs.
+// Field specs into libuscope fields (the core's to_c_fields). The names stay owned by specs.
 static std::vector<uscope_field_t> to_fields(const Schema &s, const std::vector<FieldSpec> &specs,
                                              const std::string &context) {
-  std::vector<uscope_field_t> out;
-  out.reserve(specs.size());
-  for (const FieldSpec &f : specs) {
-    uscope_field_t u{};
-    u.name = f.name.c_str();
-    u.type = f.type;
-    u.role = f.role;
-    u.pair_id = f.pair_id;
-    if (f.type == USCOPE_FT_ENUM) {
-      if (s.names.enums.has(f.enum_ref)) {
-        u.enum_id = static_cast<uint8_t>(s.names.enums.one("enum", f.enum_ref));  // throws when repeated
-      } else if (uint64_t id = 0; uscope::parse_number(f.enum_ref, 254, &id).empty()) {
-        u.enum_id = static_cast<uint8_t>(id);
-      } else {
-        fail(USCOPE_ERR_NOT_FOUND, format("%s: field \"%s\": no enum named \"%s\"", context.c_str(),
-                                          f.name.c_str(), f.enum_ref.c_str()));
-      }
-    }
-    out.push_back(u);
-  }
-  return out;
+  return uscope::to_c_fields(specs, s.names.enums, context);
 }
 
 static std::vector<std::string> names_of(const std::vector<FieldSpec> &specs) {
@@ -168,22 +148,6 @@ int add_summary(Schema &s, const std::string &name, uint8_t type, int scope) {
 void add_dut_property(Schema &s, const std::string &key, const std::string &value) {
   if (key.empty()) fail(USCOPE_ERR_INVALID_ARGUMENT, "DUT property: empty key");
   check(uscope_schema_add_dut_property(s.raw, key.c_str(), value.c_str()), "DUT property \"" + key + "\"");
-}
-
-void NameIds::add(const std::string &name, int id) {
-  std::vector<int> &v = ids[name];
-  if (std::find(v.begin(), v.end(), id) == v.end()) v.push_back(id);
-}
-
-int NameIds::one(const char *kind, const std::string &name) const {
-  auto it = ids.find(name);
-  if (it == ids.end()) fail(USCOPE_ERR_NOT_FOUND, format("no %s named \"%s\"", kind, name.c_str()));
-  const std::vector<int> &v = it->second;
-  if (v.size() == 1) return v[0];
-  std::string list;
-  for (int id : v) list += (list.empty() ? "" : ", ") + std::string(kind) + " " + std::to_string(id);
-  fail(USCOPE_ERR_AMBIGUOUS, format("%zu %ss are named \"%s\": %s; use the id", v.size(), kind, name.c_str(),
-                                    list.c_str()));
 }
 
 // ── text ──

@@ -16,6 +16,7 @@
 
 #include "base/error.hpp"
 #include "schema/field_syntax.hpp"
+#include "schema/name_ids.hpp"
 #include "uscope/uscope.h"
 #include "uscope/uscope_dpi.h"
 
@@ -36,21 +37,8 @@ std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /** Throw Failure(status, context + ": " + uscope_last_error()) unless status is OK. */
 void check(uscope_status_t status, const std::string &context);
 
-/**
- * Ids by name, for the kinds the bridge looks up in its own tables (clocks,
- * scopes, enums, summary fields: libuscope has no look-up of these). A name
- * declared more than once keeps every id, so that a look-up by it is an
- * error, as libuscope's look-ups of storages and events are, rather than
- * the first one declared.
- */
-struct NameIds {
-  std::map<std::string, std::vector<int>> ids;  // distinct ids, in declaration order
-
-  void add(const std::string &name, int id);  // the same id again (a shared enum): no change
-  bool has(const std::string &name) const { return ids.count(name) != 0; }
-  /** The one id of name. Throws NOT_FOUND, or AMBIGUOUS listing the ids; kind words the message. */
-  int one(const char *kind, const std::string &name) const;
-};
+/** Ids by name for clocks, scopes, enums, summary fields: the core's (src/schema/name_ids.hpp). */
+using uscope::NameIds;
 
 /**
  * What the bridge knows by name beyond libuscope's look-ups. Storages and

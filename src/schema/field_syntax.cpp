@@ -121,4 +121,30 @@ std::vector<FieldSpec> parse_fields(const std::string &csv, bool is_property, co
   return out;
 }
 
+std::vector<uscope_field_t> to_c_fields(const std::vector<FieldSpec> &specs, const NameIds &enums,
+                                        const std::string &context) {
+  std::vector<uscope_field_t> out;
+  out.reserve(specs.size());
+  for (const FieldSpec &f : specs) {
+    uscope_field_t u{};
+    u.name = f.name.c_str();
+    u.type = f.type;
+    u.role = f.role;
+    u.pair_id = f.pair_id;
+    if (f.type == USCOPE_FT_ENUM) {
+      uint64_t id = 0;
+      if (enums.has(f.enum_ref)) {
+        u.enum_id = static_cast<uint8_t>(enums.one("enum", f.enum_ref));  // throws when repeated
+      } else if (parse_number(f.enum_ref, 254, &id).empty()) {
+        u.enum_id = static_cast<uint8_t>(id);
+      } else {
+        throw Error(USCOPE_ERR_NOT_FOUND,
+                    context + ": field \"" + f.name + "\": no enum named \"" + f.enum_ref + "\"");
+      }
+    }
+    out.push_back(u);
+  }
+  return out;
+}
+
 }  // namespace uscope

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "schema/name_ids.hpp"
 #include "uscope/uscope.h"
 
 namespace uscope {
@@ -42,5 +43,14 @@ bool parse_role(const std::string &text, FieldSpec *spec);
  */
 std::vector<FieldSpec> parse_fields(const std::string &csv, bool is_property, const char *what,
                                     uscope_status_t syntax_status);
+
+/**
+ * The uscope_field_t of each spec, for uscope_schema_add_storage / _event (the
+ * names point into specs). An enum_ref is an enum's name in enums or a
+ * decimal id 0..254; else Error(NOT_FOUND) "<context>: field "x": no enum
+ * named "y"", or AMBIGUOUS when several enums have the name.
+ */
+std::vector<uscope_field_t> to_c_fields(const std::vector<FieldSpec> &specs, const NameIds &enums,
+                                        const std::string &context);
 
 }  // namespace uscope
