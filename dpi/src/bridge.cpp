@@ -18,6 +18,11 @@
 namespace uscope_dpi {
 namespace {
 
+// The bridge's error record (record_error). It is not libuscope's last
+// error: libuscope.so exports only its C ABI, which has no call to set that
+// message, and the bridge has statuses of its own (USCOPE_DPI_ERR_*). A
+// failing libuscope call under a bridge call keeps libuscope's status and
+// message here.
 thread_local std::string t_message;
 thread_local int t_status = USCOPE_OK;
 
