@@ -18,17 +18,15 @@
 namespace uscope_dpi {
 namespace {
 
+// The bridge's error record (record_error). It is not libuscope's last
+// error: libuscope.so exports only its C ABI, which has no call to set that
+// message, and the bridge has statuses of its own (USCOPE_DPI_ERR_*). A
+// failing libuscope call under a bridge call keeps libuscope's status and
+// message here.
 thread_local std::string t_message;
 thread_local int t_status = USCOPE_OK;
 
-void set_error(int status, const std::string &msg) noexcept {
-  t_status = status;
-  try {
-    t_message = msg;
-  } catch (...) {
-    t_message.clear();  // keep the status; the message could not be copied
-  }
-}
+void set_error(int status, const std::string &msg) noexcept { record_error(status, msg); }
 
 struct WriterState {
   std::shared_ptr<const Names> names;  // null for a writer opened in C
@@ -71,9 +69,9 @@ T guarded(T /*type tag*/, const char *what, F &&body) noexcept {
   int status = USCOPE_ERR_INTERNAL;
   try {
     return body();
-  } catch (const Failure &f) {
-    status = f.status();
-    set_error(status, std::string(what) + ": " + f.message());
+  } catch (const uscope::Error &f) {  // Failure, or the core's field-list parser and JSON reader
+    status = f.code();
+    set_error(status, std::string(what) + ": " + f.what());
   } catch (const std::bad_alloc &) {
     status = USCOPE_ERR_NO_MEMORY;
     set_error(status, std::string(what) + ": out of memory");
@@ -112,6 +110,15 @@ void *adopt(std::unique_ptr<Schema> s) {
 }  // namespace
 
 // ── versions and errors ──
+
+void record_error(int status, const std::string &msg) noexcept {
+  t_status = status;
+  try {
+    t_message = msg;
+  } catch (...) {
+    t_message.clear();  // keep the status; the message could not be copied
+  }
+}
 
 const char *version() noexcept { return USCOPE_DPI_VERSION; }
 const char *last_error() noexcept { return t_message.c_str(); }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace uscope_dpi {
 
@@ -14,6 +15,10 @@ const char *version() noexcept;
 const char *last_error() noexcept;
 int last_status() noexcept;
 const char *status_str(int status) noexcept;
+// Record a failure as this thread's last bridge error (status and message):
+// the one error record of the bridge, read by uscope_dpi_last_error /
+// _last_status and by uscope_sv_pccx_error.
+void record_error(int status, const std::string &msg) noexcept;
 
 void register_handle(const char *name, void *handle) noexcept;
 void *lookup_handle(const char *name) noexcept;

@@ -1,345 +1,69 @@
-// A schema from a JSON file (format: docs/dpi.md "JSON schema files"). The
-// parser checks every member it reads and rejects members it does not know,
-// so a typo is an error that names its JSON path rather than a silent default.
-#include <simdjson.h>
-
-#include <initializer_list>
-
+// uscope_sv_schema_from_json / uscope_open_json: the core's JSON schema reader
+// (src/schema/json_schema.cpp, compiled into the bridge) adding to a bridge
+// schema, so that what the file declares is known by name to later SV calls
+// and to uscope_sv_find, and its "options" become the schema's writer
+// defaults. This file only adapts the reader's target to schema.hpp.
 #include "schema.hpp"
-#include "uscope/uscope_dpi.h"
+#include "schema/json_schema.hpp"
 
 namespace uscope_dpi {
 namespace {
 
-using simdjson::dom::array;
-using simdjson::dom::element;
-using simdjson::dom::element_type;
-using simdjson::dom::object;
-
-class JsonSchemaReader {
+class BridgeTarget final : public uscope::JsonSchemaTarget {
  public:
-  explicit JsonSchemaReader(std::string file) : file_(std::move(file)) {}
+  explicit BridgeTarget(Schema &s) : s_(s) {}
 
-  std::unique_ptr<Schema> read(element root) {
-    auto s = std::unique_ptr<Schema>(new Schema);
-    s_ = s.get();
-    const object top = as_object(root, "$");
-    allow(top, "$", {"version", "dut", "options", "clocks", "scopes", "enums", "storages", "events",
-                     "summary_fields"});
-    element e;
-    if (top["version"].get(e) == simdjson::SUCCESS) {
-      const uint64_t v = as_uint(e, "$.version", 0xFFFFFFFFu);
-      if (v != 1) bad("$.version", format("version %llu is not supported (this bridge reads 1)",
-                                          static_cast<unsigned long long>(v)));
-    }
-    if (top["dut"].get(e) == simdjson::SUCCESS) dut(e, "$.dut");
-    if (top["options"].get(e) == simdjson::SUCCESS) options(e, "$.options");
-    each(top, "clocks", [&](element c, const std::string &p) { clock(c, p); });
-    each(top, "scopes", [&](element c, const std::string &p) { scope(c, p); });
-    each(top, "enums", [&](element c, const std::string &p) { enumeration(c, p); });
-    each(top, "storages", [&](element c, const std::string &p) { storage(c, p); });
-    each(top, "events", [&](element c, const std::string &p) { event(c, p); });
-    each(top, "summary_fields", [&](element c, const std::string &p) { summary(c, p); });
-    return s;
+  bool has(uscope::NameKind kind, const std::string &name) const override { return ids(kind).has(name); }
+  int one(uscope::NameKind kind, const std::string &name) const override {
+    return ids(kind).one(kind == uscope::NameKind::enumeration ? "enum" : kind == uscope::NameKind::scope ? "scope" : "clock",
+                         name);
+  }
+  int add_clock(const std::string &name, uint32_t period_ps) override {
+    return uscope_dpi::add_clock(s_, name, period_ps);
+  }
+  int add_scope(const std::string &name, int parent, const std::string &protocol, int clock) override {
+    return uscope_dpi::add_scope(s_, name, parent, protocol, clock);
+  }
+  int add_enum(const std::string &name, const std::vector<std::string> &values) override {
+    return uscope_dpi::add_enum(s_, name, values);
+  }
+  int add_storage(const std::string &name, int scope, uint32_t num_slots, uint32_t flags,
+                  const std::vector<FieldSpec> &fields, const std::vector<FieldSpec> &props) override {
+    return uscope_dpi::add_storage(s_, name, scope, num_slots, flags, fields, props);
+  }
+  int add_event(const std::string &name, int scope, const std::vector<FieldSpec> &fields) override {
+    return uscope_dpi::add_event(s_, name, scope, fields);
+  }
+  int add_summary(const std::string &name, uint8_t type, int scope) override {
+    return uscope_dpi::add_summary(s_, name, type, scope);
+  }
+  void add_dut_property(const std::string &key, const std::string &value) override {
+    uscope_dpi::add_dut_property(s_, key, value);
+  }
+  bool apply_option(const std::string &key, const std::string &value) override {
+    return uscope_dpi::apply_option(&s_.opts, key, value);
   }
 
  private:
-  [[noreturn]] void bad(const std::string &path, const std::string &msg) const {
-    fail(USCOPE_DPI_ERR_JSON_SCHEMA, file_ + ": " + path + ": " + msg);
-  }
-
-  // Run f; a failure gains the file and JSON path. The bridge's own syntax
-  // and name errors become JSON_SCHEMA; libuscope's keep their status.
-  template <class F>
-  auto at(const std::string &path, F &&f) -> decltype(f()) {
-    try {
-      return f();
-    } catch (const Failure &x) {
-      const int st = (x.status() == USCOPE_DPI_ERR_SYNTAX || x.status() == USCOPE_ERR_NOT_FOUND ||
-                      x.status() == USCOPE_ERR_INVALID_ARGUMENT)
-                         ? USCOPE_DPI_ERR_JSON_SCHEMA
-                         : x.status();
-      if (x.message().compare(0, file_.size(), file_) == 0) throw;  // already located
-      fail(st, file_ + ": " + path + ": " + x.message());
+  const NameIds &ids(uscope::NameKind kind) const {
+    switch (kind) {
+      case uscope::NameKind::clock: return s_.names.clocks;
+      case uscope::NameKind::scope: return s_.names.scopes;
+      case uscope::NameKind::enumeration: break;
     }
+    return s_.names.enums;
   }
-
-  static const char *type_name(element e) {
-    switch (e.type()) {
-      case element_type::ARRAY: return "an array";
-      case element_type::OBJECT: return "an object";
-      case element_type::INT64:
-      case element_type::UINT64: return "an integer";
-      case element_type::DOUBLE: return "a number";
-      case element_type::STRING: return "a string";
-      case element_type::BOOL: return "a boolean";
-      case element_type::NULL_VALUE: return "null";
-    }
-    return "a value";
-  }
-
-  object as_object(element e, const std::string &path) const {
-    object o;
-    if (e.get(o) != simdjson::SUCCESS) bad(path, std::string("expected an object, found ") + type_name(e));
-    return o;
-  }
-  array as_array(element e, const std::string &path) const {
-    array a;
-    if (e.get(a) != simdjson::SUCCESS) bad(path, std::string("expected an array, found ") + type_name(e));
-    return a;
-  }
-  std::string as_string(element e, const std::string &path) const {
-    std::string_view v;
-    if (e.get(v) != simdjson::SUCCESS) bad(path, std::string("expected a string, found ") + type_name(e));
-    return std::string(v);
-  }
-  uint64_t as_uint(element e, const std::string &path, uint64_t max) const {
-    uint64_t v = 0;
-    if (e.get(v) != simdjson::SUCCESS)
-      bad(path, std::string("expected a non-negative integer, found ") + type_name(e));
-    if (v > max) bad(path, format("%llu is larger than %llu", static_cast<unsigned long long>(v),
-                                  static_cast<unsigned long long>(max)));
-    return v;
-  }
-  bool as_bool(element e, const std::string &path) const {
-    bool v = false;
-    if (e.get(v) != simdjson::SUCCESS) bad(path, std::string("expected true or false, found ") + type_name(e));
-    return v;
-  }
-
-  // Every key of o must be in allowed (keys starting with '_' are comments).
-  void allow(object o, const std::string &path, std::initializer_list<const char *> allowed) const {
-    for (auto kv : o) {
-      const std::string_view key = kv.key;
-      if (!key.empty() && key[0] == '_') continue;
-      bool ok = false;
-      for (const char *a : allowed) ok = ok || key == a;
-      if (!ok) {
-        std::string list;
-        for (const char *a : allowed) list += std::string(list.empty() ? "" : ", ") + a;
-        bad(path, "unknown member \"" + std::string(key) + "\" (expected: " + list + ")");
-      }
-    }
-  }
-
-  element required(object o, const char *key, const std::string &path) const {
-    element e;
-    if (o[key].get(e) != simdjson::SUCCESS) bad(path, std::string("missing member \"") + key + "\"");
-    return e;
-  }
-  bool optional(object o, const char *key, element *e) const { return o[key].get(*e) == simdjson::SUCCESS; }
-
-  template <class F>
-  void each(object top, const char *key, F &&f) {
-    element e;
-    if (!optional(top, key, &e)) return;
-    const std::string path = std::string("$.") + key;
-    size_t i = 0;
-    for (element item : as_array(e, path)) f(item, path + "[" + std::to_string(i++) + "]");
-  }
-
-  // A reference to a clock / scope: a name, an id, or null / absent (-1).
-  int ref(object o, const char *key, const std::string &path, const NameIds &names, const char *kind,
-          int max_id) const {
-    element e;
-    if (!optional(o, key, &e) || e.is_null()) return -1;
-    const std::string p = path + "." + key;
-    if (e.is_string()) {
-      const std::string n = as_string(e, p);
-      if (!names.has(n)) bad(p, "no " + std::string(kind) + " named \"" + n + "\" declared above");
-      try {
-        return names.one(kind, n);
-      } catch (const Failure &f) {  // declared more than once (scopes of different parents)
-        bad(p, f.message());
-      }
-    }
-    int64_t v = 0;
-    if (e.get(v) != simdjson::SUCCESS)
-      bad(p, std::string("expected a ") + kind + " name or id, found " + type_name(e));
-    if (v < -1 || v > max_id) bad(p, format("%s id %lld is out of range", kind, static_cast<long long>(v)));
-    return static_cast<int>(v);
-  }
-
-  std::string name_of(object o, const std::string &path) const {
-    const std::string n = as_string(required(o, "name", path), path + ".name");
-    if (n.empty()) bad(path + ".name", "empty name");
-    return n;
-  }
-
-  void dut(element e, const std::string &path) {
-    for (auto kv : as_object(e, path)) {
-      const std::string key(kv.key);
-      const std::string p = path + "." + key;
-      // Numbers and booleans are written as their JSON text; the format stores strings.
-      std::string value;
-      if (kv.value.is_string()) value = as_string(kv.value, p);
-      else if (kv.value.is_number() || kv.value.is_bool()) value = simdjson::minify(kv.value);
-      else bad(p, std::string("expected a string, number or boolean, found ") + type_name(kv.value));
-      at(p, [&] { add_dut_property(*s_, key, value); });
-    }
-  }
-
-  void options(element e, const std::string &path) {
-    for (auto kv : as_object(e, path)) {
-      const std::string key(kv.key);
-      const std::string p = path + "." + key;
-      std::string value;
-      if (kv.value.is_string()) value = as_string(kv.value, p);
-      else if (kv.value.is_number()) value = simdjson::minify(kv.value);
-      else bad(p, std::string("expected a string or a number, found ") + type_name(kv.value));
-      const bool known = at(p, [&] { return apply_option(&s_->opts, key, value); });
-      if (!known)
-        bad(p, "unknown option (compression, level, checkpoint_interval_ps, durability, frames, "
-               "backpressure, queue_bytes, value_check)");
-    }
-  }
-
-  void clock(element e, const std::string &path) {
-    const object o = as_object(e, path);
-    allow(o, path, {"name", "period_ps"});
-    const std::string name = name_of(o, path);
-    element p;
-    const uint32_t period =
-        optional(o, "period_ps", &p) ? static_cast<uint32_t>(as_uint(p, path + ".period_ps", 0xFFFFFFFFu)) : 0;
-    at(path, [&] { return add_clock(*s_, name, period); });
-  }
-
-  void scope(element e, const std::string &path) {
-    const object o = as_object(e, path);
-    allow(o, path, {"name", "parent", "protocol", "clock"});
-    const std::string name = name_of(o, path);
-    const int parent = ref(o, "parent", path, s_->names.scopes, "scope", 0xFFFE);
-    const int clk = ref(o, "clock", path, s_->names.clocks, "clock", 0xFE);
-    std::string protocol;
-    element p;
-    if (optional(o, "protocol", &p) && !p.is_null()) protocol = as_string(p, path + ".protocol");
-    at(path, [&] { return add_scope(*s_, name, parent, protocol, clk); });
-  }
-
-  void enumeration(element e, const std::string &path) {
-    const object o = as_object(e, path);
-    allow(o, path, {"name", "values"});
-    const std::string name = name_of(o, path);
-    const std::string vp = path + ".values";
-    element v = required(o, "values", path);
-    std::vector<std::string> values;
-    if (v.is_string()) {
-      values = split_csv(as_string(v, vp));
-    } else {
-      size_t i = 0;
-      for (element item : as_array(v, vp)) values.push_back(as_string(item, vp + "[" + std::to_string(i++) + "]"));
-    }
-    at(path, [&] { return add_enum(*s_, name, values); });
-  }
-
-  // A field list: a CSV string, or an array of {name, type, enum?, role?, pair?}.
-  std::vector<FieldSpec> fields(object o, const char *key, const std::string &path, bool is_property,
-                                bool required_member) {
-    element e;
-    if (!optional(o, key, &e)) {
-      if (required_member) bad(path, std::string("missing member \"") + key + "\"");
-      return {};
-    }
-    const std::string fp = path + "." + key;
-    if (e.is_string()) {
-      const std::string csv = as_string(e, fp);
-      return at(fp, [&] { return parse_fields(csv, is_property, "field list"); });
-    }
-    std::vector<FieldSpec> out;
-    size_t i = 0;
-    for (element item : as_array(e, fp)) {
-      const std::string p = fp + "[" + std::to_string(i++) + "]";
-      const object f = as_object(item, p);
-      if (is_property) allow(f, p, {"name", "type", "enum", "role", "pair"});
-      else allow(f, p, {"name", "type", "enum"});
-      FieldSpec spec;
-      spec.name = name_of(f, p);
-      const std::string type = as_string(required(f, "type", p), p + ".type");
-      element en;
-      const bool has_enum = optional(f, "enum", &en);
-      if (type == "enum") {
-        if (!has_enum) bad(p, "type \"enum\" needs an \"enum\" member (or write \"enum(<name>)\")");
-        spec.type = USCOPE_FT_ENUM;
-        if (en.is_string()) {
-          spec.enum_ref = as_string(en, p + ".enum");
-        } else {
-          spec.enum_ref = std::to_string(as_uint(en, p + ".enum", 254));
-        }
-        if (!s_->names.enums.has(spec.enum_ref) && !en.is_number())
-          bad(p + ".enum", "no enum named \"" + spec.enum_ref + "\" declared above");
-      } else {
-        if (!parse_type(type, &spec))
-          bad(p + ".type", "unknown type \"" + type + "\" (u8 u16 u32 u64 i8 i16 i32 i64 bool string enum "
-                           "enum(<name>))");
-        if (has_enum) bad(p + ".enum", "only fields of type \"enum\" take an \"enum\" member");
-        if (spec.type == USCOPE_FT_ENUM && !s_->names.enums.has(spec.enum_ref) &&
-            spec.enum_ref.find_first_not_of("0123456789") != std::string::npos)
-          bad(p + ".type", "no enum named \"" + spec.enum_ref + "\" declared above");
-      }
-      element r;
-      if (optional(f, "role", &r)) {
-        const std::string role = as_string(r, p + ".role");
-        if (!parse_role(role, &spec) || role.find('(') != std::string::npos)
-          bad(p + ".role", "unknown role \"" + role + "\" (plain, head_ptr, tail_ptr; the pair id goes in \"pair\")");
-      }
-      element pr;
-      if (optional(f, "pair", &pr)) spec.pair_id = static_cast<uint8_t>(as_uint(pr, p + ".pair", 0xFF));
-      out.push_back(std::move(spec));
-    }
-    return out;
-  }
-
-  void storage(element e, const std::string &path) {
-    const object o = as_object(e, path);
-    allow(o, path, {"name", "scope", "slots", "sparse", "buffer", "fields", "properties"});
-    const std::string name = name_of(o, path);
-    const int sc = ref(o, "scope", path, s_->names.scopes, "scope", 0xFFFE);
-    const uint32_t slots = static_cast<uint32_t>(as_uint(required(o, "slots", path), path + ".slots", 0xFFFF));
-    uint32_t flags = 0;
-    element b;
-    if (optional(o, "sparse", &b) && as_bool(b, path + ".sparse")) flags |= USCOPE_SF_SPARSE;
-    if (optional(o, "buffer", &b) && as_bool(b, path + ".buffer")) flags |= USCOPE_SF_BUFFER;
-    const std::vector<FieldSpec> f = fields(o, "fields", path, false, true);
-    const std::vector<FieldSpec> p = fields(o, "properties", path, true, false);
-    at(path, [&] { return add_storage(*s_, name, sc, slots, flags, f, p); });
-  }
-
-  void event(element e, const std::string &path) {
-    const object o = as_object(e, path);
-    allow(o, path, {"name", "scope", "fields"});
-    const std::string name = name_of(o, path);
-    const int sc = ref(o, "scope", path, s_->names.scopes, "scope", 0xFFFE);
-    const std::vector<FieldSpec> f = fields(o, "fields", path, false, false);
-    at(path, [&] { return add_event(*s_, name, sc, f); });
-  }
-
-  void summary(element e, const std::string &path) {
-    const object o = as_object(e, path);
-    allow(o, path, {"name", "type", "scope"});
-    const std::string name = name_of(o, path);
-    const std::string type = as_string(required(o, "type", path), path + ".type");
-    FieldSpec spec;
-    if (!parse_type(type, &spec) || spec.type == USCOPE_FT_ENUM)
-      bad(path + ".type", "unknown type \"" + type + "\" (u8 u16 u32 u64 i8 i16 i32 i64 bool string)");
-    const int sc = ref(o, "scope", path, s_->names.scopes, "scope", 0xFFFE);
-    at(path, [&] { return add_summary(*s_, name, spec.type, sc); });
-  }
-
-  std::string file_;
-  Schema *s_ = nullptr;
+  Schema &s_;
 };
 
 }  // namespace
 
 std::unique_ptr<Schema> load_json_schema(const std::string &path) {
-  simdjson::dom::parser parser;
-  element root;
-  const simdjson::error_code err = parser.load(path).get(root);
-  if (err == simdjson::IO_ERROR)
-    fail(USCOPE_DPI_ERR_JSON, path + ": cannot read the file");
-  if (err != simdjson::SUCCESS)
-    fail(USCOPE_DPI_ERR_JSON, path + ": not valid JSON (" + simdjson::error_message(err) + ")");
-  return JsonSchemaReader(path).read(root);
+  auto s = std::unique_ptr<Schema>(new Schema);
+  BridgeTarget target(*s);
+  uscope::load_json_schema_file(path, target,
+                                {USCOPE_DPI_ERR_JSON, USCOPE_DPI_ERR_JSON_SCHEMA, USCOPE_DPI_ERR_SYNTAX});
+  return s;
 }
 
 }  // namespace uscope_dpi

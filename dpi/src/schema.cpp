@@ -1,14 +1,14 @@
-// Bridge schemas and the text syntaxes of the bridge (CSV field lists,
-// writer options). See docs/dpi.md for the syntax as users see it.
+// Bridge schemas and the bridge's writer-options syntax (the CSV field lists
+// are the core's: src/schema/field_syntax.cpp). See docs/dpi.md for the
+// syntax as users see it.
 #include "schema.hpp"
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
-#include <cstdlib>
 
+#include "base/parse.hpp"
 #include "uscope/uscope_dpi.h"
 
 namespace uscope_dpi {
@@ -57,37 +57,10 @@ static uint8_t clock_ref(int clock, const char *what) {
   return static_cast<uint8_t>(clock);
 }
 
-static bool all_digits(const std::string &s) {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  return true;
-}
-
-// Field specs into libuscope fields. The names stay owned by specs.
+// Field specs into libuscope fields (the core's to_c_fields). The names stay owned by specs.
 static std::vector<uscope_field_t> to_fields(const Schema &s, const std::vector<FieldSpec> &specs,
                                              const std::string &context) {
-  std::vector<uscope_field_t> out;
-  out.reserve(specs.size());
-  for (const FieldSpec &f : specs) {
-    uscope_field_t u{};
-    u.name = f.name.c_str();
-    u.type = f.type;
-    u.role = f.role;
-    u.pair_id = f.pair_id;
-    if (f.type == USCOPE_FT_ENUM) {
-      if (s.names.enums.has(f.enum_ref)) {
-        u.enum_id = static_cast<uint8_t>(s.names.enums.one("enum", f.enum_ref));  // throws when repeated
-      } else if (all_digits(f.enum_ref) && f.enum_ref.size() <= 3 && std::atoi(f.enum_ref.c_str()) < 255) {
-        u.enum_id = static_cast<uint8_t>(std::atoi(f.enum_ref.c_str()));
-      } else {
-        fail(USCOPE_ERR_NOT_FOUND, format("%s: field \"%s\": no enum named \"%s\"", context.c_str(),
-                                          f.name.c_str(), f.enum_ref.c_str()));
-      }
-    }
-    out.push_back(u);
-  }
-  return out;
+  return uscope::to_c_fields(specs, s.names.enums, context);
 }
 
 static std::vector<std::string> names_of(const std::vector<FieldSpec> &specs) {
@@ -177,154 +150,31 @@ void add_dut_property(Schema &s, const std::string &key, const std::string &valu
   check(uscope_schema_add_dut_property(s.raw, key.c_str(), value.c_str()), "DUT property \"" + key + "\"");
 }
 
-void NameIds::add(const std::string &name, int id) {
-  std::vector<int> &v = ids[name];
-  if (std::find(v.begin(), v.end(), id) == v.end()) v.push_back(id);
-}
-
-int NameIds::one(const char *kind, const std::string &name) const {
-  auto it = ids.find(name);
-  if (it == ids.end()) fail(USCOPE_ERR_NOT_FOUND, format("no %s named \"%s\"", kind, name.c_str()));
-  const std::vector<int> &v = it->second;
-  if (v.size() == 1) return v[0];
-  std::string list;
-  for (int id : v) list += (list.empty() ? "" : ", ") + std::string(kind) + " " + std::to_string(id);
-  fail(USCOPE_ERR_AMBIGUOUS, format("%zu %ss are named \"%s\": %s; use the id", v.size(), kind, name.c_str(),
-                                    list.c_str()));
-}
-
 // ── text ──
-
-std::string trim(const std::string &text) {
-  size_t b = 0, e = text.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
-  return text.substr(b, e - b);
-}
-
-std::vector<std::string> split_csv(const std::string &text) {
-  std::vector<std::string> out;
-  if (trim(text).empty()) return out;
-  size_t start = 0;
-  for (;;) {
-    const size_t comma = text.find(',', start);
-    out.push_back(trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
+// trim, split_csv, parse_type, parse_role and parse_fields: the core's field-list
+// syntax (src/schema/field_syntax.cpp).
 
 static std::string lower(std::string s) {
   for (char &c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
-bool parse_type(const std::string &text, FieldSpec *spec) {
-  static const struct {
-    const char *name;
-    uint8_t type;
-  } kTypes[] = {{"u8", USCOPE_FT_U8},   {"u16", USCOPE_FT_U16},   {"u32", USCOPE_FT_U32},
-                {"u64", USCOPE_FT_U64}, {"i8", USCOPE_FT_I8},     {"i16", USCOPE_FT_I16},
-                {"i32", USCOPE_FT_I32}, {"i64", USCOPE_FT_I64},   {"bool", USCOPE_FT_BOOL},
-                {"string", USCOPE_FT_STRING_REF}, {"string_ref", USCOPE_FT_STRING_REF}};
-  const std::string t = lower(trim(text));
-  for (const auto &k : kTypes) {
-    if (t == k.name) {
-      spec->type = k.type;
-      spec->enum_ref.clear();
-      return true;
-    }
-  }
-  // enum(<name or id>): the enum's name keeps its case.
-  const std::string raw = trim(text);
-  if (t.compare(0, 5, "enum(") == 0 && raw.size() > 6 && raw.back() == ')') {
-    const std::string ref = trim(raw.substr(5, raw.size() - 6));
-    if (ref.empty()) return false;
-    spec->type = USCOPE_FT_ENUM;
-    spec->enum_ref = ref;
-    return true;
-  }
-  return false;
-}
-
-bool parse_role(const std::string &text, FieldSpec *spec) {
-  const std::string t = lower(trim(text));
-  if (t == "plain") {
-    spec->role = USCOPE_ROLE_PLAIN;
-    spec->pair_id = 0;
-    return true;
-  }
-  std::string word = t, arg;
-  const size_t paren = t.find('(');
-  if (paren != std::string::npos) {
-    if (t.back() != ')') return false;
-    word = trim(t.substr(0, paren));
-    arg = trim(t.substr(paren + 1, t.size() - paren - 2));
-  }
-  if (word == "head_ptr") spec->role = USCOPE_ROLE_HEAD_PTR;
-  else if (word == "tail_ptr") spec->role = USCOPE_ROLE_TAIL_PTR;
-  else return false;
-  spec->pair_id = 0;
-  if (paren != std::string::npos) {
-    uint64_t pair = 0;
-    if (!parse_u64(arg, &pair) || pair > 0xFF) return false;
-    spec->pair_id = static_cast<uint8_t>(pair);
-  }
-  return true;
-}
-
-std::vector<FieldSpec> parse_fields(const std::string &csv, bool is_property, const char *what) {
-  std::vector<FieldSpec> out;
-  for (const std::string &item : split_csv(csv)) {
-    FieldSpec f;
-    const size_t c1 = item.find(':');
-    if (item.empty() || c1 == std::string::npos)
-      fail(USCOPE_DPI_ERR_SYNTAX, format("%s: \"%s\" is not name:type", what, item.c_str()));
-    f.name = trim(item.substr(0, c1));
-    // A ':' after the type separates the role; enum(...) contains no ':'.
-    const size_t c2 = item.find(':', c1 + 1);
-    const std::string type = item.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1);
-    if (f.name.empty()) fail(USCOPE_DPI_ERR_SYNTAX, format("%s: \"%s\" has an empty name", what, item.c_str()));
-    if (!parse_type(type, &f))
-      fail(USCOPE_DPI_ERR_SYNTAX,
-           format("%s: field \"%s\": unknown type \"%s\" (u8 u16 u32 u64 i8 i16 i32 i64 bool string "
-                  "enum(<name>))", what, f.name.c_str(), trim(type).c_str()));
-    if (c2 != std::string::npos) {
-      const std::string role = item.substr(c2 + 1);
-      if (!is_property)
-        fail(USCOPE_DPI_ERR_SYNTAX, format("%s: field \"%s\": only storage properties take a role",
-                                           what, f.name.c_str()));
-      if (!parse_role(role, &f))
-        fail(USCOPE_DPI_ERR_SYNTAX, format("%s: field \"%s\": unknown role \"%s\" (plain, head_ptr, "
-                                           "tail_ptr, head_ptr(<pair>), tail_ptr(<pair>))",
-                                           what, f.name.c_str(), trim(role).c_str()));
-    }
-    out.push_back(std::move(f));
-  }
-  return out;
-}
-
 bool parse_u64(const std::string &text, uint64_t *out) {
-  const std::string t = trim(text);
-  if (t.empty() || t[0] == '-' || t[0] == '+') return false;
-  errno = 0;
-  char *end = nullptr;
-  const bool hex = t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
-  const unsigned long long v = std::strtoull(t.c_str(), &end, hex ? 16 : 10);
-  if (errno != 0 || end != t.c_str() + t.size()) return false;
-  *out = v;
-  return true;
+  // The core's checked parser (src/base/parse.hpp): strtoull took "0x-5" as
+  // a wrapped negative; this refuses it, as it refuses "-5" and "+5".
+  return uscope::parse_number(trim(text), UINT64_MAX, out, /*hex_ok=*/true).empty();
 }
 
+// A signed level ("-5", "19"): the sign here, the digits through the core's
+// checked parser, as parse_u64.
 static bool parse_i32(const std::string &text, int32_t *out) {
-  const std::string t = trim(text);
-  if (t.empty()) return false;
-  errno = 0;
-  char *end = nullptr;
-  const long long v = std::strtoll(t.c_str(), &end, 10);
-  if (errno != 0 || end != t.c_str() + t.size() || v < INT32_MIN || v > INT32_MAX) return false;
-  *out = static_cast<int32_t>(v);
+  std::string t = trim(text);
+  const bool neg = !t.empty() && t[0] == '-';
+  if (!t.empty() && (t[0] == '-' || t[0] == '+')) t.erase(0, 1);
+  uint64_t mag = 0;
+  const uint64_t max = neg ? uint64_t{1} << 31 : uint64_t{INT32_MAX};
+  if (!uscope::parse_number(t, max, &mag).empty()) return false;
+  *out = neg ? static_cast<int32_t>(-static_cast<int64_t>(mag)) : static_cast<int32_t>(mag);
   return true;
 }
 

@@ -1,8 +1,10 @@
 // Bridge schemas: a libuscope uscope_schema_t plus the names seen so far, so
 // that CSV field lists, JSON files and SV code can refer to enums, scopes and
-// clocks by name. Shared by bridge.cpp (the SV calls), json_schema.cpp and
-// protocols.cpp. Everything here throws Failure; the exported calls turn it
-// into a status and a thread-local message (bridge.cpp, guard()).
+// clocks by name. Shared by bridge.cpp (the SV calls), json_schema.cpp (the
+// target of the core's JSON reader) and protocols.cpp. Everything here throws
+// uscope::Error (Failure); the exported calls turn it into a status and a
+// thread-local message (bridge.cpp, guarded()). The field-list syntax is the
+// core's (src/schema/field_syntax.hpp).
 #pragma once
 
 #include <cstdint>
@@ -12,21 +14,22 @@
 #include <utility>
 #include <vector>
 
+#include "base/error.hpp"
+#include "schema/field_syntax.hpp"
+#include "schema/name_ids.hpp"
 #include "uscope/uscope.h"
+#include "uscope/uscope_dpi.h"
 
 namespace uscope_dpi {
 
-/** A failure with its status; what() is the message. */
-class Failure : public std::exception {
+/**
+ * A failure with its status (a libuscope or USCOPE_DPI_ERR_* code); what() is
+ * the message. The core's Error, so that the core's field-list parser and
+ * JSON reader, compiled into the bridge, throw what the bridge catches.
+ */
+class Failure : public uscope::Error {
  public:
-  Failure(int status, std::string msg) : status_(status), msg_(std::move(msg)) {}
-  int status() const noexcept { return status_; }
-  const char *what() const noexcept override { return msg_.c_str(); }
-  const std::string &message() const noexcept { return msg_; }
-
- private:
-  int status_;
-  std::string msg_;
+  Failure(int status, std::string msg) : uscope::Error(status, std::move(msg)) {}
 };
 
 [[noreturn]] void fail(int status, std::string msg);
@@ -34,21 +37,8 @@ std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /** Throw Failure(status, context + ": " + uscope_last_error()) unless status is OK. */
 void check(uscope_status_t status, const std::string &context);
 
-/**
- * Ids by name, for the kinds the bridge looks up in its own tables (clocks,
- * scopes, enums, summary fields: libuscope has no look-up of these). A name
- * declared more than once keeps every id, so that a look-up by it is an
- * error, as libuscope's look-ups of storages and events are, rather than
- * the first one declared.
- */
-struct NameIds {
-  std::map<std::string, std::vector<int>> ids;  // distinct ids, in declaration order
-
-  void add(const std::string &name, int id);  // the same id again (a shared enum): no change
-  bool has(const std::string &name) const { return ids.count(name) != 0; }
-  /** The one id of name. Throws NOT_FOUND, or AMBIGUOUS listing the ids; kind words the message. */
-  int one(const char *kind, const std::string &name) const;
-};
+/** Ids by name for clocks, scopes, enums, summary fields: the core's (src/schema/name_ids.hpp). */
+using uscope::NameIds;
 
 /**
  * What the bridge knows by name beyond libuscope's look-ups. Storages and
@@ -66,14 +56,7 @@ struct Names {
   std::map<std::string, int> event_aliases;
 };
 
-/** One parsed field of a CSV list or a JSON field object. */
-struct FieldSpec {
-  std::string name;
-  uint8_t type = 0;
-  std::string enum_ref;  // for USCOPE_FT_ENUM: the enum's name or decimal id
-  uint8_t role = USCOPE_ROLE_PLAIN;
-  uint8_t pair_id = 0;
-};
+using uscope::FieldSpec;
 
 struct Schema {
   Schema();
@@ -97,15 +80,15 @@ int add_summary(Schema &s, const std::string &name, uint8_t type, int scope);
 void add_dut_property(Schema &s, const std::string &key, const std::string &value);
 
 // ── Text ──
-/** Split on ',' and trim blanks; "" gives an empty list. */
-std::vector<std::string> split_csv(const std::string &text);
-std::string trim(const std::string &text);
-/** "u32", "enum(stage)", ... into spec->type (and spec->enum_ref); false if unknown. */
-bool parse_type(const std::string &text, FieldSpec *spec);
-/** A role word: "plain", "head_ptr", "tail_ptr(3)", ...; false if unknown. */
-bool parse_role(const std::string &text, FieldSpec *spec);
+// The field-list syntax is the core's (src/schema/field_syntax.hpp).
+using uscope::parse_role;
+using uscope::parse_type;
+using uscope::split_csv;
+using uscope::trim;
 /** "name:type[:role],..." (roles only when is_property). Throws USCOPE_DPI_ERR_SYNTAX. */
-std::vector<FieldSpec> parse_fields(const std::string &csv, bool is_property, const char *what);
+inline std::vector<FieldSpec> parse_fields(const std::string &csv, bool is_property, const char *what) {
+  return uscope::parse_fields(csv, is_property, what, USCOPE_DPI_ERR_SYNTAX);
+}
 /** A scope / clock / parent reference given as an int: -1 maps to the sentinel. */
 uint16_t scope_ref(int scope, const char *what);
 /** Apply one option; false for an unknown key, throws on a bad value. */
@@ -115,7 +98,7 @@ void parse_options(uscope_writer_options_t *opts, const std::string &text);
 /** A strict unsigned decimal or 0x number; false if text is not one. */
 bool parse_u64(const std::string &text, uint64_t *out);
 
-/** Load a JSON schema file (json_schema.cpp). */
+/** Load a JSON schema file: the core's reader (src/schema/json_schema.hpp) into a bridge schema (json_schema.cpp). */
 std::unique_ptr<Schema> load_json_schema(const std::string &path);
 
 }  // namespace uscope_dpi

@@ -222,6 +222,29 @@ typedef struct uscope_schema uscope_schema_t;
 USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_schema_new(uscope_schema_t **out);
 USCOPE_API void uscope_schema_free(uscope_schema_t *schema);
 
+/**
+ * A schema read from JSON text: clocks, scopes, enums, storages, events,
+ * summary fields and DUT properties, referring to each other by name (the
+ * format of docs/dpi.md, "JSON schema files"; the DPI bridge's
+ * uscope_sv_schema_from_json reads the same files with the same reader).
+ * json need not end with a NUL; len is its size in bytes. *out receives a
+ * new schema owned by the caller (release it with uscope_schema_free; more
+ * may be added to it with the add_* calls), or NULL on failure.
+ *
+ * Returns USCOPE_ERR_INVALID_ARGUMENT when json is not JSON;
+ * USCOPE_ERR_SCHEMA, with a message naming the JSON path ("JSON schema:
+ * $.storages[1]: missing member "slots"), when it does not describe a
+ * schema (an unknown member, a wrong type, a name not declared above); or the
+ * status of the add_* call that refused an item (USCOPE_ERR_DUPLICATE, ...).
+ * The "options" member holds writer settings for the DPI bridge's
+ * uscope_open_json: its shape is checked, its values are not read here (pass
+ * writer options to uscope_writer_open). USCOPE_ERR_UNSUPPORTED in a build
+ * without simdjson (USCOPE_WITH_NPU=OFF). Touches no shared state: any
+ * thread may call it.
+ */
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_schema_load_json(uscope_schema_t **out, const char *json,
+                                                                   size_t len);
+
 /** Add a clock domain (§4.9). period_ps may be 0 (unknown). At most 255. */
 USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_schema_add_clock(uscope_schema_t *schema, uint8_t *out_clock_id,
                                                    const char *name, uint32_t period_ps);

@@ -19,6 +19,12 @@ uscope_status_t unsupported(const char *call) {
 
 extern "C" {
 
+// A JSON schema needs simdjson (src/schema/json_schema.cpp).
+USCOPE_API uscope_status_t uscope_schema_load_json(uscope_schema_t **out, const char *, size_t) {
+  if (out) *out = nullptr;
+  return unsupported("uscope_schema_load_json");
+}
+
 // No handle can be made, so the calls on one only see NULL (or a caller's
 // mistake) and do nothing.
 USCOPE_API uscope_status_t pccx_reader_open(pccx_reader_t **out, const char *, uint32_t) {

@@ -337,6 +337,65 @@ TEST(DpiOptions, Errors) {
   uscope_sv_schema_free(s);
 }
 
+// Numbers of option strings go through the core's checked parser
+// (src/base/parse.hpp): no wrapped negatives, no octal, no silent truncation.
+TEST(DpiOptions, NumbersAreChecked) {
+  TempDir dir;
+  void *s = uscope_sv_schema_create();
+  uscope_sv_schema_clock(s, "clk", 1000);
+  uscope_sv_schema_scope(s, "root", -1, "", 0);
+  const std::string p = dir.file("n.uscope");
+  for (const char *bad : {"queue_bytes=-1", "queue_bytes=0x-5", "checkpoint_interval_ps=+5", "level=9x",
+                          "level=2147483648", "level=--1", "checkpoint_interval_ps=18446744073709551616"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_EQ(uscope_open_opts(p.c_str(), s, bad), nullptr);
+    EXPECT_EQ(uscope_dpi_last_status(), USCOPE_DPI_ERR_SYNTAX) << last_error();
+  }
+  // "-3" is read as -3 (libuscope then refuses it for zstd, not the bridge's syntax).
+  EXPECT_EQ(uscope_open_opts(p.c_str(), s, "compression=zstd,level=-3"), nullptr);
+  EXPECT_NE(last_error().find("-3: zstd takes"), std::string::npos) << last_error();
+  void *w = uscope_open_opts(p.c_str(), s, "compression=zstd,level=+3,checkpoint_interval_ps=010");
+  ASSERT_NE(w, nullptr) << last_error();  // a decimal "010" here was always decimal (base 10)
+  EXPECT_EQ(uscope_close(w), 0);
+  Reader r(p);
+  uscope_file_info_t info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(uscope_reader_info(r.get(), &info), USCOPE_OK);
+  EXPECT_EQ(info.checkpoint_interval_ps, 10u);
+  uscope_sv_schema_free(s);
+}
+
+// uscope_sv_pccx_open's numbers: strtoull(base 0) used to read "010" as 8
+// and "-1" as 2^64-1; both are refused now, and a failure is in the bridge's
+// one error record (uscope_sv_pccx_error is uscope_dpi_last_error).
+TEST(DpiPccx, OpenOptionsAreChecked) {
+  TempDir dir;
+  const std::string p = dir.file("o.pccx");
+  struct Case {
+    const char *options, *message;
+  } cases[] = {{"cores=010", "leading 0 (octal)"},
+               {"cores=-1", "negative"},
+               {"queue_bytes=-1", "negative"},
+               {"mac_rows=4294967296", "too large"},
+               {"peak_tops=1.5x", "after it"},
+               {"peak_tops=", "empty value"},
+               {"encoding=gzip", "bincode, flatbuf or raw"},
+               {"speed=1", "unknown key \"speed\""}};
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.options);
+    EXPECT_EQ(uscope_sv_pccx_open(p.c_str(), c.options), nullptr);
+    EXPECT_EQ(uscope_dpi_last_status(), USCOPE_DPI_ERR_SYNTAX);
+    EXPECT_NE(std::string(uscope_sv_pccx_error()).find(c.message), std::string::npos) << uscope_sv_pccx_error();
+    EXPECT_STREQ(uscope_sv_pccx_error(), uscope_dpi_last_error());
+  }
+  EXPECT_EQ(uscope_sv_pccx_open(nullptr, ""), nullptr);
+  EXPECT_EQ(uscope_dpi_last_status(), USCOPE_ERR_INVALID_ARGUMENT);
+  void *w = uscope_sv_pccx_open(p.c_str(), "cores=0x2 mac_rows=4,mac_cols=4;clock_mhz=800 peak_tops=1e1");
+  ASSERT_NE(w, nullptr) << uscope_sv_pccx_error();
+  EXPECT_EQ(uscope_sv_pccx_event(w, 1, 0, 10, 1, ""), 0) << uscope_sv_pccx_error();
+  EXPECT_EQ(uscope_sv_pccx_close(w), 0) << uscope_sv_pccx_error();
+}
+
 // ── JSON ──
 
 // The SV calls that mirror tests/dpi/data/example_schema.json, in its order.

@@ -319,7 +319,14 @@ int uscope_sv_pccx_set_total_cycles(void *writer, unsigned long long cycles);
 /** pccx_writer_close(): finalize (JSON header, checksum) and free. NULL: 0. */
 int uscope_sv_pccx_close(void *writer);
 
-/** The message of the last failing uscope_sv_pccx_* call on this thread, or "". */
+/**
+ * The message of the last failing bridge call on this thread, or "": the same
+ * as uscope_dpi_last_error() (the bridge keeps one error record; a failing
+ * uscope_sv_pccx_* call also sets uscope_dpi_last_status(), USCOPE_DPI_ERR_SYNTAX
+ * for an options string that does not parse). Numbers in options are decimal
+ * or 0x hex; a leading 0 (octal), a sign or a value past the field's width is
+ * USCOPE_DPI_ERR_SYNTAX.
+ */
 const char *uscope_sv_pccx_error(void);
 
 #ifdef __cplusplus
