@@ -114,4 +114,16 @@ constexpr uint16_t index_of(Span<const char *> list, const char *name) {
   throw "not in the protocol table";
 }
 
+// The table's own pointer for a name it has (one name, one string).
+template <class T>
+constexpr const char *name_in(Span<T> list, const char *name) {
+  return list[index_of(list, name)].name;
+}
+constexpr const char *name_in(Span<const char *> list, const char *name) { return list[index_of(list, name)]; }
+// Field `field` of the storage or event `owner`.
+template <class T>
+constexpr const char *field_in(Span<T> list, const char *owner, const char *field) {
+  return name_in(list[index_of(list, owner)].fields, field);
+}
+
 }  // namespace uscope::proto::table
