@@ -248,7 +248,8 @@ void *cpu_declare(Schema &s, const CpuArgs &a) {
     name_enums(n, cpu::kEnums, cpu::kEnumIds, ids, lists);
     name_storage(n, ids.entities, with(names_of(cpu::kEntities.fields), entity.names()));
     for (uint16_t i = 0; i < ids.num_buffers && i < buffers.names.size(); ++i)
-      name_storage(n, ids.buffers[i], with({cpu::kEntities.fields[USCOPE_CPU_FIELD_ENTITY_ID].name}, buffers.extras[i]->names()));
+      name_storage(n, ids.buffers[i],
+                   with({cpu::kEntityFields[USCOPE_CPU_FIELD_ENTITY_ID].name}, buffers.extras[i]->names()));
     name_counters(n, ids.counters, ids.num_counters, std::size(cpu::kCounters) + counters.names.size());
     for (size_t i = 0; i < std::size(cpu::kEvents); ++i)
       name_event(n, ids.*cpu::kEventIds[i], names_of(cpu::kEvents[i].fields));
@@ -320,7 +321,8 @@ void *noc_declare(Schema &s, const NocArgs &a) {
     name_enums(n, noc::kEnums, noc::kEnumIds, ids, lists);
     name_storage(n, ids.transactions, with(names_of(noc::kTransactions.fields), txn.names()));
     for (uint16_t i = 0; i < ids.num_buffers && i < buffers.names.size(); ++i)
-      name_storage(n, ids.buffers[i], with({noc::kTxnFields[USCOPE_NOC_FIELD_TXN_ID].name}, buffers.extras[i]->names()));
+      name_storage(n, ids.buffers[i],
+                   with({noc::kTxnFields[USCOPE_NOC_FIELD_TXN_ID].name}, buffers.extras[i]->names()));
     name_counters(n, ids.counters, ids.num_counters, std::size(noc::kCounters) + counters.names.size());
     for (size_t i = 0; i < std::size(noc::kEvents); ++i)
       name_event(n, ids.*noc::kEventIds[i], names_of(noc::kEvents[i].fields));

@@ -82,7 +82,8 @@ constexpr std::array<char, upper_size()> build_upper() {
   std::array<char, upper_size()> out{};
   size_t at = 0;
   for (const auto &e : npu::kEvents) {
-    for (const char c : std::string_view(e.name)) out[at++] = c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
+    for (const char c : std::string_view(e.name))
+      out[at++] = c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
     out[at++] = '\0';
   }
   return out;
@@ -100,7 +101,8 @@ constexpr std::array<EvTypeInfo, kNumEvTypes> build_ev_types() {
     upper += std::string_view(ti.lower).size() + 1;
     for (const Field &f : npu::kEvents[e].fields) {
       if (!is_key(f)) continue;
-      if (ti.num_fields == std::size(ti.fields)) throw "an npu event with more JSONL fields than EvTypeInfo holds";
+      if (ti.num_fields == std::size(ti.fields))
+        throw "an npu event with more JSONL fields than EvTypeInfo holds";
       const int k = key_of(f.name);
       ti.fields[ti.num_fields++] = static_cast<Key>(k);
       ti.own_mask |= uint64_t{1} << k;

@@ -77,7 +77,8 @@ std::unique_ptr<uscope_npu> declare_npu(Declaration &d, const uscope_npu_config_
                             c.num_dram_channels, c.num_noc_links};
   static_assert(std::size(slots) == std::size(npu::kStorages));
   for (size_t i = 0; i < std::size(npu::kStorages); ++i)
-    ids.*npu::kStorageIds[i] = slots[i] ? d.storage(npu::kStorages[i], sc, slots[i], enum_ids) : uscope_npu::kNoStorage;
+    ids.*npu::kStorageIds[i] =
+        slots[i] ? d.storage(npu::kStorages[i], sc, slots[i], enum_ids) : uscope_npu::kNoStorage;
   for (const char *n : npu::kCounters) h->counter_ids.push_back(d.counter(n, sc));
   for (uint16_t i = 0; i < c.num_counters; ++i) h->counter_ids.push_back(d.counter(c.counters[i], sc));
 

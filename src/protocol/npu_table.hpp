@@ -17,7 +17,8 @@ enum EnumRef : uint8_t { kCmdSource, kAccessType, kCmdState, kNumEnums };
 inline constexpr const char *kSources[] = {"ISA", "MMIO"};
 inline constexpr const char *kAccessTypes[] = {"READ", "WRITE"};
 inline constexpr const char *kCmdStates[] = {"QUEUED", "RUNNING"};
-inline constexpr Enum kEnums[] = {{"cmd_source", kSources}, {"access_type", kAccessTypes}, {"cmd_state", kCmdStates}};
+inline constexpr Enum kEnums[] = {
+    {"cmd_source", kSources}, {"access_type", kAccessTypes}, {"cmd_state", kCmdStates}};
 static_assert(sizeof kEnums / sizeof *kEnums == kNumEnums);
 static_assert(sizeof kSources / sizeof *kSources == USCOPE_NPU_SOURCE_MMIO + 1);
 static_assert(sizeof kAccessTypes / sizeof *kAccessTypes == USCOPE_NPU_ACCESS_WRITE + 1);
