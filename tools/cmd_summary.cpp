@@ -28,11 +28,48 @@
 #include <vector>
 
 #include "cli_command.hpp"
+#include "protocol/cpu_table.hpp"
+#include "protocol/noc_table.hpp"
+#include "protocol/npu_table.hpp"
 
 namespace uscope_cli {
 namespace {
 
 constexpr uint16_t kNone = 0xFFFF;
+
+// The names summary looks for, from the protocol tables (src/protocol/*_table.hpp):
+// a name not in its table does not compile.
+namespace table = uscope::proto::table;
+namespace cpu_t = uscope::proto::cpu;
+namespace npu_t = uscope::proto::npu;
+namespace noc_t = uscope::proto::noc;
+constexpr const char *kCount = table::kCounterField.name;
+// cpu
+constexpr const char *kCommittedInsns = table::name_in(cpu_t::kTable.counters, "committed_insns");
+constexpr const char *kCommitted = "committed";  // the counter of the spec's §10 examples: not the protocol's
+constexpr const char *kEntities = table::name_in(cpu_t::kTable.storages, "entities");
+constexpr const char *kEntityId = table::field_in(cpu_t::kTable.storages, "entities", "entity_id");
+constexpr const char *kFlush = table::name_in(cpu_t::kTable.events, "flush");
+constexpr const char *kFlushEntityId = table::field_in(cpu_t::kTable.events, "flush", "entity_id");
+constexpr const char *kStall = table::name_in(cpu_t::kTable.events, "stall");
+// npu
+constexpr const char *kCmdEnqueue = table::name_in(npu_t::kTable.events, "cmd_enqueue");
+constexpr const char *kCmdStart = table::name_in(npu_t::kTable.events, "cmd_start");
+constexpr const char *kCmdEnd = table::name_in(npu_t::kTable.events, "cmd_end");
+constexpr const char *kTeStart = table::name_in(npu_t::kTable.events, "te_start");
+constexpr const char *kTeEnd = table::name_in(npu_t::kTable.events, "te_end");
+constexpr const char *kEnqCmdId = table::field_in(npu_t::kTable.events, "cmd_enqueue", "cmd_id");
+constexpr const char *kEnqCmdType = table::field_in(npu_t::kTable.events, "cmd_enqueue", "cmd_type");
+constexpr const char *kStartCmdId = table::field_in(npu_t::kTable.events, "cmd_start", "cmd_id");
+constexpr const char *kEndCmdId = table::field_in(npu_t::kTable.events, "cmd_end", "cmd_id");
+constexpr const char *kTeStartEngine = table::field_in(npu_t::kTable.events, "te_start", "engine");
+constexpr const char *kTeEndEngine = table::field_in(npu_t::kTable.events, "te_end", "engine");
+constexpr const char *kTeEndMacs = table::field_in(npu_t::kTable.events, "te_end", "mac_count");
+constexpr const char *kTe = table::name_in(npu_t::kTable.storages, "te");
+// noc
+constexpr const char *kTxnCompleted = table::name_in(noc_t::kTable.counters, "txn_completed");
+constexpr const char *kBytesTx = table::name_in(noc_t::kTable.counters, "bytes_tx");
+constexpr const char *kBytesRx = table::name_in(noc_t::kTable.counters, "bytes_rx");
 
 struct Schema {
   const Trace &t;
@@ -101,7 +138,7 @@ struct Schema {
 uint64_t counter_value(const Trace &t, const uscope_state_t *st, uint16_t sid) {
   if (sid == kNone || !st) return 0;
   uint16_t f = 0;
-  if (uscope_reader_find_field(t.r(), &f, sid, "count", 0) != USCOPE_OK) f = 0;
+  if (uscope_reader_find_field(t.r(), &f, sid, kCount, 0) != USCOPE_OK) f = 0;
   uint64_t v = 0;
   check(uscope_state_slot_field(st, &v, sid, 0, f), "counter");
   return v;
@@ -157,13 +194,14 @@ struct Cpu {
     }
     if (use_catalog && (cat_retired || !fetched)) {
       *v = cat_retired;
-      *source = "entity catalog entities: slots cleared without a flush event";
+      *source = std::string("entity catalog ") + kEntities + ": slots cleared without a flush event";
       return true;
     }
-    *why = "no counter with the committed role (committed_insns, or committed) in scope '" + name + "', and ";
-    if (catalog == kNone) *why += "no entity catalog 'entities' (sparse) in it";
-    else *why += "no slot of its entity catalog 'entities' was cleared without a flush event (" +
-                 grouped(fetched) + " fetched)";
+    *why = std::string("no counter with the committed role (") + kCommittedInsns + ", or " + kCommitted +
+           ") in scope '" + name + "', and ";
+    if (catalog == kNone) *why += std::string("no entity catalog '") + kEntities + "' (sparse) in it";
+    else *why += std::string("no slot of its entity catalog '") + kEntities +
+                 "' was cleared without a flush event (" + grouped(fetched) + " fetched)";
     return false;
   }
 };
@@ -247,50 +285,50 @@ void cmd_summary(const Trace &t, bool json) {
     uscope_scope_info_t sc{};
     check(uscope_reader_scope(t.r(), &sc, id), "scope");
     if (!sc.protocol) continue;
-    if (std::strcmp(sc.protocol, "cpu") == 0) {
+    if (std::strcmp(sc.protocol, cpu_t::kTable.name) == 0) {
       Cpu c;
       c.name = sc.name;
       const auto ck = s.clock(id);
       c.period = static_cast<uint32_t>(cycle_period(t, ck.period_ps));
       c.clock = ck.name ? ck.name : "";
-      for (const char *role : {"committed_insns", "committed"}) {  // cpu §6; §10's examples
+      for (const char *role : {kCommittedInsns, kCommitted}) {  // cpu §6; §10's examples
         if ((c.committed = s.counter(id, role)) != kNone) {
           c.committed_name = role;
           break;
         }
       }
-      c.catalog = s.catalog(id, "entities");
-      c.cat_eid = s.storage_field(c.catalog, "entity_id");
+      c.catalog = s.catalog(id, kEntities);
+      c.cat_eid = s.storage_field(c.catalog, kEntityId);
       if (c.catalog != kNone) c.slots.init(t.storage(c.catalog).num_slots);
-      c.flush = s.event(id, "flush");
-      c.flush_eid = s.field(c.flush, "entity_id");
-      c.stall = s.event(id, "stall");
+      c.flush = s.event(id, kFlush);
+      c.flush_eid = s.field(c.flush, kFlushEntityId);
+      c.stall = s.event(id, kStall);
       cpus.push_back(std::move(c));
-    } else if (std::strcmp(sc.protocol, "npu") == 0) {
+    } else if (std::strcmp(sc.protocol, npu_t::kTable.name) == 0) {
       Npu n;
       n.name = sc.name;
       n.period = static_cast<uint32_t>(cycle_period(t, s.clock(id).period_ps));
-      n.enqueue = s.event(id, "cmd_enqueue");
-      n.start = s.event(id, "cmd_start");
-      n.end = s.event(id, "cmd_end");
-      n.te_start = s.event(id, "te_start");
-      n.te_end = s.event(id, "te_end");
-      n.enq_id = s.field(n.enqueue, "cmd_id");
-      n.enq_type = s.field(n.enqueue, "cmd_type");
-      n.start_id = s.field(n.start, "cmd_id");
-      n.end_id = s.field(n.end, "cmd_id");
-      n.te_engine_s = s.field(n.te_start, "engine");
-      n.te_engine_e = s.field(n.te_end, "engine");
-      n.te_macs = s.field(n.te_end, "mac_count");
-      const uint16_t te = s.storage(id, "te");
+      n.enqueue = s.event(id, kCmdEnqueue);
+      n.start = s.event(id, kCmdStart);
+      n.end = s.event(id, kCmdEnd);
+      n.te_start = s.event(id, kTeStart);
+      n.te_end = s.event(id, kTeEnd);
+      n.enq_id = s.field(n.enqueue, kEnqCmdId);
+      n.enq_type = s.field(n.enqueue, kEnqCmdType);
+      n.start_id = s.field(n.start, kStartCmdId);
+      n.end_id = s.field(n.end, kEndCmdId);
+      n.te_engine_s = s.field(n.te_start, kTeStartEngine);
+      n.te_engine_e = s.field(n.te_end, kTeEndEngine);
+      n.te_macs = s.field(n.te_end, kTeEndMacs);
+      const uint16_t te = s.storage(id, kTe);
       n.te_slots = te == kNone ? 0 : t.storage(te).num_slots;
       npus.push_back(std::move(n));
-    } else if (std::strcmp(sc.protocol, "noc") == 0) {
+    } else if (std::strcmp(sc.protocol, noc_t::kTable.name) == 0) {
       Noc n;
       n.name = sc.name;
-      n.completed = s.counter(id, "txn_completed");
-      n.bytes_tx = s.counter(id, "bytes_tx");
-      n.bytes_rx = s.counter(id, "bytes_rx");
+      n.completed = s.counter(id, kTxnCompleted);
+      n.bytes_tx = s.counter(id, kBytesTx);
+      n.bytes_rx = s.counter(id, kBytesRx);
       nocs.push_back(std::move(n));
     }
   }
@@ -521,8 +559,8 @@ void cmd_summary(const Trace &t, bool json) {
     for (const auto &[type, l] : n.by_type)
       std::printf("    %-12s %6" PRIu64 " %10.1f %8" PRIu64 " %8" PRIu64 "\n", type.c_str(), l.count,
                   static_cast<double>(l.sum) / static_cast<double>(l.count), l.min, l.max);
-    std::printf("    tensor engine: %s jobs on %s job slot%s (storage te), %s MACs\n", grouped(n.te_jobs).c_str(),
-                grouped(n.te_slots).c_str(), n.te_slots == 1 ? "" : "s", grouped(n.macs).c_str());
+    std::printf("    tensor engine: %s jobs on %s job slot%s (storage %s), %s MACs\n", grouped(n.te_jobs).c_str(),
+                grouped(n.te_slots).c_str(), n.te_slots == 1 ? "" : "s", kTe, grouped(n.macs).c_str());
     const std::string trace_cyc = in_cycles(span_ps, n.period, "npu");
     std::printf("      busy (at least one job running) %.1f%% of the %s ps of the trace%s%s%s\n",
                 100.0 * ratio(n.busy_ps, span_ps), grouped(span_ps).c_str(), trace_cyc.empty() ? "" : " (",
@@ -537,9 +575,9 @@ void cmd_summary(const Trace &t, bool json) {
     auto ctr = [](uint16_t sid, uint64_t v, const char *name) {
       return sid == kNone ? std::string("n/a (no counter ") + name + ")" : grouped(v) + " (counter " + name + ")";
     };
-    std::printf("noc %-8s transactions completed %s\n", n.name.c_str(), ctr(n.completed, n.txns, "txn_completed").c_str());
-    std::printf("    bytes transmitted %s, bytes received %s\n", ctr(n.bytes_tx, n.tx, "bytes_tx").c_str(),
-                ctr(n.bytes_rx, n.rx, "bytes_rx").c_str());
+    std::printf("noc %-8s transactions completed %s\n", n.name.c_str(), ctr(n.completed, n.txns, kTxnCompleted).c_str());
+    std::printf("    bytes transmitted %s, bytes received %s\n", ctr(n.bytes_tx, n.tx, kBytesTx).c_str(),
+                ctr(n.bytes_rx, n.rx, kBytesRx).c_str());
   }
 }
 

@@ -4,13 +4,18 @@
 //
 // After a declaration the bridge records the names the protocol gave to the
 // scope and enums, and the field names of its storages and events (from the
-// ids accessor and the names the protocol documents), so that uscope_sv_find
-// and later CSV field lists (enum(pipeline_stage)) can refer to them. The
-// storages and events themselves uscope_sv_find finds through libuscope.
+// ids accessor and the protocol's table, src/protocol/*_table.hpp: the same
+// table the declaration was built from), so that uscope_sv_find and later
+// CSV field lists (enum(pipeline_stage)) can refer to them. The storages and
+// events themselves uscope_sv_find finds through libuscope.
 #include "protocols.hpp"
 
 #include <cstring>
+#include <iterator>
 
+#include "protocol/cpu_table.hpp"
+#include "protocol/noc_table.hpp"
+#include "protocol/npu_table.hpp"
 #include "uscope/protocols.h"
 #include "uscope/uscope_dpi.h"
 
@@ -156,6 +161,33 @@ void name_event(Names &n, int id, std::vector<std::string> fields) {
   n.event_fields.emplace(id, std::move(fields));
 }
 
+namespace table = uscope::proto::table;
+
+std::vector<std::string> names_of(table::Span<table::Field> fields) {
+  std::vector<std::string> out;
+  for (const table::Field &f : fields) out.push_back(f.name);
+  return out;
+}
+std::vector<std::string> names_of(table::Span<const char *> names) { return {names.begin(), names.end()}; }
+
+// The protocol's enums as the declaration made them: the table's values, or
+// the config's list (config[i], empty for a fixed enum) where the table takes one.
+template <class Ids, size_t N>
+void name_enums(Names &n, table::Span<table::Enum> enums, uint8_t Ids::*const (&id_of)[N], const Ids &ids,
+                const std::vector<std::string> *config) {
+  for (uint16_t i = 0; i < enums.size; ++i) {
+    const table::Enum &e = enums[i];
+    const bool from_config = e.source == table::Values::kConfig ||
+                             (e.source == table::Values::kOrDefault && !config[i].empty());
+    name_enum(n, e.name, ids.*id_of[i], from_config ? config[i] : names_of(e.values));
+  }
+}
+
+// The standard counters, then the config's: each a storage of one field.
+void name_counters(Names &n, const uint16_t *ids, uint16_t num_ids, size_t num_counters) {
+  for (uint16_t i = 0; i < num_ids && i < num_counters; ++i) name_storage(n, ids[i], {table::kCounterField.name});
+}
+
 }  // namespace
 
 // ── cpu ──
@@ -209,24 +241,18 @@ void *cpu_declare(Schema &s, const CpuArgs &a) {
     Names &n = s.names;
     const int sc = ids.scope_id;
     name_scope(n, scope, sc);
-    name_enum(n, "pipeline_stage", ids.pipeline_stage_enum, stages.names);
-    name_enum(n, "dep_type", ids.dep_type_enum, {"raw", "war", "waw", "structural"});
-    name_enum(n, "flush_reason", ids.flush_reason_enum, {"mispredict", "exception", "interrupt", "pipeline_clear"});
-    name_enum(n, "stall_reason", ids.stall_reason_enum,
-              stalls.names.empty() ? std::vector<std::string>{"rob_full", "iq_full", "lq_full", "sq_full",
-                                                              "fetch_miss", "dcache_miss", "frontend_stall"}
-                                   : stalls.names);
-    name_storage(n, ids.entities, with({"entity_id", "pc", "inst_bits"}, entity.names()));
+    namespace cpu = uscope::proto::cpu;
+    std::vector<std::string> lists[cpu::kNumEnums];
+    lists[cpu::kPipelineStage] = stages.names;
+    lists[cpu::kStallReason] = stalls.names;
+    name_enums(n, cpu::kEnums, cpu::kEnumIds, ids, lists);
+    name_storage(n, ids.entities, with(names_of(cpu::kEntities.fields), entity.names()));
     for (uint16_t i = 0; i < ids.num_buffers && i < buffers.names.size(); ++i)
-      name_storage(n, ids.buffers[i], with({"entity_id"}, buffers.extras[i]->names()));
-    const std::vector<std::string> counter_names = with({"committed_insns"}, counters.names);
-    for (uint16_t i = 0; i < ids.num_counters && i < counter_names.size(); ++i)
-      name_storage(n, ids.counters[i], {"count"});
-    name_event(n, ids.stage_transition, {"entity_id", "stage"});
-    name_event(n, ids.annotate, {"entity_id", "text"});
-    name_event(n, ids.dependency, {"src_id", "dst_id", "dep_type"});
-    name_event(n, ids.flush, {"entity_id", "reason"});
-    name_event(n, ids.stall, {"reason"});
+      name_storage(n, ids.buffers[i],
+                   with({cpu::kEntityFields[USCOPE_CPU_FIELD_ENTITY_ID].name}, buffers.extras[i]->names()));
+    name_counters(n, ids.counters, ids.num_counters, std::size(cpu::kCounters) + counters.names.size());
+    for (size_t i = 0; i < std::size(cpu::kEvents); ++i)
+      name_event(n, ids.*cpu::kEventIds[i], names_of(cpu::kEvents[i].fields));
   } catch (...) {
     uscope_cpu_free(cpu);
     throw;
@@ -288,30 +314,21 @@ void *noc_declare(Schema &s, const NocArgs &a) {
     Names &n = s.names;
     const int sc = ids.scope_id;
     name_scope(n, scope, sc);
-    name_enum(n, "opcode", ids.opcode_enum,
-              opcodes.names.empty() ? std::vector<std::string>{"read", "write"} : opcodes.names);
-    name_enum(n, "pipeline_stage", ids.pipeline_stage_enum, stages.names);
-    name_enum(n, "retry_reason", ids.retry_reason_enum,
-              {"target_busy", "no_credits", "vc_full", "arb_lost", "protocol_retry"});
-    name_enum(n, "credit_direction", ids.credit_direction_enum, {"grant", "consume"});
-    name_storage(n, ids.transactions,
-                 with({"txn_id", "opcode", "addr", "len", "size", "src_port", "dst_port"}, txn.names()));
+    namespace noc = uscope::proto::noc;
+    std::vector<std::string> lists[noc::kNumEnums];
+    lists[noc::kOpcode] = opcodes.names;
+    lists[noc::kPipelineStage] = stages.names;
+    name_enums(n, noc::kEnums, noc::kEnumIds, ids, lists);
+    name_storage(n, ids.transactions, with(names_of(noc::kTransactions.fields), txn.names()));
     for (uint16_t i = 0; i < ids.num_buffers && i < buffers.names.size(); ++i)
-      name_storage(n, ids.buffers[i], with({"txn_id"}, buffers.extras[i]->names()));
-    const std::vector<std::string> counter_names =
-        with({"bytes_tx", "bytes_rx", "arb_conflicts", "retries", "txn_completed"}, counters.names);
-    for (uint16_t i = 0; i < ids.num_counters && i < counter_names.size(); ++i)
-      name_storage(n, ids.counters[i], {"count"});
-    name_event(n, ids.stage_transition, {"txn_id", "stage"});
-    name_event(n, ids.beat, {"txn_id", "beat_num", "data_bytes"});
-    name_event(n, ids.retry, {"txn_id", "reason"});
-    name_event(n, ids.timeout, {"txn_id", "threshold_cycles"});
-    name_event(n, ids.link_credit, {"port", "direction", "credits"});
-    name_event(n, ids.arb_decision, {"winner_txn", "port", "num_contenders"});
-    name_event(n, ids.annotate, {"txn_id", "text"});
-    name_event(n, ids.txn_handoff,
-               {"src_scope", "src_txn_id", "dst_scope", "dst_txn_id"});
-    n.event_aliases.emplace(scope + ".txn_handoff", ids.txn_handoff);  // this noc's, on the parent scope
+      name_storage(n, ids.buffers[i],
+                   with({noc::kTxnFields[USCOPE_NOC_FIELD_TXN_ID].name}, buffers.extras[i]->names()));
+    name_counters(n, ids.counters, ids.num_counters, std::size(noc::kCounters) + counters.names.size());
+    for (size_t i = 0; i < std::size(noc::kEvents); ++i)
+      name_event(n, ids.*noc::kEventIds[i], names_of(noc::kEvents[i].fields));
+    name_event(n, ids.txn_handoff, names_of(noc::kTxnHandoff.fields));
+    // this noc's, on the parent scope
+    n.event_aliases.emplace(scope + "." + noc::kTxnHandoff.name, ids.txn_handoff);
   } catch (...) {
     uscope_noc_free(noc);
     throw;
@@ -365,17 +382,13 @@ void *npu_declare(Schema &s, const NpuArgs &a) {
     Names &n = s.names;
     const int sc = ids.scope_id;
     name_scope(n, scope, sc);
-    name_enum(n, "cmd_source", ids.cmd_source_enum, {"isa", "mmio"});
-    name_enum(n, "access_type", ids.access_type_enum, {"read", "write"});
-    name_enum(n, "cmd_state", ids.cmd_state_enum, {"queued", "running"});
-    // Its storages and events have no member names here (uscope_sv_find finds them through
-    // libuscope; their fields are the npu protocol's, docs/npu-protocol.md).
-    const std::vector<std::string> counter_names =
-        with({"macs", "dma_bytes", "sram_accesses", "sram_conflicts", "cmds_done", "jobs_done", "tokens_done",
-              "dram_bytes", "noc_bytes"},
-             counters.names);
-    for (uint16_t i = 0; i < ids.num_counters && i < counter_names.size(); ++i)
-      name_storage(n, ids.counters[i], {"count"});
+    namespace npu = uscope::proto::npu;
+    const std::vector<std::string> fixed[npu::kNumEnums] = {};  // its enums are all the table's
+    name_enums(n, npu::kEnums, npu::kEnumIds, ids, fixed);
+    for (size_t i = 0; i < std::size(npu::kStorages); ++i)
+      name_storage(n, ids.*npu::kStorageIds[i], names_of(npu::kStorages[i].fields));  // 0xFFFF: not declared
+    name_counters(n, ids.counters, ids.num_counters, std::size(npu::kCounters) + counters.names.size());
+    for (size_t i = 0; i < std::size(npu::kEvents); ++i) name_event(n, ids.events[i], names_of(npu::kEvents[i].fields));
   } catch (...) {
     uscope_npu_free(npu);
     throw;

@@ -1,82 +1,125 @@
-// Key and event-type tables of the npu protocol and the canonical JSONL
-// formatter (docs/convert.md).
+// Key and event-type tables of the npu protocol, built at compile time from
+// its table (src/protocol/npu_table.hpp), and the canonical JSONL formatter
+// (docs/convert.md).
 #include "convert/npu_event.hpp"
 
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
+
+#include "protocol/npu_table.hpp"
 
 namespace uscope::convert {
 
-const KeyInfo kKeys[kNumKeys] = {
-    {"core_id", Kind::U16},        {"npu_id", Kind::U16},         {"tenant_id", Kind::U32},
-    {"layer_id", Kind::U32},       {"block_id", Kind::U32},       {"head_id", Kind::U32},
-    {"token_idx", Kind::U32},      {"seq_len", Kind::U32},        {"phase", Kind::Str},
-    {"thread_id", Kind::U32},      {"model_name", Kind::Str},     {"precision", Kind::Str},
-    {"cmd_id", Kind::U32},         {"cmd_type", Kind::Str},       {"source", Kind::SourceEnum},
-    {"token", Kind::U32},          {"desc_addr", Kind::U64},      {"status", Kind::Str},
-    {"job_id", Kind::U32},         {"job_type", Kind::Str},       {"tile_id", Kind::U32},
-    {"vec_chunk_id", Kind::U32},   {"latency_cycles", Kind::U32}, {"tx_id", Kind::U32},
-    {"channel", Kind::U16},        {"direction", Kind::Str},      {"src_addr", Kind::U64},
-    {"dst_addr", Kind::U64},       {"size_bytes", Kind::U64},     {"m", Kind::U32},
-    {"n", Kind::U32},              {"k", Kind::U32},              {"tile_m", Kind::U32},
-    {"tile_n", Kind::U32},         {"tile_k", Kind::U32},         {"mac_count", Kind::U64},
-    {"op_type", Kind::Str},        {"len", Kind::U32},            {"batch", Kind::U32},
-    {"addr", Kind::U64},           {"bank_id", Kind::U16},        {"access_type", Kind::AccessEnum},
-    {"by", Kind::Str},             {"conflict", Kind::Bool},      {"num_requests", Kind::U32},
-    {"allowed", Kind::U32},        {"stalled_clients", Kind::StrArray}, {"link_id", Kind::U16},
-    {"irq_line", Kind::U32},       {"component", Kind::Str},      {"code", Kind::Str},
-    {"msg", Kind::Str},
-};
+namespace {
+namespace npu = uscope::proto::npu;
+using uscope::proto::table::Field;
+using uscope::proto::table::same;
 
-#define F(...) {__VA_ARGS__}
-constexpr uint64_t B(Key k) { return uint64_t{1} << k; }
-const EvTypeInfo kEvTypes[kNumEvTypes] = {
-    {"CMD_ENQUEUE", "cmd_enqueue", 8,
-     F(K_cmd_id, K_cmd_type, K_source, K_token, K_desc_addr, K_layer_id, K_block_id, K_phase),
-     B(K_cmd_id) | B(K_cmd_type) | B(K_source) | B(K_token) | B(K_desc_addr) | B(K_layer_id) |
-         B(K_block_id) | B(K_phase)},
-    {"CMD_START", "cmd_start", 1, F(K_cmd_id), B(K_cmd_id)},
-    {"CMD_END", "cmd_end", 2, F(K_cmd_id, K_status), B(K_cmd_id) | B(K_status)},
-    {"JOB_ISSUE", "job_issue", 5, F(K_job_id, K_cmd_id, K_job_type, K_tile_id, K_vec_chunk_id),
-     B(K_job_id) | B(K_cmd_id) | B(K_job_type) | B(K_tile_id) | B(K_vec_chunk_id)},
-    {"JOB_DONE", "job_done", 4, F(K_job_id, K_cmd_id, K_job_type, K_latency_cycles),
-     B(K_job_id) | B(K_cmd_id) | B(K_job_type) | B(K_latency_cycles)},
-    {"DMA_START", "dma_start", 8,
-     F(K_tx_id, K_channel, K_direction, K_src_addr, K_dst_addr, K_size_bytes, K_cmd_id, K_job_id),
-     B(K_tx_id) | B(K_channel) | B(K_direction) | B(K_src_addr) | B(K_dst_addr) | B(K_size_bytes) |
-         B(K_cmd_id) | B(K_job_id)},
-    {"DMA_END", "dma_end", 4, F(K_tx_id, K_channel, K_cmd_id, K_job_id),
-     B(K_tx_id) | B(K_channel) | B(K_cmd_id) | B(K_job_id)},
-    {"TE_START", "te_start", 8, F(K_job_id, K_cmd_id, K_m, K_n, K_k, K_tile_m, K_tile_n, K_tile_k),
-     B(K_job_id) | B(K_cmd_id) | B(K_m) | B(K_n) | B(K_k) | B(K_tile_m) | B(K_tile_n) | B(K_tile_k)},
-    {"TE_END", "te_end", 4, F(K_job_id, K_cmd_id, K_mac_count, K_latency_cycles),
-     B(K_job_id) | B(K_cmd_id) | B(K_mac_count) | B(K_latency_cycles)},
-    {"VE_START", "ve_start", 5, F(K_job_id, K_cmd_id, K_op_type, K_len, K_batch),
-     B(K_job_id) | B(K_cmd_id) | B(K_op_type) | B(K_len) | B(K_batch)},
-    {"VE_END", "ve_end", 3, F(K_job_id, K_cmd_id, K_latency_cycles),
-     B(K_job_id) | B(K_cmd_id) | B(K_latency_cycles)},
-    {"SRAM_ACCESS", "sram_access", 7,
-     F(K_addr, K_bank_id, K_access_type, K_by, K_conflict, K_cmd_id, K_job_id),
-     B(K_addr) | B(K_bank_id) | B(K_access_type) | B(K_by) | B(K_conflict) | B(K_cmd_id) | B(K_job_id)},
-    {"SRAM_CONFLICT", "sram_conflict", 5,
-     F(K_bank_id, K_num_requests, K_allowed, K_stalled_clients, K_cmd_id),
-     B(K_bank_id) | B(K_num_requests) | B(K_allowed) | B(K_stalled_clients) | B(K_cmd_id)},
-    {"DRAM_TX_START", "dram_tx_start", 4, F(K_tx_id, K_channel, K_size_bytes, K_cmd_id),
-     B(K_tx_id) | B(K_channel) | B(K_size_bytes) | B(K_cmd_id)},
-    {"DRAM_TX_END", "dram_tx_end", 2, F(K_tx_id, K_channel), B(K_tx_id) | B(K_channel)},
-    {"NOC_TX_START", "noc_tx_start", 4, F(K_tx_id, K_link_id, K_size_bytes, K_cmd_id),
-     B(K_tx_id) | B(K_link_id) | B(K_size_bytes) | B(K_cmd_id)},
-    {"NOC_TX_END", "noc_tx_end", 2, F(K_tx_id, K_link_id), B(K_tx_id) | B(K_link_id)},
-    {"IRQ_EMIT", "irq_emit", 3, F(K_cmd_id, K_token, K_irq_line), B(K_cmd_id) | B(K_token) | B(K_irq_line)},
-    {"TOKEN_COMPLETE", "token_complete", 3, F(K_token, K_cmd_id, K_status),
-     B(K_token) | B(K_cmd_id) | B(K_status)},
-    {"ERROR", "error", 5, F(K_component, K_code, K_msg, K_cmd_id, K_job_id),
-     B(K_component) | B(K_code) | B(K_msg) | B(K_cmd_id) | B(K_job_id)},
-    {"WARN", "warn", 5, F(K_component, K_code, K_msg, K_cmd_id, K_job_id),
-     B(K_component) | B(K_code) | B(K_msg) | B(K_cmd_id) | B(K_job_id)},
-};
-#undef F
+// A key's kind from its field in the npu table.
+constexpr Kind kind_of(const Field &f) {
+  if (f.jsonl == uscope::proto::table::kBool) return Kind::Bool;
+  if (f.jsonl == uscope::proto::table::kStrArray) return Kind::StrArray;
+  switch (f.type) {
+    case USCOPE_FT_U16: return Kind::U16;
+    case USCOPE_FT_U32: return Kind::U32;
+    case USCOPE_FT_U64: return Kind::U64;
+    case USCOPE_FT_STRING_REF: return Kind::Str;
+    case USCOPE_FT_ENUM:
+      if (f.enum_ref == npu::kCmdSource) return Kind::SourceEnum;
+      if (f.enum_ref == npu::kAccessType) return Kind::AccessEnum;
+      break;
+    default: break;
+  }
+  throw "an npu JSONL field of a type the converter has no kind for";
+}
+
+constexpr bool is_key(const Field &f) { return f.jsonl != uscope::proto::table::kOwn; }
+
+// The keys: the contexts' fields, then each event's JSONL fields not seen
+// before. A name met twice must have one kind (Kind's comment says why).
+constexpr std::array<KeyInfo, kNumKeys> build_keys() {
+  std::array<KeyInfo, kNumKeys> keys{};
+  int n = 0;
+  auto add = [&](const Field &f) {
+    for (int i = 0; i < n; ++i) {
+      if (!same(keys[i].name, f.name)) continue;
+      if (keys[i].kind != kind_of(f)) throw "an npu JSONL key with two kinds";
+      return;
+    }
+    if (n == kNumKeys) throw "more npu JSONL keys than enum Key has";
+    keys[n++] = {f.name, kind_of(f)};
+  };
+  for (const Field &f : npu::kContextFields) add(f);
+  if (n != kNumMetaKeys) throw "the contexts storage is not the 12 context keys";
+  for (const auto &e : npu::kEvents)
+    for (const Field &f : e.fields)
+      if (is_key(f)) add(f);
+  if (n != kNumKeys) throw "fewer npu JSONL keys than enum Key has";
+  return keys;
+}
+constexpr std::array<KeyInfo, kNumKeys> kBuiltKeys = build_keys();
+// Each identifier of enum Key names its key.
+#define USCOPE_NPU_KEY_CHECK(k) static_assert(same(kBuiltKeys[K_##k].name, #k), "enum Key: K_" #k);
+USCOPE_NPU_JSONL_KEYS(USCOPE_NPU_KEY_CHECK)
+#undef USCOPE_NPU_KEY_CHECK
+
+constexpr int key_of(const char *name) {
+  for (int k = 0; k < kNumKeys; ++k)
+    if (same(kBuiltKeys[k].name, name)) return k;
+  throw "not an npu JSONL key";
+}
+
+// The JSONL event_type names: the table's names in upper case, one buffer of
+// NUL-terminated strings.
+constexpr size_t upper_size() {
+  size_t n = 0;
+  for (const auto &e : npu::kEvents) n += std::string_view(e.name).size() + 1;
+  return n;
+}
+constexpr std::array<char, upper_size()> build_upper() {
+  std::array<char, upper_size()> out{};
+  size_t at = 0;
+  for (const auto &e : npu::kEvents) {
+    for (const char c : std::string_view(e.name))
+      out[at++] = c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
+    out[at++] = '\0';
+  }
+  return out;
+}
+constexpr std::array<char, upper_size()> kUpperNames = build_upper();
+
+constexpr std::array<EvTypeInfo, kNumEvTypes> build_ev_types() {
+  static_assert(std::size(npu::kEvents) == kNumEvTypes);
+  std::array<EvTypeInfo, kNumEvTypes> out{};
+  size_t upper = 0;
+  for (size_t e = 0; e < kNumEvTypes; ++e) {
+    EvTypeInfo &ti = out[e];
+    ti.name = kUpperNames.data() + upper;
+    ti.lower = npu::kEvents[e].name;
+    upper += std::string_view(ti.lower).size() + 1;
+    for (const Field &f : npu::kEvents[e].fields) {
+      if (!is_key(f)) continue;
+      if (ti.num_fields == std::size(ti.fields))
+        throw "an npu event with more JSONL fields than EvTypeInfo holds";
+      const int k = key_of(f.name);
+      ti.fields[ti.num_fields++] = static_cast<Key>(k);
+      ti.own_mask |= uint64_t{1} << k;
+    }
+  }
+  return out;
+}
+constexpr std::array<EvTypeInfo, kNumEvTypes> kBuiltEvTypes = build_ev_types();
+// Each identifier of enum EvType names its event.
+#define USCOPE_NPU_EV_CHECK(e) static_assert(same(kBuiltEvTypes[E_##e].name, #e), "enum EvType: E_" #e);
+USCOPE_NPU_JSONL_EVENTS(USCOPE_NPU_EV_CHECK)
+#undef USCOPE_NPU_EV_CHECK
+}  // namespace
+
+// Constant-initialized copies (no static-initialization order to mind).
+const std::array<KeyInfo, kNumKeys> kKeys = kBuiltKeys;
+const std::array<EvTypeInfo, kNumEvTypes> kEvTypes = kBuiltEvTypes;
 
 uint32_t StringPool::intern(std::string_view s) {
   auto it = ids_.find(s);
@@ -190,8 +233,9 @@ void append_value(std::string &out, Key k, uint64_t v, const StringSource &strs)
   switch (kKeys[k].kind) {
     case Kind::U16: case Kind::U32: case Kind::U64: append_u64(out, v); break;
     case Kind::Str: append_json_string(out, strs.str(v)); break;
-    case Kind::SourceEnum: out += v ? "\"MMIO\"" : "\"ISA\""; break;
-    case Kind::AccessEnum: out += v ? "\"WRITE\"" : "\"READ\""; break;
+    // 0 is the first value of the enum, anything else the second.
+    case Kind::SourceEnum: append_json_string(out, uscope::proto::npu::kSources[v != 0]); break;
+    case Kind::AccessEnum: append_json_string(out, uscope::proto::npu::kAccessTypes[v != 0]); break;
     case Kind::Bool: out += v ? "true" : "false"; break;
     case Kind::StrArray: {
       const std::string_view s = strs.str(v);

@@ -1,11 +1,12 @@
 // The pivot of every NPU converter: one JSONL event (npu-trace-jsonl.md §4)
 // as a fixed-layout record, the key and event-type tables of the npu
-// protocol (docs/npu-protocol.md §4, §6), the string pool, and the canonical
+// protocol (built from src/protocol/npu_table.hpp), the string pool, and the canonical
 // JSONL formatter. JSONL text, .uscope events and .pccx events all become
 // Ev records first, so the converters and the npu report share one meaning
 // of each field.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -13,6 +14,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+
+#include "uscope/protocols.h"
 
 namespace uscope::convert {
 
@@ -22,16 +25,24 @@ using Status = int32_t;  // uscope_status_t
 // line can be decoded before its event_type is known (keys come in any order).
 enum class Kind : uint8_t { U16, U32, U64, Str, SourceEnum, AccessEnum, Bool, StrArray };
 
-// Keys 0..11 are the fields of the contexts storage, in its field order
-// (npu-protocol.md §3.2), so a key index is also a contexts field index.
+// The converter's names for the JSONL keys, in key order: the fields of the
+// contexts storage (npu-protocol.md §3.2), then every other JSONL field of
+// the npu events in the order it first appears (npu_table.hpp), so a key
+// index below 12 is also a contexts field index. The names and kinds come
+// from the table (kKeys); npu_event.cpp checks at compile time that each
+// identifier here names its key.
+#define USCOPE_NPU_JSONL_KEYS(X)                                                                              \
+  X(core_id) X(npu_id) X(tenant_id) X(layer_id) X(block_id) X(head_id) X(token_idx) X(seq_len) X(phase)     \
+  X(thread_id) X(model_name) X(precision) X(cmd_id) X(cmd_type) X(source) X(token) X(desc_addr) X(status)   \
+  X(job_id) X(job_type) X(tile_id) X(vec_chunk_id) X(latency_cycles) X(tx_id) X(channel) X(direction)       \
+  X(src_addr) X(dst_addr) X(size_bytes) X(m) X(n) X(k) X(tile_m) X(tile_n) X(tile_k) X(mac_count)           \
+  X(op_type) X(len) X(batch) X(addr) X(bank_id) X(access_type) X(by) X(conflict) X(num_requests) X(allowed) \
+  X(stalled_clients) X(link_id) X(irq_line) X(component) X(code) X(msg)
+
 enum Key : uint8_t {
-  K_core_id, K_npu_id, K_tenant_id, K_layer_id, K_block_id, K_head_id, K_token_idx, K_seq_len,
-  K_phase, K_thread_id, K_model_name, K_precision,
-  K_cmd_id, K_cmd_type, K_source, K_token, K_desc_addr, K_status, K_job_id, K_job_type, K_tile_id,
-  K_vec_chunk_id, K_latency_cycles, K_tx_id, K_channel, K_direction, K_src_addr, K_dst_addr,
-  K_size_bytes, K_m, K_n, K_k, K_tile_m, K_tile_n, K_tile_k, K_mac_count, K_op_type, K_len, K_batch,
-  K_addr, K_bank_id, K_access_type, K_by, K_conflict, K_num_requests, K_allowed, K_stalled_clients,
-  K_link_id, K_irq_line, K_component, K_code, K_msg,
+#define USCOPE_NPU_KEY_ENUM(k) K_##k,
+  USCOPE_NPU_JSONL_KEYS(USCOPE_NPU_KEY_ENUM)
+#undef USCOPE_NPU_KEY_ENUM
   kNumKeys
 };
 constexpr int kNumMetaKeys = 12;
@@ -41,25 +52,31 @@ struct KeyInfo {
   const char *name;
   Kind kind;
 };
-extern const KeyInfo kKeys[kNumKeys];
+extern const std::array<KeyInfo, kNumKeys> kKeys;
 
-// Event types, numbered as USCOPE_NPU_EV_*; TRACE_META is not an event.
+// Event types, numbered as USCOPE_NPU_EV_* (the npu table's event order);
+// TRACE_META is not an event.
+#define USCOPE_NPU_JSONL_EVENTS(X)                                                                          \
+  X(CMD_ENQUEUE) X(CMD_START) X(CMD_END) X(JOB_ISSUE) X(JOB_DONE) X(DMA_START) X(DMA_END) X(TE_START)      \
+  X(TE_END) X(VE_START) X(VE_END) X(SRAM_ACCESS) X(SRAM_CONFLICT) X(DRAM_TX_START) X(DRAM_TX_END)          \
+  X(NOC_TX_START) X(NOC_TX_END) X(IRQ_EMIT) X(TOKEN_COMPLETE) X(ERROR) X(WARN)
+
 enum EvType : uint8_t {
-  E_CMD_ENQUEUE, E_CMD_START, E_CMD_END, E_JOB_ISSUE, E_JOB_DONE, E_DMA_START, E_DMA_END, E_TE_START,
-  E_TE_END, E_VE_START, E_VE_END, E_SRAM_ACCESS, E_SRAM_CONFLICT, E_DRAM_TX_START, E_DRAM_TX_END,
-  E_NOC_TX_START, E_NOC_TX_END, E_IRQ_EMIT, E_TOKEN_COMPLETE, E_ERROR, E_WARN,
-  kNumEvTypes,
+#define USCOPE_NPU_EV_ENUM(e) E_##e = USCOPE_NPU_EV_##e,
+  USCOPE_NPU_JSONL_EVENTS(USCOPE_NPU_EV_ENUM)
+#undef USCOPE_NPU_EV_ENUM
+  kNumEvTypes = USCOPE_NPU_NUM_EVENTS,
   E_TRACE_META = kNumEvTypes,
 };
 
 struct EvTypeInfo {
-  const char *name;        // JSONL event_type
-  const char *lower;       // µScope event name
+  const char *name;        // JSONL event_type: the table's event name in upper case
+  const char *lower;       // µScope event name (the table's)
   uint8_t num_fields;
   Key fields[8];           // own fields in protocol (= JSONL spec) order
   uint64_t own_mask;       // bit per own key
 };
-extern const EvTypeInfo kEvTypes[kNumEvTypes];
+extern const std::array<EvTypeInfo, kNumEvTypes> kEvTypes;
 
 // Value encoding in Ev::v: numbers as themselves, enums and booleans as 0/1,
 // strings (and string arrays joined with ',') as ids of a StringSource.

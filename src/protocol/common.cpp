@@ -47,6 +47,12 @@ void check_extra_fields(const uscope_field_t *f, uint16_t n, const char *what, c
   }
 }
 
+void check_extra_fields(const uscope_field_t *f, uint16_t n, const char *what, table::Span<table::Field> reserved) {
+  std::vector<const char *> names;
+  for (const table::Field &r : reserved) names.push_back(r.name);
+  check_extra_fields(f, n, what, names.data(), names.size());
+}
+
 uint8_t Declaration::shared_enum(const char *name, const char *const *values, uint16_t count) {
   const Schema &s = b_.schema();
   for (size_t e = 0; e < s.enums.size(); ++e) {
@@ -110,8 +116,49 @@ uint16_t Declaration::find_event(const char *name, uint16_t scope_id) const {
 }
 
 uint16_t Declaration::counter(const char *name, uint16_t scope_id) {
-  const uscope_field_t count[] = {{"count", USCOPE_FT_U64, 0, 0, 0}};
+  const uscope_field_t count[] = {{table::kCounterField.name, table::kCounterField.type, 0, 0, 0}};
   return b_.add_storage(name, scope_id, 1, 0, count, 1, nullptr, 0);
+}
+
+namespace {
+std::vector<uscope_field_t> resolve(table::Span<table::Field> fields, const uint8_t *enum_ids) {
+  std::vector<uscope_field_t> out;
+  out.reserve(fields.size);
+  for (const table::Field &f : fields)
+    out.push_back({f.name, f.type, f.enum_ref == table::kNoEnum ? uint8_t{0} : enum_ids[f.enum_ref], 0, 0});
+  return out;
+}
+}  // namespace
+
+void Declaration::enums(table::Span<table::Enum> t, const NameList *config, uint8_t *ids) {
+  for (uint16_t i = 0; i < t.size; ++i) {
+    const table::Enum &e = t[i];
+    NameList v{e.values.data, e.values.size};
+    if (e.source == table::Values::kConfig || (e.source == table::Values::kOrDefault && config[i].names))
+      v = config[i];
+    ids[i] = shared_enum(e.name, v.names, v.count);
+  }
+}
+
+uint16_t Declaration::storage(const table::Storage &s, uint16_t scope_id, uint16_t num_slots,
+                              const uint8_t *enum_ids, const uscope_field_t *extra, uint16_t num_extra) {
+  std::vector<uscope_field_t> f = resolve(s.fields, enum_ids);
+  if (num_extra) f.insert(f.end(), extra, extra + num_extra);
+  return b_.add_storage(s.name, scope_id, num_slots, s.flags, f.data(), static_cast<uint16_t>(f.size()),
+                        nullptr, 0);
+}
+
+uint16_t Declaration::event(const table::Event &e, uint16_t scope_id, const uint8_t *enum_ids) {
+  const std::vector<uscope_field_t> f = resolve(e.fields, enum_ids);
+  return b_.add_event(e.name, scope_id, f.data(), e.fields.size);
+}
+
+void Declaration::properties(table::Span<table::Property> t, const std::string &scope,
+                             const std::optional<std::string> *values) {
+  for (uint16_t i = 0; i < t.size; ++i) {
+    if (!values[i]) continue;
+    property(t[i].per_scope ? scope + "/" + t[i].key : std::string(t[i].key), *values[i]);
+  }
 }
 
 void NameSet::add(const char *name, const char *what) {

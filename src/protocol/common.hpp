@@ -7,12 +7,14 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "base/error.hpp"
 #include "format/wire.hpp"
+#include "protocol/table.hpp"
 #include "uscope/protocols.h"
 #include "schema/schema_builder.hpp"
 #include "writer/writer.hpp"
@@ -45,6 +47,14 @@ std::string join(const char *const *names, uint16_t n);
 // (entity_id, txn_id): no NULL names and none equal to a protocol field name.
 void check_extra_fields(const uscope_field_t *f, uint16_t n, const char *what, const char *const *reserved,
                         size_t num_reserved);
+// The same, the reserved names being a table storage's fields.
+void check_extra_fields(const uscope_field_t *f, uint16_t n, const char *what, table::Span<table::Field> reserved);
+
+// A list of names from a config (stages, opcodes, ...).
+struct NameList {
+  const char *const *names = nullptr;
+  uint16_t count = 0;
+};
 
 // The builder a declaration works on. It starts as a copy of the live one and
 // replaces it in commit(), so that a failing declaration leaves the schema as
@@ -71,9 +81,26 @@ class Declaration {
   bool clock_period(uint16_t scope_id, uint32_t *period_ps) const;
   // An event of this name in this scope, or 0xFFFF.
   uint16_t find_event(const char *name, uint16_t scope_id) const;
-  // A 1-slot dense storage with one U64 field "count" (spec cpu §6): the shape
+  // A 1-slot dense storage of table::kCounterField (spec cpu §6): the shape
   // the viewer and the trace summary (COMPAT 16) recognize as a counter.
   uint16_t counter(const char *name, uint16_t scope_id);
+
+  // ── from a protocol table ──
+
+  // The table's enums, in its order, each shared as by shared_enum; an enum
+  // whose values come from the config takes config[i] (for kOrDefault, the
+  // table's values when config[i] has none). ids[i] gets enum i's id.
+  void enums(table::Span<table::Enum> t, const NameList *config, uint8_t *ids);
+  // A storage with the table's fields (enum refs resolved through enum_ids),
+  // then the config's extra fields.
+  uint16_t storage(const table::Storage &s, uint16_t scope_id, uint16_t num_slots, const uint8_t *enum_ids,
+                   const uscope_field_t *extra = nullptr, uint16_t num_extra = 0);
+  // An event with the table's payload fields.
+  uint16_t event(const table::Event &e, uint16_t scope_id, const uint8_t *enum_ids);
+  // The table's DUT properties in its order: values[i] is property i's value,
+  // nullopt to leave it out; a per-scope key is written "<scope>/<key>".
+  void properties(table::Span<table::Property> t, const std::string &scope,
+                  const std::optional<std::string> *values);
 
  private:
   SchemaBuilder &live_;

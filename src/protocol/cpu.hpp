@@ -3,15 +3,18 @@
 // exported function compiles to its checks plus the writer's inline ops.
 #pragma once
 
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "protocol/common.hpp"
+#include "protocol/cpu_table.hpp"
 
 struct uscope_cpu : uscope::proto::CatalogScope {
-  static constexpr uscope::proto::CatalogWords kWords = {"entity_id", "an entity", "entity", "entities",
-                                                         "max_entities"};
+  static constexpr uscope::proto::CatalogWords kWords = {
+      uscope::proto::cpu::kEntityFields[USCOPE_CPU_FIELD_ENTITY_ID].name, "an entity", "entity", "entities",
+      uscope::proto::cpu::kEntities.slots};
 
   uscope_cpu_ids_t ids{};  // ids.buffers / ids.counters point into the base's vectors
 
@@ -69,8 +72,8 @@ struct uscope_cpu : uscope::proto::CatalogScope {
     return w.slot_set(ids.entities, static_cast<uint16_t>(id), field, value);
   }
 
-  static constexpr uint16_t kNumDepTypes = 4;
-  static constexpr uint16_t kNumFlushReasons = 4;
+  static constexpr uint16_t kNumDepTypes = std::size(uscope::proto::cpu::kDepTypes);
+  static constexpr uint16_t kNumFlushReasons = std::size(uscope::proto::cpu::kFlushReasons);
 
  private:
   uscope_status_t transition(Writer &w, uint32_t id, uint8_t stage) const noexcept {

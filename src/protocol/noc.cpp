@@ -1,22 +1,17 @@
 #include "protocol/noc.hpp"
 
+#include <iterator>
+
+#include "protocol/noc_table.hpp"
+
 namespace uscope::proto {
 
 namespace {
-// Spec noc §5.3, §5.5; the default opcodes are the two every bus has.
-const char *const kRetryReasons[] = {"target_busy", "no_credits", "vc_full", "arb_lost", "protocol_retry"};
-const char *const kCreditDirections[] = {"grant", "consume"};
-const char *const kDefaultOpcodes[] = {"read", "write"};
-const char *const kStdCounters[] = {"bytes_tx", "bytes_rx", "arb_conflicts", "retries", "txn_completed"};
-const char *const kTxnFields[] = {"txn_id", "opcode", "addr", "len", "size", "src_port", "dst_port"};
-constexpr uint16_t kNumStdCounters = sizeof kStdCounters / sizeof *kStdCounters;
-static_assert(kNumStdCounters == USCOPE_NOC_COUNTER_TXN_COMPLETED + 1);
+constexpr uint16_t kNumStdCounters = std::size(noc::kCounters);
+constexpr uint16_t kNumTxnFields = std::size(noc::kTxnFields);
 }  // namespace
 
 std::unique_ptr<uscope_noc> declare_noc(Declaration &d, const uscope_noc_config_t &c) {
-  static_assert(uscope_noc::kNumRetryReasons == sizeof kRetryReasons / sizeof *kRetryReasons);
-  static_assert(uscope_noc::kNumCreditDirections == sizeof kCreditDirections / sizeof *kCreditDirections);
-
   // ── the config ──
   if (!c.scope_name) fail(USCOPE_ERR_INVALID_ARGUMENT, "cfg.scope_name is NULL");
   if (!c.bus_protocol)
@@ -29,8 +24,8 @@ std::unique_ptr<uscope_noc> declare_noc(Declaration &d, const uscope_noc_config_
   if (!opcodes) {
     if (num_opcodes)
       fail(USCOPE_ERR_INVALID_ARGUMENT, "cfg.opcodes is NULL but cfg.num_opcodes is %u", num_opcodes);
-    opcodes = kDefaultOpcodes;
-    num_opcodes = 2;
+    opcodes = noc::kDefaultOpcodes;
+    num_opcodes = std::size(noc::kDefaultOpcodes);
   }
   check_names(opcodes, num_opcodes, "cfg.opcodes", false);
   if (c.max_txns == 0)
@@ -42,13 +37,13 @@ std::unique_ptr<uscope_noc> declare_noc(Declaration &d, const uscope_noc_config_
   if (c.num_counters > 0xFFFF - kNumStdCounters)
     fail(USCOPE_ERR_LIMIT, "cfg.num_counters is %u; with the five standard ones that passes the u16 index",
          c.num_counters);
-  check_extra_fields(c.txn_extra_fields, c.num_txn_extra_fields, "cfg.txn_extra_fields", kTxnFields, 7);
-  if (c.num_txn_extra_fields > 0xFFFF - 7)
+  check_extra_fields(c.txn_extra_fields, c.num_txn_extra_fields, "cfg.txn_extra_fields", noc::kTransactions.fields);
+  if (c.num_txn_extra_fields > 0xFFFF - kNumTxnFields)
     fail(USCOPE_ERR_LIMIT, "cfg.num_txn_extra_fields is %u; a storage has at most 65,535 fields",
          c.num_txn_extra_fields);
   NameSet names;
-  names.add("transactions", "the transaction catalog");
-  for (const char *n : kStdCounters) names.add(n, "a standard counter");
+  names.add(noc::kTransactions.name, "the transaction catalog");
+  for (const char *n : noc::kCounters) names.add(n, "a standard counter");
   auto h = std::make_unique<uscope_noc>();
   h->check_buffers(names, c.buffers, c.num_buffers);
   for (uint16_t i = 0; i < c.num_counters; ++i) names.add(c.counters[i], "cfg.counters[]");
@@ -65,70 +60,40 @@ std::unique_ptr<uscope_noc> declare_noc(Declaration &d, const uscope_noc_config_
 
   // ── scope and enums ──
   SchemaBuilder &b = d.b();
-  ids.scope_id = b.add_scope(c.scope_name, c.parent_scope_id, "noc", c.clock_id);
+  ids.scope_id = b.add_scope(c.scope_name, c.parent_scope_id, noc::kTable.name, c.clock_id);
   const uint16_t sc = ids.scope_id;
-  ids.opcode_enum = d.shared_enum("opcode", opcodes, num_opcodes);
-  ids.pipeline_stage_enum = d.shared_enum("pipeline_stage", c.stages, c.num_stages);
-  ids.retry_reason_enum = d.shared_enum("retry_reason", kRetryReasons, uscope_noc::kNumRetryReasons);
-  ids.credit_direction_enum =
-      d.shared_enum("credit_direction", kCreditDirections, uscope_noc::kNumCreditDirections);
+  uint8_t enum_ids[noc::kNumEnums];
+  NameList lists[noc::kNumEnums];
+  lists[noc::kOpcode] = {opcodes, num_opcodes};
+  lists[noc::kPipelineStage] = {c.stages, c.num_stages};
+  d.enums(noc::kEnums, lists, enum_ids);
+  for (uint16_t i = 0; i < noc::kNumEnums; ++i) ids.*noc::kEnumIds[i] = enum_ids[i];
 
   // ── storages (§3, §4, §6) ──
-  std::vector<uscope_field_t> f = {
-      {"txn_id", USCOPE_FT_U32, 0, 0, 0},  {"opcode", USCOPE_FT_ENUM, ids.opcode_enum, 0, 0},
-      {"addr", USCOPE_FT_U64, 0, 0, 0},    {"len", USCOPE_FT_U16, 0, 0, 0},
-      {"size", USCOPE_FT_U8, 0, 0, 0},     {"src_port", USCOPE_FT_U16, 0, 0, 0},
-      {"dst_port", USCOPE_FT_U16, 0, 0, 0}};
-  f.insert(f.end(), c.txn_extra_fields, c.txn_extra_fields + c.num_txn_extra_fields);
-  ids.transactions = b.add_storage("transactions", sc, c.max_txns, USCOPE_SF_SPARSE, f.data(),
-                                   static_cast<uint16_t>(f.size()), nullptr, 0);
-  ids.num_txn_fields = static_cast<uint16_t>(f.size());
+  ids.transactions =
+      d.storage(noc::kTransactions, sc, c.max_txns, enum_ids, c.txn_extra_fields, c.num_txn_extra_fields);
+  ids.num_txn_fields = static_cast<uint16_t>(kNumTxnFields + c.num_txn_extra_fields);
   h->add_buffers(b, sc, c.buffers, c.num_buffers);
-  for (const char *n : kStdCounters) h->counter_ids.push_back(d.counter(n, sc));
+  for (const char *n : noc::kCounters) h->counter_ids.push_back(d.counter(n, sc));
   for (uint16_t i = 0; i < c.num_counters; ++i) h->counter_ids.push_back(d.counter(c.counters[i], sc));
 
   // ── events (§5) ──
-  const uscope_field_t st[] = {{"txn_id", USCOPE_FT_U32, 0, 0, 0},
-                               {"stage", USCOPE_FT_ENUM, ids.pipeline_stage_enum, 0, 0}};
-  ids.stage_transition = b.add_event("stage_transition", sc, st, 2);
-  const uscope_field_t bt[] = {{"txn_id", USCOPE_FT_U32, 0, 0, 0},
-                               {"beat_num", USCOPE_FT_U16, 0, 0, 0},
-                               {"data_bytes", USCOPE_FT_U16, 0, 0, 0}};
-  ids.beat = b.add_event("beat", sc, bt, 3);
-  const uscope_field_t rt[] = {{"txn_id", USCOPE_FT_U32, 0, 0, 0},
-                               {"reason", USCOPE_FT_ENUM, ids.retry_reason_enum, 0, 0}};
-  ids.retry = b.add_event("retry", sc, rt, 2);
-  const uscope_field_t to[] = {{"txn_id", USCOPE_FT_U32, 0, 0, 0},
-                               {"threshold_cycles", USCOPE_FT_U32, 0, 0, 0}};
-  ids.timeout = b.add_event("timeout", sc, to, 2);
-  const uscope_field_t lc[] = {{"port", USCOPE_FT_U16, 0, 0, 0},
-                               {"direction", USCOPE_FT_ENUM, ids.credit_direction_enum, 0, 0},
-                               {"credits", USCOPE_FT_U8, 0, 0, 0}};
-  ids.link_credit = b.add_event("link_credit", sc, lc, 3);
-  const uscope_field_t ar[] = {{"winner_txn", USCOPE_FT_U32, 0, 0, 0},
-                               {"port", USCOPE_FT_U16, 0, 0, 0},
-                               {"num_contenders", USCOPE_FT_U8, 0, 0, 0}};
-  ids.arb_decision = b.add_event("arb_decision", sc, ar, 3);
-  const uscope_field_t an[] = {{"txn_id", USCOPE_FT_U32, 0, 0, 0}, {"text", USCOPE_FT_STRING_REF, 0, 0, 0}};
-  ids.annotate = b.add_event("annotate", sc, an, 2);
-  // §5.7: txn_handoff lives at a common ancestor of the scopes it joins. The
-  // parent is the nearest one the declaration knows; every noc declared under
-  // the same parent shares the one event type there.
-  const uscope_field_t ho[] = {{"src_scope", USCOPE_FT_U16, 0, 0, 0},
-                               {"src_txn_id", USCOPE_FT_U32, 0, 0, 0},
-                               {"dst_scope", USCOPE_FT_U16, 0, 0, 0},
-                               {"dst_txn_id", USCOPE_FT_U32, 0, 0, 0}};
+  for (uint16_t i = 0; i < std::size(noc::kEvents); ++i)
+    ids.*noc::kEventIds[i] = d.event(noc::kEvents[i], sc, enum_ids);
+  // txn_handoff (noc_table.hpp): on the parent, the nearest common ancestor
+  // the declaration knows.
+  const table::Event &ho = noc::kTxnHandoff;
   const uint16_t parent = d.schema().scopes[sc].parent_id;
   ids.handoff_scope_id = parent == USCOPE_NO_PARENT ? sc : parent;
-  ids.txn_handoff = d.find_event("txn_handoff", ids.handoff_scope_id);
+  ids.txn_handoff = d.find_event(ho.name, ids.handoff_scope_id);
   if (ids.txn_handoff == 0xFFFF) {
-    ids.txn_handoff = b.add_event("txn_handoff", ids.handoff_scope_id, ho, 4);
+    ids.txn_handoff = d.event(ho, ids.handoff_scope_id, enum_ids);
   } else {
     const EventDef &ev = d.schema().events[ids.txn_handoff];
-    bool same = ev.fields.size() == 4;
-    for (size_t i = 0; same && i < 4; ++i) {
+    bool same = ev.fields.size() == ho.fields.size;
+    for (size_t i = 0; same && i < ho.fields.size; ++i) {
       const char *n = d.schema().str(ev.fields[i].name);
-      same = n && std::strcmp(n, ho[i].name) == 0 && ev.fields[i].type == ho[i].type;
+      same = n && std::strcmp(n, ho.fields[i].name) == 0 && ev.fields[i].type == ho.fields[i].type;
     }
     if (!same)
       fail(USCOPE_ERR_SCHEMA,
@@ -137,19 +102,23 @@ std::unique_ptr<uscope_noc> declare_noc(Declaration &d, const uscope_noc_config_
   }
 
   // ── DUT properties: the spec's scope properties (§8), keyed by scope ──
-  const std::string k = std::string(c.scope_name) + "/";
-  d.property(k + "noc.protocol_version", USCOPE_NOC_PROTOCOL_VERSION);
-  d.property(k + "noc.bus_protocol", c.bus_protocol);
-  d.property(k + "noc.topology", c.topology);
-  d.property(k + "noc.pipeline_stages", join(c.stages, c.num_stages));
   uint32_t period = 0;
-  if (d.clock_period(sc, &period)) d.property(k + "clock.period_ps", std::to_string(period));
-  const std::pair<const char *, uint32_t> optional[] = {
-      {"noc.data_width", c.data_width}, {"noc.addr_width", c.addr_width}, {"noc.num_ports", c.num_ports},
-      {"noc.dim_x", c.dim_x},           {"noc.dim_y", c.dim_y},           {"noc.num_vcs", c.num_vcs}};
-  for (const auto &[key, v] : optional)
-    if (v) d.property(k + key, std::to_string(v));
-  if (c.routing) d.property(k + "noc.routing", c.routing);
+  auto number = [](uint32_t v) { return v ? std::optional<std::string>(std::to_string(v)) : std::nullopt; };
+  const std::optional<std::string> props[] = {
+      USCOPE_NOC_PROTOCOL_VERSION,
+      c.bus_protocol,
+      c.topology,
+      join(c.stages, c.num_stages),
+      d.clock_period(sc, &period) ? std::optional<std::string>(std::to_string(period)) : std::nullopt,
+      number(c.data_width),
+      number(c.addr_width),
+      number(c.num_ports),
+      number(c.dim_x),
+      number(c.dim_y),
+      number(c.num_vcs),
+      c.routing ? std::optional<std::string>(c.routing) : std::nullopt};
+  static_assert(std::size(props) == std::size(noc::kProperties));
+  d.properties(noc::kProperties, c.scope_name, props);
 
   h->publish(ids);
   return h;

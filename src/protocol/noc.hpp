@@ -2,23 +2,26 @@
 // declared interconnect scope and its per-cycle calls, inline as for cpu.
 #pragma once
 
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "protocol/common.hpp"
+#include "protocol/noc_table.hpp"
 
 struct uscope_noc : uscope::proto::CatalogScope {
-  static constexpr uscope::proto::CatalogWords kWords = {"txn_id", "a transaction", "transaction",
-                                                         "transactions", "max_txns"};
+  static constexpr uscope::proto::CatalogWords kWords = {
+      uscope::proto::noc::kTxnFields[USCOPE_NOC_FIELD_TXN_ID].name, "a transaction", "transaction",
+      "transactions", uscope::proto::noc::kTransactions.slots};
 
   uscope_noc_ids_t ids{};
   uint32_t num_ports = 0;  // 0: ports are not checked
 
   uscope_noc() : CatalogScope("uscope_noc", kWords) {}
 
-  static constexpr uint16_t kNumRetryReasons = 5;
-  static constexpr uint16_t kNumCreditDirections = 2;
+  static constexpr uint16_t kNumRetryReasons = std::size(uscope::proto::noc::kRetryReasons);
+  static constexpr uint16_t kNumCreditDirections = std::size(uscope::proto::noc::kCreditDirections);
 
   using Writer = uscope::Writer;
 

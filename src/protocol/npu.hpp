@@ -4,14 +4,17 @@
 // (command queue, engines, channels, banks) and counters in step with it.
 #pragma once
 
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "protocol/common.hpp"
+#include "protocol/npu_table.hpp"
 
 struct uscope_npu : uscope::proto::CounterScope {
-  // Field indices of the storages (docs/npu-protocol.md §3).
+  // Field indices of the storages (docs/npu-protocol.md §3; npu_table.hpp
+  // has their names, and npu.cpp checks the counts).
   enum CmdQueueField : uint16_t {
     kCqCmdId,
     kCqState,
@@ -307,8 +310,8 @@ struct uscope_npu : uscope::proto::CounterScope {
     return emit(w, ev, co, cd, ms, cmd_id, job_id, ctx);
   }
 
-  static constexpr uint16_t kNumSources = 2;
-  static constexpr uint16_t kNumAccessTypes = 2;
+  static constexpr uint16_t kNumSources = std::size(uscope::proto::npu::kSources);
+  static constexpr uint16_t kNumAccessTypes = std::size(uscope::proto::npu::kAccessTypes);
 
  private:
   bool ctx_ok(uint16_t ctx) const noexcept { return ctx < ids.num_contexts || ctx == USCOPE_NPU_NO_CONTEXT; }
@@ -322,7 +325,7 @@ struct uscope_npu : uscope::proto::CounterScope {
     return uscope::proto::intern(w, fn, what, s, true, out);
   }
   // The event of this USCOPE_NPU_EV_* index, its payload the values in the
-  // field order of npu.cpp's event table.
+  // field order of npu_table.hpp's event.
   template <class... T>
   uscope_status_t emit(Writer &w, int ev, T... v) const noexcept {
     return uscope::proto::emit(w, ids.events[ev], v...);
