@@ -3,6 +3,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/guard.hpp"
+#include "base/last_error.hpp"
+#include "pccx/pccx_common.hpp"
+#include "pccx/pccx_reader.hpp"
+#include "pccx/pccx_writer.hpp"
+
 namespace uscope::convert {
 
 namespace {
@@ -25,13 +31,13 @@ uint32_t pair_type(uint8_t kind, std::string_view direction) {
 }
 // The name of a pccx event's type, never NULL: a flatbuf type id past the
 // table (pccx-format.md "Versioning Policy": new ids are additive) has no
-// name, pccx_event_type_name() gives NULL for it and the reader "UNKNOWN";
+// name, kTypeNames has none for it and the reader "UNKNOWN";
 // "UNKNOWN_<id>" keeps the id. A bincode event_type this library does not
 // know keeps its own string (type_name).
 std::string type_label(const pccx_event_t &ev) {
   if (ev.type_id >= PCCX_EVENT_TYPE_COUNT) return "UNKNOWN_" + std::to_string(ev.type_id);
   if (ev.type_name && *ev.type_name) return ev.type_name;
-  const char *n = pccx_event_type_name(ev.type_id);
+  const char *n = pccx::kTypeNames[ev.type_id];
   return n ? n : "UNKNOWN";
 }
 uint32_t instant_type(uint8_t ev) {
@@ -42,18 +48,30 @@ uint32_t instant_type(uint8_t ev) {
     default: return PCCX_EVENT_UNKNOWN;
   }
 }
+
+// Finishes the writer (header patched, file published), as pccx_writer_close
+// does: a failure's message is the writer's own.
+Status finish(pccx::Writer &w) {
+  return guard([&] {
+    const Status s = w.finish();
+    if (s != USCOPE_OK) set_thread_error(w.error());
+    return s;
+  });
+}
 }  // namespace
+
+PccxOut::PccxOut(const StringSource &strs) : strs_(strs) {}
 
 PccxOut::~PccxOut() {
   // Only an output abandoned on an error path gets here: its status adds nothing to the
   // error already reported, and the partial file is removed by the writer.
-  if (w_) (void)pccx_writer_close(w_);
+  if (w_) (void)finish(*w_);
 }
 
 Status PccxOut::open(const char *path, uint64_t period_ps, const PccxMeta &meta, uint64_t queue_bytes,
                      std::string *error) {
-  pccx_writer_options_t o;
-  pccx_writer_options_init(&o);
+  pccx_writer_options_t o{};
+  o.struct_size = sizeof o;
   // clock_mhz is an integer: 1e6 / period_ps, rounded (exact for 1000 ps).
   // The original clock_mhz when it is the one this period came from (a
   // clock over 1 GHz does not survive MHz -> ps -> MHz: 3000 MHz is 333 ps).
@@ -73,9 +91,25 @@ Status PccxOut::open(const char *path, uint64_t period_ps, const PccxMeta &meta,
   set_cycles_ = meta.has_cycles;
   cycles_ = meta.cycles;
   o.queue_bytes = queue_bytes ? queue_bytes : kDefaultQueue;
-  const Status s = pccx_writer_open(&w_, path, &o);
-  if (s) *error = about_file(path, uscope_last_error());
+  const Status s = guard([&] {
+    w_ = std::make_unique<pccx::Writer>(path, &o);
+    return USCOPE_OK;
+  });
+  if (s) *error = about_file(path, thread_error());
   return s;
+}
+
+void PccxOut::put(uint32_t core, uint64_t start, uint64_t duration, uint32_t type, const char *name) {
+  const Status s = w_->event(core, start, duration, type, name);
+  if (s) {
+    status_ = s;
+    // The writer's own sticky error says what failed (e.g. the encoder's
+    // write); the call's message only that the writer has failed.
+    const char *we = w_->error();
+    error_ = we && *we ? we : thread_error();
+  } else {
+    ++events_;
+  }
 }
 
 void PccxOut::interval(const Interval &iv) {
@@ -87,30 +121,12 @@ void PccxOut::interval(const Interval &iv) {
     name_ += ':';
     name_ += label;
   }
-  const Status s = pccx_writer_event(w_, iv.core, iv.start, iv.end - iv.start, pair_type(iv.kind, label), name_.c_str());
-  if (s) {
-    status_ = s;
-    // The writer's own sticky error says what failed (e.g. the encoder's
-    // write); the call's message only that the writer has failed.
-    const char *we = pccx_writer_error(w_);
-    error_ = we && *we ? we : uscope_last_error();
-  } else {
-    ++events_;
-  }
+  put(iv.core, iv.start, iv.end - iv.start, pair_type(iv.kind, label), name_.c_str());
 }
 
 void PccxOut::instant(uint8_t ev_type, uint64_t t, uint32_t core) {
   if (status_) return;
-  const Status s = pccx_writer_event(w_, core, t, 0, instant_type(ev_type), kEvTypes[ev_type].name);
-  if (s) {
-    status_ = s;
-    // The writer's own sticky error says what failed (e.g. the encoder's
-    // write); the call's message only that the writer has failed.
-    const char *we = pccx_writer_error(w_);
-    error_ = we && *we ? we : uscope_last_error();
-  } else {
-    ++events_;
-  }
+  put(core, t, 0, instant_type(ev_type), kEvTypes[ev_type].name);
 }
 
 bool PccxOut::pccx_warn(const Ev &e) {
@@ -123,7 +139,7 @@ bool PccxOut::pccx_warn(const Ev &e) {
   // know can only be written as UNKNOWN (the writer takes ids 0..6).
   uint32_t type = PCCX_EVENT_UNKNOWN;
   for (uint32_t i = 0; i < PCCX_EVENT_TYPE_COUNT; ++i)
-    if (c == pccx_event_type_name(i)) type = i;
+    if (c == pccx::kTypeNames[i]) type = i;
   // The msg, parsed from its end: "<N> cycle" or "<N> cycles", after ", " when a name precedes it.
   std::string_view rest = m;
   if (rest.size() > 7 && rest.substr(rest.size() - 7) == " cycles") rest.remove_suffix(7);
@@ -147,49 +163,36 @@ bool PccxOut::pccx_warn(const Ev &e) {
   }
   if (status_) return true;
   name_.assign(rest);
-  const Status s = pccx_writer_event(w_, core_of(e), e.t_cycle, dur, type, has_name ? name_.c_str() : nullptr);
-  if (s) {
-    status_ = s;
-    // The writer's own sticky error says what failed (e.g. the encoder's
-    // write); the call's message only that the writer has failed.
-    const char *we = pccx_writer_error(w_);
-    error_ = we && *we ? we : uscope_last_error();
-  } else {
-    ++events_;
-  }
+  put(core_of(e), e.t_cycle, dur, type, has_name ? name_.c_str() : nullptr);
   return true;
 }
 
 Status PccxOut::close(std::string *error) {
   Status s = 0;
-  if (set_cycles_ && !status_) s = pccx_writer_set_total_cycles(w_, cycles_);
-  const Status c = pccx_writer_close(w_);
+  if (set_cycles_ && !status_) s = w_->set_total_cycles(cycles_);
+  const Status c = finish(*w_);
   if (!s) s = c;
-  w_ = nullptr;
+  w_.reset();
   if (status_) {
     *error = "writing the .pccx file: " + error_;
     return status_;
   }
-  if (s) *error = std::string("writing the .pccx file: ") + uscope_last_error();
+  if (s) *error = std::string("writing the .pccx file: ") + thread_error();
   return s;
 }
 
 Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *period_ps, uint64_t *events,
                  uint64_t *others, std::string *error, PccxMeta *meta) {
-  pccx_reader_t *r = nullptr;
-  Status s = pccx_reader_open(&r, path, 0);
+  pccx::Reader r;
+  Status s = guard([&] {
+    r.open_file(path, 0);
+    return USCOPE_OK;
+  });
   if (s) {
-    *error = about_file(path, uscope_last_error());
+    *error = about_file(path, thread_error());
     return s;
   }
-  pccx_header_t h{};
-  h.struct_size = sizeof h;
-  s = pccx_reader_header(r, &h);
-  if (s) {
-    *error = about_file(path, uscope_last_error());
-    pccx_reader_close(r);
-    return s;
-  }
+  const pccx_header_t &h = r.header();
   *period_ps = h.clock_mhz ? (1000000 + h.clock_mhz / 2) / h.clock_mhz : 1000;
   if (*period_ps == 0) *period_ps = 1;  // a clock over 2 THz
   if (meta) {
@@ -215,15 +218,12 @@ Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *p
     meta->has_encoding = h.encoding_name != nullptr;
     if (h.encoding_name) meta->encoding = h.encoding_name;
   }
-  const uint64_t n = pccx_reader_event_count(r);
+  const uint64_t n = r.event_count();
   *events = n;
   *others = 0;
   for (uint64_t i = 0; i < n; ++i) {
     pccx_event_t ev{};
-    if ((s = pccx_reader_event(r, &ev, i))) {
-      *error = about_file(path, uscope_last_error());
-      break;
-    }
+    r.event(i, &ev);
     // start + duration past 2^64 saturates, as pccx-lab's total_cycles does.
     const uint64_t end = ev.duration > ~uint64_t{0} - ev.start_cycle ? ~uint64_t{0} : ev.start_cycle + ev.duration;
     const std::string_view full = ev.api_name ? std::string_view(ev.api_name) : std::string_view();
@@ -262,8 +262,7 @@ Status read_pccx(const char *path, StringPool &pool, PairSink &sink, uint64_t *p
     }
     sink.interval(iv);
   }
-  pccx_reader_close(r);
-  return s;
+  return 0;
 }
 
 }  // namespace uscope::convert

@@ -3,16 +3,21 @@
 
 #include <pccx/pccx.h>
 
+#include <memory>
 #include <string>
 
 #include "convert/pairing.hpp"
+
+namespace uscope::pccx {
+class Writer;
+}
 
 namespace uscope::convert {
 
 // Intervals and instants (pairing.hpp) as pccx events.
 class PccxOut final : public PairSink {
  public:
-  explicit PccxOut(const StringSource &strs) : strs_(strs) {}
+  explicit PccxOut(const StringSource &strs);
   ~PccxOut() override;
   // Larger than the pccx writer's default: a conversion outruns its encoder
   // in bursts (long runs of instants), and a batch job can afford the memory.
@@ -34,7 +39,9 @@ class PccxOut final : public PairSink {
 
  private:
   const StringSource &strs_;
-  pccx_writer_t *w_ = nullptr;
+  // One event to the writer; a failure is kept (status_, error_).
+  void put(uint32_t core, uint64_t start, uint64_t duration, uint32_t type, const char *name);
+  std::unique_ptr<pccx::Writer> w_;
   std::string name_;
   uint64_t events_ = 0;
   bool set_cycles_ = false;

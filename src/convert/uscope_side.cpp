@@ -4,6 +4,13 @@
 #include <cstring>
 
 #include "base/error.hpp"
+#include "base/guard.hpp"
+#include "base/last_error.hpp"
+#include "format/wire.hpp"
+#include "protocol/npu.hpp"
+#include "reader/trace_reader.hpp"
+#include "schema/schema_builder.hpp"
+#include "writer/writer.hpp"
 
 namespace uscope::convert {
 
@@ -24,10 +31,6 @@ uint64_t n64(const Ev &e, Key k) {
 }
 uint64_t tx_key(uint64_t chan, uint64_t tx) { return (chan << 40) ^ tx; }
 
-// A look-up on an open reader fails only on a bug of ours; the converter's C entry catches it.
-void must(uscope_status_t st) {
-  if (st != USCOPE_OK) throw Error(st, uscope_last_error());
-}
 }  // namespace
 
 UscopeOut::UscopeOut(const UnitCounts &u, uint64_t period_ps, const StringPool &pool)
@@ -36,61 +39,69 @@ UscopeOut::UscopeOut(const UnitCounts &u, uint64_t period_ps, const StringPool &
 UscopeOut::~UscopeOut() {
   // Only an output abandoned on an error path gets here: its status adds nothing to the
   // error already reported.
-  if (w_) (void)uscope_writer_close(w_);
-  uscope_npu_free(npu_);
+  if (w_) (void)guard([&] { return w_->close(); });
 }
 
 Status UscopeOut::open(const char *path, const TraceMeta &meta, std::string *error) {
-  uscope_schema_t *s = nullptr;
-  Status st = uscope_schema_new(&s);
-  uint8_t clk = 0;
-  if (!st) st = uscope_schema_add_clock(s, &clk, "npu_clk", static_cast<uint32_t>(period_));
-  uint16_t root = 0;
-  if (!st) st = uscope_schema_add_scope(s, &root, "/", USCOPE_NO_PARENT, nullptr, clk);
-  uscope_npu_config_t cfg{};
-  cfg.struct_size = sizeof cfg;
-  cfg.scope_name = "npu0";
-  cfg.parent_scope_id = root;
-  cfg.clock_id = USCOPE_CLOCK_INHERIT;
-  // One spare queue slot and engine receive the ENDs whose START is not in
-  // the file: clearing a slot that is never set changes nothing.
-  cfg.queue_depth = static_cast<uint16_t>(u_.queue_depth + 1);
-  cfg.num_contexts = u_.num_contexts;
-  cfg.num_te = static_cast<uint16_t>(u_.num_te + 1);
-  cfg.num_ve = static_cast<uint16_t>(u_.num_ve + 1);
-  cfg.num_dma_channels = u_.num_dma;
-  cfg.num_sram_banks = u_.num_banks;
-  cfg.num_dram_channels = u_.num_dram;
-  cfg.num_noc_links = u_.num_noc;
-  cfg.sim_id = meta.has_sim_id ? meta.sim_id.c_str() : nullptr;
-  cfg.trace_version = meta.has_version ? meta.version.c_str() : nullptr;
-  cfg.sim_version = meta.has_sim_version ? meta.sim_version.c_str() : nullptr;
-  cfg.sim_config_json = meta.has_sim_config ? meta.sim_config.c_str() : nullptr;
-  if (!st) st = uscope_npu_declare(s, &npu_, &cfg);
-  // Facts of the JSONL file that the protocol has no place for, so that
-  // µScope -> JSONL writes the same lines (docs/convert.md).
-  if (!st && meta.has_t_ns) st = uscope_schema_add_dut_property(s, "npu.jsonl.t_ns", "1");
-  if (!st && meta.has_meta_line) st = uscope_schema_add_dut_property(s, "npu.jsonl.trace_meta", "1");
-  // TRACE_META extensions (docs/convert.md): the period itself is the
-  // clock's; the flag keeps an explicit "period_ps": 1000.
-  if (!st && meta.has_period) st = uscope_schema_add_dut_property(s, "npu.jsonl.period_ps", "1");
-  if (!st && meta.pccx.has) {
-    std::string j;
-    format_pccx_meta(meta.pccx, j);
-    st = uscope_schema_add_dut_property(s, "npu.jsonl.pccx", j.c_str());
+  // The schema built, the npu protocol declared on it and the writer opened
+  // through the core, as uscope_schema_*, uscope_npu_declare and
+  // uscope_writer_open do (the same checks, the same messages).
+  const Status st = guard([&] {
+    SchemaBuilder b;
+    const uint8_t clk = b.add_clock("npu_clk", static_cast<uint32_t>(period_));
+    const uint16_t root = b.add_scope("/", USCOPE_NO_PARENT, nullptr, clk);
+    uscope_npu_config_t cfg{};
+    cfg.struct_size = sizeof cfg;
+    cfg.scope_name = "npu0";
+    cfg.parent_scope_id = root;
+    cfg.clock_id = USCOPE_CLOCK_INHERIT;
+    // One spare queue slot and engine receive the ENDs whose START is not in
+    // the file: clearing a slot that is never set changes nothing.
+    cfg.queue_depth = static_cast<uint16_t>(u_.queue_depth + 1);
+    cfg.num_contexts = u_.num_contexts;
+    cfg.num_te = static_cast<uint16_t>(u_.num_te + 1);
+    cfg.num_ve = static_cast<uint16_t>(u_.num_ve + 1);
+    cfg.num_dma_channels = u_.num_dma;
+    cfg.num_sram_banks = u_.num_banks;
+    cfg.num_dram_channels = u_.num_dram;
+    cfg.num_noc_links = u_.num_noc;
+    cfg.sim_id = meta.has_sim_id ? meta.sim_id.c_str() : nullptr;
+    cfg.trace_version = meta.has_version ? meta.version.c_str() : nullptr;
+    cfg.sim_version = meta.has_sim_version ? meta.sim_version.c_str() : nullptr;
+    cfg.sim_config_json = meta.has_sim_config ? meta.sim_config.c_str() : nullptr;
+    try {
+      proto::Declaration d(b);
+      npu_ = proto::declare_npu(d, cfg);
+      d.commit();
+    } catch (const Error &e) { throw Error(e.code(), std::string("uscope_npu_declare: ") + e.what()); }
+    // Facts of the JSONL file that the protocol has no place for, so that
+    // µScope -> JSONL writes the same lines (docs/convert.md).
+    if (meta.has_t_ns) b.add_dut_property("npu.jsonl.t_ns", "1");
+    if (meta.has_meta_line) b.add_dut_property("npu.jsonl.trace_meta", "1");
+    // TRACE_META extensions (docs/convert.md): the period itself is the
+    // clock's; the flag keeps an explicit "period_ps": 1000.
+    if (meta.has_period) b.add_dut_property("npu.jsonl.period_ps", "1");
+    if (meta.pccx.has) {
+      std::string j;
+      format_pccx_meta(meta.pccx, j);
+      b.add_dut_property("npu.jsonl.pccx", j.c_str());
+    }
+    ids_ = npu_->ids;
+    uscope_writer_options_t o{};
+    o.struct_size = sizeof o;
+    o.durability = USCOPE_DURABILITY_NONE;  // a batch conversion: fewest syscalls
+    o.queue_bytes = u_.queue_bytes;
+    // The schema's DUT properties (the protocol's, then ours), in call order.
+    std::vector<uscope_dut_property_t> props;
+    for (const auto &d : b.dut_properties()) props.push_back({d.key.c_str(), d.value.c_str()});
+    w_ = std::make_unique<Writer>(nullptr, path, b.schema(), props.empty() ? nullptr : props.data(),
+                                  static_cast<uint32_t>(props.size()), &o);
+    return USCOPE_OK;
+  });
+  if (st) {
+    *error = about_file(path, thread_error());
+    return st;
   }
-  if (!st) {
-    ids_.struct_size = sizeof ids_;
-    st = uscope_npu_ids(npu_, &ids_);
-  }
-  uscope_writer_options_t o;
-  uscope_writer_options_init(&o);
-  o.durability = USCOPE_DURABILITY_NONE;  // a batch conversion: fewest syscalls
-  o.queue_bytes = u_.queue_bytes;
-  if (!st) st = uscope_writer_open(&w_, path, s, nullptr, 0, &o);
-  if (st) *error = about_file(path, uscope_last_error());
-  uscope_schema_free(s);
-  if (st) return st;
   ctxs_.resize(u_.num_contexts);
   for (uint16_t i = u_.num_te; i-- > 0;) te_free_.push_back(i);
   for (uint16_t i = u_.num_ve; i-- > 0;) ve_free_.push_back(i);
@@ -105,10 +116,10 @@ Status UscopeOut::cycle(uint64_t t, std::string *reason) {
     return 1;
   }
   if (in_cycle_) {
-    if (Status s = uscope_end_cycle(w_)) return s;
+    if (Status s = w_->end_cycle()) return s;
   }
   in_cycle_ = false;
-  if (Status s = uscope_begin_cycle(w_, t * period_)) return s;
+  if (Status s = w_->begin_cycle(t * period_)) return s;
   in_cycle_ = true;
   cur_ = t;
   return 0;
@@ -164,22 +175,22 @@ Status UscopeOut::context_of(const Ev &e, uint16_t *ctx, std::string *reason) {
     return t[k] == kAbsentTuple ? USCOPE_NPU_ABSENT32 : t[k] == kNull ? USCOPE_NPU_NULL32 : static_cast<uint32_t>(t[k]);
   };
   const uint16_t slot = static_cast<uint16_t>(best);
-  Status s = uscope_npu_context(w_, npu_, slot, w16(K_core_id), w16(K_npu_id), w32(K_tenant_id), w32(K_layer_id),
+  Status s = npu_->context(*w_, slot, w16(K_core_id), w16(K_npu_id), w32(K_tenant_id), w32(K_layer_id),
                                 w32(K_block_id), w32(K_head_id), w32(K_token_idx), w32(K_seq_len), strs[0]);
   if (!s && (t[K_thread_id] != kAbsentTuple || t[K_model_name] != kAbsentTuple || t[K_precision] != kAbsentTuple))
-    s = uscope_npu_context_ext(w_, npu_, slot, w32(K_thread_id), strs[1], strs[2]);
+    s = npu_->context_ext(*w_, slot, w32(K_thread_id), strs[1], strs[2]);
   for (int i = 0; fix && !s && i < 3; ++i) {
     const uint64_t v = t[sk[i]];
     if (v == kAbsentTuple || (v != kNull && !pool_.str(v).empty())) continue;
     uint64_t ref = USCOPE_NPU_STR_NULL;
     if (v != kNull) {
       if (!have_empty_) {
-        s = uscope_string_insert(w_, &empty_str_, "");
+        s = guard([&] { return w_->string_insert("", &empty_str_); });
         have_empty_ = true;
       }
       ref = empty_str_;
     }
-    if (!s) s = uscope_slot_set(w_, ids_.contexts, slot, sf[i], ref);
+    if (!s) s = w_->slot_set(ids_.contexts, slot, sf[i], ref);
   }
   if (s) return s;
   Ctx &c = ctxs_[slot];
@@ -242,7 +253,7 @@ Status UscopeOut::add(const Ev &e, std::string *reason) {
   const uint64_t job = e.has(K_job_id) ? e.v[K_job_id] : ~uint64_t{0};
   const uint64_t cmd = e.has(K_cmd_id) ? e.v[K_cmd_id] : ~uint64_t{0};
   bool found = false;
-  uscope_writer_t *w = w_;
+  Writer &w = *w_;
   switch (e.type) {
     case E_CMD_ENQUEUE: {
       if (q_free_.empty()) {
@@ -250,7 +261,7 @@ Status UscopeOut::add(const Ev &e, std::string *reason) {
         return 1;
       }
       const uint16_t slot = q_free_.back();
-      s = uscope_npu_cmd_enqueue(w, npu_, slot, ctx, n32(e, K_cmd_id), str(K_cmd_type),
+      s = npu_->cmd_enqueue(w, slot, ctx, n32(e, K_cmd_id), str(K_cmd_type),
                                  static_cast<uint8_t>(e.v[K_source]), n32(e, K_token), n64(e, K_desc_addr),
                                  n32(e, K_layer_id), n32(e, K_block_id), str(K_phase));
       if (!s) {
@@ -261,13 +272,13 @@ Status UscopeOut::add(const Ev &e, std::string *reason) {
     }
     case E_CMD_START: {
       auto it = q_of_.find(cmd);
-      s = uscope_npu_cmd_start(w, npu_, it == q_of_.end() ? u_.queue_depth : it->second, ctx, n32(e, K_cmd_id));
+      s = npu_->cmd_start(w, it == q_of_.end() ? u_.queue_depth : it->second, ctx, n32(e, K_cmd_id));
       break;
     }
     case E_CMD_END: {
       auto it = q_of_.find(cmd);
       const uint16_t slot = it == q_of_.end() ? u_.queue_depth : it->second;
-      s = uscope_npu_cmd_end(w, npu_, slot, ctx, n32(e, K_cmd_id), str(K_status));
+      s = npu_->cmd_end(w, slot, ctx, n32(e, K_cmd_id), str(K_status));
       if (!s && it != q_of_.end()) {
         q_of_.erase(it);
         q_free_.push_back(slot);
@@ -275,15 +286,15 @@ Status UscopeOut::add(const Ev &e, std::string *reason) {
       break;
     }
     case E_JOB_ISSUE:
-      s = uscope_npu_job_issue(w, npu_, ctx, n32(e, K_job_id), n32(e, K_cmd_id), str(K_job_type), n32(e, K_tile_id),
+      s = npu_->job_issue(w, ctx, n32(e, K_job_id), n32(e, K_cmd_id), str(K_job_type), n32(e, K_tile_id),
                                n32(e, K_vec_chunk_id));
       break;
     case E_JOB_DONE:
-      s = uscope_npu_job_done(w, npu_, ctx, n32(e, K_job_id), n32(e, K_cmd_id), str(K_job_type),
+      s = npu_->job_done(w, ctx, n32(e, K_job_id), n32(e, K_cmd_id), str(K_job_type),
                               n32(e, K_latency_cycles));
       break;
     case E_DMA_START:
-      s = uscope_npu_dma_start(w, npu_, ctx, n32(e, K_tx_id), n16(e, K_channel), str(K_direction),
+      s = npu_->dma_start(w, ctx, n32(e, K_tx_id), n16(e, K_channel), str(K_direction),
                                n64(e, K_src_addr), n64(e, K_dst_addr), n64(e, K_size_bytes), n32(e, K_cmd_id),
                                n32(e, K_job_id));
       if (!s) dma_size_[tx_key(n16(e, K_channel), n32(e, K_tx_id))] = n64(e, K_size_bytes);
@@ -291,7 +302,7 @@ Status UscopeOut::add(const Ev &e, std::string *reason) {
     case E_DMA_END: {
       const uint64_t key = tx_key(n16(e, K_channel), n32(e, K_tx_id));
       auto it = dma_size_.find(key);
-      s = uscope_npu_dma_end(w, npu_, ctx, n32(e, K_tx_id), n16(e, K_channel), n32(e, K_cmd_id), n32(e, K_job_id),
+      s = npu_->dma_end(w, ctx, n32(e, K_tx_id), n16(e, K_channel), n32(e, K_cmd_id), n32(e, K_job_id),
                              it == dma_size_.end() ? USCOPE_NPU_ABSENT64 : it->second);
       if (!s && it != dma_size_.end()) dma_size_.erase(it);
       break;
@@ -306,10 +317,10 @@ Status UscopeOut::add(const Ev &e, std::string *reason) {
       }
       const uint16_t eng = fl.back();
       if (te)
-        s = uscope_npu_te_start(w, npu_, eng, ctx, n32(e, K_job_id), n32(e, K_cmd_id), n32(e, K_m), n32(e, K_n),
+        s = npu_->te_start(w, eng, ctx, n32(e, K_job_id), n32(e, K_cmd_id), n32(e, K_m), n32(e, K_n),
                                 n32(e, K_k), n32(e, K_tile_m), n32(e, K_tile_n), n32(e, K_tile_k));
       else
-        s = uscope_npu_ve_start(w, npu_, eng, ctx, n32(e, K_job_id), n32(e, K_cmd_id), str(K_op_type), n32(e, K_len),
+        s = npu_->ve_start(w, eng, ctx, n32(e, K_job_id), n32(e, K_cmd_id), str(K_op_type), n32(e, K_len),
                                 n32(e, K_batch));
       if (!s) {
         fl.pop_back();
@@ -321,10 +332,10 @@ Status UscopeOut::add(const Ev &e, std::string *reason) {
       const bool te = e.type == E_TE_END;
       const uint16_t eng = take(te ? te_of_ : ve_of_, job, te ? u_.num_te : u_.num_ve, &found);
       if (te)
-        s = uscope_npu_te_end(w, npu_, eng, ctx, n32(e, K_job_id), n32(e, K_cmd_id), n64(e, K_mac_count),
+        s = npu_->te_end(w, eng, ctx, n32(e, K_job_id), n32(e, K_cmd_id), n64(e, K_mac_count),
                               n32(e, K_latency_cycles));
       else
-        s = uscope_npu_ve_end(w, npu_, eng, ctx, n32(e, K_job_id), n32(e, K_cmd_id), n32(e, K_latency_cycles));
+        s = npu_->ve_end(w, eng, ctx, n32(e, K_job_id), n32(e, K_cmd_id), n32(e, K_latency_cycles));
       if (found) {
         if (s) (te ? te_of_ : ve_of_).emplace(job, eng);
         else (te ? te_free_ : ve_free_).push_back(eng);
@@ -332,51 +343,53 @@ Status UscopeOut::add(const Ev &e, std::string *reason) {
       break;
     }
     case E_SRAM_ACCESS:
-      s = uscope_npu_sram_access(w, npu_, ctx, n64(e, K_addr), n16(e, K_bank_id),
+      s = npu_->sram_access(w, ctx, n64(e, K_addr), n16(e, K_bank_id),
                                  static_cast<uint8_t>(e.v[K_access_type]), str(K_by), u8b(K_conflict),
                                  n32(e, K_cmd_id), n32(e, K_job_id));
       break;
     case E_SRAM_CONFLICT:
-      s = uscope_npu_sram_conflict(w, npu_, ctx, n16(e, K_bank_id), n32(e, K_num_requests), n32(e, K_allowed),
+      s = npu_->sram_conflict(w, ctx, n16(e, K_bank_id), n32(e, K_num_requests), n32(e, K_allowed),
                                    str(K_stalled_clients), n32(e, K_cmd_id));
       break;
     case E_DRAM_TX_START:
-      s = uscope_npu_dram_tx_start(w, npu_, ctx, n32(e, K_tx_id), n16(e, K_channel), n64(e, K_size_bytes),
+      s = npu_->dram_tx_start(w, ctx, n32(e, K_tx_id), n16(e, K_channel), n64(e, K_size_bytes),
                                    n32(e, K_cmd_id));
       if (!s) dram_size_[tx_key(n16(e, K_channel), n32(e, K_tx_id))] = n64(e, K_size_bytes);
       break;
     case E_DRAM_TX_END: {
       const uint64_t key = tx_key(n16(e, K_channel), n32(e, K_tx_id));
-      s = uscope_npu_dram_tx_end(w, npu_, ctx, n32(e, K_tx_id), n16(e, K_channel), size_of(dram_size_, key));
+      s = npu_->dram_tx_end(w, ctx, n32(e, K_tx_id), n16(e, K_channel), size_of(dram_size_, key));
       break;
     }
     case E_NOC_TX_START:
-      s = uscope_npu_noc_tx_start(w, npu_, ctx, n32(e, K_tx_id), n16(e, K_link_id), n64(e, K_size_bytes),
+      s = npu_->noc_tx_start(w, ctx, n32(e, K_tx_id), n16(e, K_link_id), n64(e, K_size_bytes),
                                   n32(e, K_cmd_id));
       if (!s) noc_size_[tx_key(n16(e, K_link_id), n32(e, K_tx_id))] = n64(e, K_size_bytes);
       break;
     case E_NOC_TX_END: {
       const uint64_t key = tx_key(n16(e, K_link_id), n32(e, K_tx_id));
-      s = uscope_npu_noc_tx_end(w, npu_, ctx, n32(e, K_tx_id), n16(e, K_link_id), size_of(noc_size_, key));
+      s = npu_->noc_tx_end(w, ctx, n32(e, K_tx_id), n16(e, K_link_id), size_of(noc_size_, key));
       break;
     }
     case E_IRQ_EMIT:
-      s = uscope_npu_irq_emit(w, npu_, ctx, n32(e, K_cmd_id), n32(e, K_token), n32(e, K_irq_line));
+      s = npu_->irq_emit(w, ctx, n32(e, K_cmd_id), n32(e, K_token), n32(e, K_irq_line));
       break;
     case E_TOKEN_COMPLETE:
-      s = uscope_npu_token_complete(w, npu_, ctx, n32(e, K_token), n32(e, K_cmd_id), str(K_status));
+      s = npu_->token_complete(w, ctx, n32(e, K_token), n32(e, K_cmd_id), str(K_status));
       break;
     case E_ERROR:
     case E_WARN:
-      s = (e.type == E_ERROR ? uscope_npu_error : uscope_npu_warn)(w, npu_, ctx, str(K_component), str(K_code),
-                                                                   str(K_msg), n32(e, K_cmd_id), n32(e, K_job_id));
+      s = e.type == E_ERROR ? npu_->diagnostic(w, "uscope_npu_error", USCOPE_NPU_EV_ERROR, ctx, str(K_component),
+                                              str(K_code), str(K_msg), n32(e, K_cmd_id), n32(e, K_job_id))
+                         : npu_->diagnostic(w, "uscope_npu_warn", USCOPE_NPU_EV_WARN, ctx, str(K_component),
+                                              str(K_code), str(K_msg), n32(e, K_cmd_id), n32(e, K_job_id));
       break;
     default: break;
   }
   if (s == USCOPE_ERR_UNKNOWN_SLOT || s == USCOPE_ERR_VALUE_RANGE || s == USCOPE_ERR_INVALID_ARGUMENT) {
     // Argument errors are not sticky: the event is not recorded and the
     // writer goes on; the line is reported.
-    *reason = std::string(uscope_last_error()) +
+    *reason = std::string(thread_error()) +
               (s == USCOPE_ERR_UNKNOWN_SLOT ? " (raise --dma-channels / --dram-channels / --noc-links / --sram-banks)" : "");
     return 1;
   }
@@ -387,121 +400,128 @@ Status UscopeOut::add(const Ev &e, std::string *reason) {
 
 Status UscopeOut::close(std::string *error) {
   Status s = 0;
-  if (in_cycle_) s = uscope_end_cycle(w_);
+  if (in_cycle_) s = w_->end_cycle();
   in_cycle_ = false;
-  const Status c = uscope_writer_close(w_);
-  w_ = nullptr;
+  const Status c = guard([&] { return w_->close(); });
+  w_.reset();
   if (!s) s = c;
-  if (s) *error = std::string("writing the .uscope file: ") + uscope_last_error();
+  if (s) *error = std::string("writing the .uscope file: ") + thread_error();
   return s;
 }
 
-// ── UscopeIn ──
+// ── UscopeIn: through the reader core (src/reader/trace_reader.hpp) ──
 
-UscopeIn::~UscopeIn() { uscope_reader_close(r_); }
+namespace {
+// A schema string (a name), "" when the offset names none.
+const char *name_of(const Schema &s, uint16_t off) {
+  const char *p = s.str(off);
+  return p ? p : "";
+}
+}  // namespace
+
+UscopeIn::UscopeIn() = default;
+UscopeIn::~UscopeIn() = default;
 
 std::string_view UscopeIn::str(uint64_t id) const {
-  const char *s = nullptr;
-  uint32_t len = 0;
-  if (uscope_reader_string(r_, &s, &len, static_cast<uint32_t>(id)) != USCOPE_OK) return "";
-  return std::string_view(s, len);
+  const auto &strings = r_->strings();
+  const uint32_t i = static_cast<uint32_t>(id);
+  return i < strings.size() ? std::string_view(strings[i]) : std::string_view();
 }
 
 void UscopeIn::report_defects(const Issues &issues) const {
   if (!issues.on_issue) return;
-  uscope_defect_t d[USCOPE_DEFECT_KIND_COUNT];
-  uint32_t n = 0;
-  if (uscope_reader_defects(r_, d, &n, USCOPE_DEFECT_KIND_COUNT) != USCOPE_OK) return;
-  for (uint32_t i = 0; i < n && i < USCOPE_DEFECT_KIND_COUNT; ++i)
-    issues.on_issue(0, "trace defect " + std::string(uscope_defect_name(d[i].kind)) + " x" +
-                           std::to_string(d[i].count) + ": " + uscope_defect_description(d[i].kind) +
-                           " (first in segment " + std::to_string(d[i].segment) + " at " +
-                           std::to_string(d[i].time_ps) + " ps)");
+  const std::vector<DefectEntry> entries = r_->defects().entries();
+  for (size_t i = 0; i < entries.size() && i < USCOPE_DEFECT_KIND_COUNT; ++i) {
+    const DefectEntry &d = entries[i];
+    const DefectKindInfo &k = defect_info(d.kind);
+    issues.on_issue(0, "trace defect " + std::string(k.name) + " x" + std::to_string(d.count) + ": " + k.what +
+                           " (first in segment " + std::to_string(d.first.segment) + " at " +
+                           std::to_string(d.first.time_ps) + " ps)");
+  }
 }
 
 Status UscopeIn::open(const char *path, std::string *error, bool strict) {
-  Status s = uscope_reader_open_ex(&r_, path, strict ? USCOPE_READ_STRICT : 0);
+  // The reader throws; guard() gives its status and message, as the C API would.
+  Status s = guard([&] {
+    r_ = std::make_unique<TraceReader>(path, strict ? TraceReader::kStrict : 0);
+    return USCOPE_OK;
+  });
   if (s) {
-    *error = about_file(path, uscope_last_error());
+    *error = about_file(path, thread_error());
     return s;
   }
-  uscope_schema_counts_t c{};
-  c.struct_size = sizeof c;
-  must(uscope_reader_schema_counts(r_, &c));
+  const Schema &sc = r_->schema();
   bool found = false;
-  for (uint32_t i = 0; i < c.scopes && !found; ++i) {
-    uscope_scope_info_t si{};
-    if (uscope_reader_scope(r_, &si, i) == USCOPE_OK && si.protocol && std::strcmp(si.protocol, "npu") == 0) {
-      scope_ = static_cast<uint16_t>(i);
-      found = true;
-      // The period of the scope's clock, inherited up the tree.
-      uint16_t sc = scope_;
-      for (int d = 0; d < 65536 && sc != USCOPE_NO_PARENT; ++d) {
-        uscope_scope_info_t x{};
-        if (uscope_reader_scope(r_, &x, sc) != USCOPE_OK) break;
-        if (x.clock_id != USCOPE_CLOCK_INHERIT) {
-          uscope_clock_info_t ck{};
-          if (uscope_reader_clock(r_, &ck, x.clock_id) == USCOPE_OK && ck.period_ps) period_ = ck.period_ps;
-          break;
-        }
-        sc = x.parent_id;
+  for (uint32_t i = 0; i < sc.scopes.size() && !found; ++i) {
+    const ScopeDef &si = sc.scopes[i];
+    if (si.protocol == wire::kNoString || std::strcmp(name_of(sc, si.protocol), "npu") != 0) continue;
+    scope_ = static_cast<uint16_t>(i);
+    found = true;
+    // The period of the scope's clock, inherited up the tree.
+    uint16_t at = scope_;
+    for (int d = 0; d < 65536 && at != USCOPE_NO_PARENT && at < sc.scopes.size(); ++d) {
+      const ScopeDef &x = sc.scopes[at];
+      if (x.clock_id != USCOPE_CLOCK_INHERIT) {
+        if (x.clock_id < sc.clocks.size() && sc.clocks[x.clock_id].period_ps) period_ = sc.clocks[x.clock_id].period_ps;
+        break;
       }
+      at = x.parent_id;
     }
   }
   if (!found) {
     *error = std::string(path) + ": expected a scope with protocol \"npu\" (the converters read the npu protocol), found none among its " +
-             std::to_string(c.scopes) + " scope(s)";
+             std::to_string(sc.scopes.size()) + " scope(s)";
     return USCOPE_ERR_NOT_FOUND;
   }
-  for (uint32_t i = 0; i < c.storages; ++i) {
-    uscope_storage_info_t si{};
-    if (uscope_reader_storage(r_, &si, static_cast<uint16_t>(i)) || si.scope_id != scope_) continue;
-    if (!si.name || std::strcmp(si.name, "contexts") != 0) continue;
+  for (uint32_t i = 0; i < sc.storages.size(); ++i) {
+    const StorageDef &si = sc.storages[i];
+    if (si.scope_id != scope_ || std::strcmp(name_of(sc, si.name), "contexts") != 0) continue;
     contexts_ = static_cast<uint16_t>(i);
-    for (uint16_t f = 0; f < si.num_fields && f < kNumMetaKeys; ++f) {
-      uscope_field_info_t fi{};
-      if (uscope_reader_storage_field(r_, &fi, contexts_, f, 0) != USCOPE_OK || !fi.name ||
-          key_by_name(fi.name) != f) {
+    for (uint16_t f = 0; f < si.fields.size() && f < kNumMetaKeys; ++f) {
+      const char *name = name_of(sc, si.fields[f].name);
+      if (key_by_name(name) != f) {
         *error = std::string(path) + ": the npu scope's contexts storage: expected field " + std::to_string(f) + " \"" +
-                 kKeys[f].name + "\" of the npu protocol, found " + (fi.name ? "\"" + std::string(fi.name) + "\"" : "none");
+                 kKeys[f].name + "\" of the npu protocol, found \"" + name + "\"";
         return USCOPE_ERR_SCHEMA;
       }
-      ctx_sizes_.push_back(fi.size);
-      ctx_types_.push_back(fi.type);
+      ctx_sizes_.push_back(wire::field_type_size(si.fields[f].type));
+      ctx_types_.push_back(si.fields[f].type);
     }
   }
-  types_.resize(c.event_types);
-  for (uint32_t i = 0; i < c.event_types; ++i) {
-    uscope_event_type_info_t ti{};
-    if (uscope_reader_event_type(r_, &ti, static_cast<uint16_t>(i)) || ti.scope_id != scope_ || !ti.name) continue;
-    const int ev = ev_type_by_lower(ti.name);
+  types_.resize(sc.events.size());
+  for (uint32_t i = 0; i < sc.events.size(); ++i) {
+    const EventDef &ti = sc.events[i];
+    const char *tname = name_of(sc, ti.name);
+    if (ti.scope_id != scope_) continue;
+    const int ev = ev_type_by_lower(tname);
     if (ev < 0) continue;
     TypeMap &tm = types_[i];
     tm.ev = ev;
-    for (uint16_t f = 0; f < ti.num_fields; ++f) {
-      uscope_field_info_t fi{};
-      if (uscope_reader_event_field(r_, &fi, static_cast<uint16_t>(i), f) != USCOPE_OK || !fi.name) {
-        *error = std::string(path) + ": event type " + ti.name + ": field " + std::to_string(f) +
-                 " unreadable: " + uscope_last_error();
-        return USCOPE_ERR_CORRUPT;
-      }
-      int key = key_by_name(fi.name);
-      if (std::strcmp(fi.name, "ctx") == 0) key = -2;
+    const uint32_t payload_size = packed_size(ti.fields);
+    uint32_t offset = 0;  // §8.6.5: fields packed in order, no padding
+    for (const FieldDef &fd : ti.fields) {
+      const char *fname = name_of(sc, fd.name);
+      const uint32_t size = wire::field_type_size(fd.type);
+      int key = key_by_name(fname);
+      if (std::strcmp(fname, "ctx") == 0) key = -2;
       else if (key < 0 || !((kEvTypes[ev].own_mask >> key) & 1)) key = -1;
-      if (fi.offset + fi.size > ti.payload_size || fi.size > 8) {
-        *error = std::string(path) + ": event type " + ti.name + ", field " + fi.name + ": expected a field of at most 8 bytes inside the " +
-                 std::to_string(ti.payload_size) + "-byte payload, found offset " + std::to_string(fi.offset) + " size " +
-                 std::to_string(fi.size);
+      if (offset + size > payload_size || size > 8) {
+        *error = std::string(path) + ": event type " + tname + ", field " + fname + ": expected a field of at most 8 bytes inside the " +
+                 std::to_string(payload_size) + "-byte payload, found offset " + std::to_string(offset) + " size " +
+                 std::to_string(size);
         return USCOPE_ERR_CORRUPT;
       }
-      tm.fields.push_back({key, fi.type, fi.size, fi.offset});
+      tm.fields.push_back({key, fd.type, size, offset});
+      offset += size;
     }
   }
-  const char *v = nullptr;
   auto dut = [&](const char *k, std::string *out) {
-    if (uscope_reader_dut_lookup(r_, &v, k) != USCOPE_OK || !v) return false;
-    *out = v;
-    return true;
+    for (const DutProperty &p : r_->dut())
+      if (std::strcmp(name_of(sc, p.key), k) == 0) {
+        *out = name_of(sc, p.value);
+        return true;
+      }
+    return false;
   };
   meta_.has_sim_id = dut("npu.sim_id", &meta_.sim_id);
   meta_.has_version = dut("npu.trace_version", &meta_.version);
@@ -538,50 +558,75 @@ bool widen(uint64_t raw, uint32_t size, uint8_t type, uint64_t *out) {
   *out = raw == ones - 1 ? kNull : raw;
   return true;
 }
+
+// One segment's ops and events in stream order. A segment is collected whole
+// before any of it is used: one that fails to decode part way gives nothing
+// (the reader counts it as a defect), as events_in_range gives no events of it.
+struct SegmentItems {
+  struct Item {
+    uint64_t time_ps, value;  // value: an op's; an event's payload offset in payloads
+    uint16_t storage_or_type, slot, field;
+    uint8_t action;
+    bool is_event;
+    uint32_t payload_size;
+  };
+  std::vector<Item> items;
+  std::vector<uint8_t> payloads;
+  void frame(uint64_t) {}
+  void op(uint64_t t, const DeltaOp &o) { items.push_back({t, o.value, o.storage_id, o.slot, o.field, o.action, false, 0}); }
+  void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t n) {
+    items.push_back({t, payloads.size(), id, 0, 0, 0, true, n});
+    payloads.insert(payloads.end(), p, p + n);
+  }
+};
 }  // namespace
 
 Status UscopeIn::run(const std::function<void(const Ev &)> &fn, std::string *error) {
-  uscope_file_info_t info{};
-  info.struct_size = sizeof info;
-  must(uscope_reader_info(r_, &info));
-  const size_t nctx = 65536;
   // The contexts storage, replayed from its ops in stream order: exact at
   // every event (the checkpoints are not needed when every segment is read).
   std::vector<uint64_t> ctx;
   std::vector<uint8_t> ctx_valid;
   if (contexts_ != 0xFFFF) {
-    uscope_storage_info_t si{};
-    must(uscope_reader_storage(r_, &si, contexts_));
-    ctx.assign(static_cast<size_t>(si.num_slots) * kNumMetaKeys, 0);
-    ctx_valid.assign(si.num_slots, 0);
+    const uint16_t slots = r_->schema().storages[contexts_].num_slots;
+    ctx.assign(static_cast<size_t>(slots) * kNumMetaKeys, 0);
+    ctx_valid.assign(slots, 0);
   }
-  (void)nctx;
   Ev e;
-  for (uint32_t seg = 0; seg < info.num_segments; ++seg) {
-    uscope_item_iter_t *it = nullptr;
-    Status s = uscope_reader_segment_items(r_, &it, seg);
+  SegmentItems seg_items;
+  const size_t num_segments = r_->segments().size();
+  for (size_t seg = 0; seg < num_segments; ++seg) {
+    seg_items.items.clear();
+    seg_items.payloads.clear();
+    const Status s = guard([&] {
+      auto st = r_->initial_state();
+      if (!r_->replay(seg, st, seg_items)) {
+        seg_items.items.clear();
+        seg_items.payloads.clear();
+      }
+      return USCOPE_OK;
+    });
     if (s) {
-      *error = std::string("segment ") + std::to_string(seg) + ": " + uscope_last_error();
+      *error = std::string("segment ") + std::to_string(seg) + ": " + thread_error();
       return s;
     }
-    uscope_item_t item;
-    while ((s = uscope_item_iter_next(it, &item)) == USCOPE_OK) {
+    for (const SegmentItems::Item &item : seg_items.items) {
       if (!item.is_event) {
-        if (item.storage_id != contexts_ || item.slot >= ctx_valid.size()) continue;
+        if (item.storage_or_type != contexts_ || item.slot >= ctx_valid.size()) continue;
         uint64_t *row = &ctx[static_cast<size_t>(item.slot) * kNumMetaKeys];
-        if (item.action == 1) {
+        if (item.action == wire::DA_SLOT_SET) {
           if (!ctx_valid[item.slot]) std::memset(row, 0, kNumMetaKeys * sizeof(uint64_t));
           ctx_valid[item.slot] = 1;
           if (item.field < ctx_sizes_.size()) row[item.field] = item.value;
-        } else if (item.action == 2) {
+        } else if (item.action == wire::DA_SLOT_CLEAR) {
           ctx_valid[item.slot] = 0;
-        } else if (item.action == 3 && item.field < ctx_sizes_.size()) {
+        } else if (item.action == wire::DA_SLOT_ADD && item.field < ctx_sizes_.size()) {
           row[item.field] += item.value;
         }
         continue;
       }
-      if (item.event_type_id >= types_.size() || types_[item.event_type_id].ev < 0) continue;
-      const TypeMap &tm = types_[item.event_type_id];
+      if (item.storage_or_type >= types_.size() || types_[item.storage_or_type].ev < 0) continue;
+      const TypeMap &tm = types_[item.storage_or_type];
+      const uint8_t *payload = seg_items.payloads.data() + item.value;
       e.type = static_cast<uint8_t>(tm.ev);
       e.mask = 0;
       e.line = 0;
@@ -591,7 +636,7 @@ Status UscopeIn::run(const std::function<void(const Ev &)> &fn, std::string *err
       for (const FieldMap &f : tm.fields) {
         if (f.offset + f.size > item.payload_size) continue;
         uint64_t raw = 0;
-        std::memcpy(&raw, item.payload + f.offset, f.size);
+        std::memcpy(&raw, payload + f.offset, f.size);
         if (f.key == -2) c = raw;
         if (f.key < 0) continue;
         uint64_t v;
@@ -606,11 +651,6 @@ Status UscopeIn::run(const std::function<void(const Ev &)> &fn, std::string *err
         }
       }
       fn(e);
-    }
-    uscope_item_iter_free(it);
-    if (s != USCOPE_DONE) {
-      *error = std::string("segment ") + std::to_string(seg) + ": " + uscope_last_error();
-      return s;
     }
   }
   return 0;

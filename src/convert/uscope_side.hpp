@@ -3,6 +3,7 @@
 
 #include <array>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -12,6 +13,12 @@
 
 #include "convert/jsonl_ingest.hpp"
 #include "convert/npu_event.hpp"
+
+struct uscope_npu;
+namespace uscope {
+class TraceReader;
+class Writer;
+}
 
 namespace uscope::convert {
 
@@ -43,8 +50,8 @@ class UscopeOut {
   UnitCounts u_;
   uint64_t period_;
   const StringPool &pool_;
-  uscope_writer_t *w_ = nullptr;
-  uscope_npu_t *npu_ = nullptr;
+  std::unique_ptr<Writer> w_;
+  std::unique_ptr<uscope_npu> npu_;
   uscope_npu_ids_t ids_{};
   bool in_cycle_ = false;
   uint64_t cur_ = 0, tick_ = 0, events_ = 0;
@@ -71,9 +78,11 @@ class UscopeOut {
   std::unordered_map<uint64_t, uint64_t> dma_size_, dram_size_, noc_size_;
 };
 
-// Reads the first npu scope of a .uscope file back as Ev records.
+// Reads the first npu scope of a .uscope file back as Ev records, through
+// the reader core.
 class UscopeIn final : public StringSource {
  public:
+  UscopeIn();
   ~UscopeIn() override;
   // strict: the reader's USCOPE_READ_STRICT (a defect of the trace fails
   // the run); else defects are skipped by the reader and told by
@@ -99,7 +108,7 @@ class UscopeIn final : public StringSource {
     int ev = -1;
     std::vector<FieldMap> fields;
   };
-  uscope_reader_t *r_ = nullptr;
+  std::unique_ptr<TraceReader> r_;
   TraceMeta meta_;
   uint64_t period_ = 1000;
   uint16_t scope_ = 0, contexts_ = 0xFFFF;

@@ -1,0 +1,76 @@
+// What the conversion pipelines share (one pipeline per file: jsonl_to_uscope.cpp,
+// jsonl_to_pccx.cpp, jsonl_to_jsonl.cpp, uscope_to_jsonl.cpp, pccx_to_jsonl.cpp,
+// npu_report.cpp): the JSONL input with its issues and string pool, the JSONL
+// output, the statistics and the error messages.
+//
+// Each pipeline writes `out` (the temporary file convert() renames over the
+// target) and names `in` in its errors; convert() names the real output. A
+// failure sets the thread's last error and returns its status.
+#pragma once
+
+#include <zlib.h>
+
+#include <cstdio>
+#include <string>
+
+#include "convert/convert.hpp"
+#include "convert/jsonl_ingest.hpp"
+
+namespace uscope::convert {
+
+// The options of the JSONL ingest (lossless: jsonl -> uscope's checks).
+IngestOptions ingest_options(const Options &o, bool lossless, const char *label);
+// The caller's strict flag and on_issue callback.
+Issues issues_of(const Options &o);
+
+// Sets the thread's last error to msg and returns s.
+uscope_status_t fail_with(uscope_status_t s, const std::string &msg);
+// An error of the input (the JSONL ingest's "line N: ..." or a message
+// without a file name) as "<in>: ...".
+std::string in_error(const char *in, const std::string &err);
+// Copies the statistics into *st (at most st->struct_size bytes); st may be NULL.
+void fill_stats(uscope_convert_stats_t *st, const IngestStats &is, const Issues &issues, uint64_t events_out);
+// The output writer's queue for this input: asked (0: dflt) for a large or
+// unknown input, less for a small one (pipeline.cpp says why).
+uint64_t queue_for_input(uint64_t asked, uint64_t dflt, const Ingest &ing);
+
+// A JSONL input with what its ingest fills: issues, strings, TRACE_META.
+struct JsonlIn {
+  JsonlIn(const Options &o, bool lossless, const char *label)
+      : issues(issues_of(o)), ing(ingest_options(o, lossless, label), issues, pool, meta) {}
+  // Opens the file; on failure the error names it.
+  uscope_status_t open(const char *in) {
+    const uscope_status_t s = ing.open_file(in);
+    return s ? fail_with(s, in_error(in, ing.open_error())) : 0;
+  }
+  Issues issues;
+  StringPool pool;
+  TraceMeta meta;
+  Ingest ing;
+};
+
+// Buffered JSONL output, plain or gzip (".gz").
+class JsonlOut {
+ public:
+  ~JsonlOut();
+  uscope_status_t open(const char *path, std::string *error);
+  std::string &buf() { return buf_; }
+  uscope_status_t maybe_flush(std::string *error) { return buf_.size() >= kFlushBytes ? flush(error) : 0; }
+  uscope_status_t flush(std::string *error);
+  uscope_status_t close(std::string *error);
+
+ private:
+  static constexpr size_t kFlushBytes = 1 << 20;
+  FILE *f_ = nullptr;
+  gzFile gz_ = nullptr;
+  std::string buf_, path_;
+};
+
+// The pipelines (their files' names), run by convert().
+uscope_status_t jsonl_to_uscope(const char *in, const char *out, const Options &o, uscope_convert_stats_t *st);
+uscope_status_t jsonl_to_pccx(const char *in, const char *out, const Options &o, uscope_convert_stats_t *st);
+uscope_status_t jsonl_to_jsonl(const char *in, const char *out, const Options &o, uscope_convert_stats_t *st);
+uscope_status_t uscope_to_jsonl(const char *in, const char *out, const Options &o, uscope_convert_stats_t *st);
+uscope_status_t pccx_to_jsonl(const char *in, const char *out, const Options &o, uscope_convert_stats_t *st);
+
+}  // namespace uscope::convert
