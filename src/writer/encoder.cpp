@@ -43,7 +43,7 @@ Encoder::Encoder(const Schema &schema, const std::vector<StorageLayout> &layouts
       cfg_(cfg),
       stats_(stats),
       error_(error),
-      compressor_(cfg.codec, cfg.level),
+      compressor_(*cfg.method, cfg.level),
       tsum_(schema) {
   states_.reserve(layouts.size());
   for (const auto &L : layouts) states_.emplace_back(L);

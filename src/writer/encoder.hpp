@@ -47,7 +47,7 @@ struct EncoderError {
 
 struct EncoderConfig {
   FrameFormat format = FrameFormat::V02;
-  Codec codec = Codec::Lz4;
+  const CompressionMethod *method = compression_by_id(USCOPE_COMPRESSION_LZ4);
   int level = 0;
   uint64_t checkpoint_interval_ps = 0;
 };

@@ -62,20 +62,17 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
     std::memcpy(&o, opts, opts->struct_size);  // an older, shorter struct keeps our defaults
     o.struct_size = sizeof(o);
   }
-  if (o.compression > USCOPE_COMPRESSION_NONE)
-    fail(USCOPE_ERR_INVALID_ARGUMENT, "options.compression %u is unknown", o.compression);
+  const CompressionMethod *method = compression_by_id(o.compression);
+  if (!method) fail(USCOPE_ERR_INVALID_ARGUMENT, "options.compression %u is unknown", o.compression);
   if (o.durability > USCOPE_DURABILITY_FDATASYNC)
     fail(USCOPE_ERR_INVALID_ARGUMENT, "options.durability %u is unknown", o.durability);
   if (o.frame_format > USCOPE_FRAMES_V01)
     fail(USCOPE_ERR_INVALID_ARGUMENT, "options.frame_format %u is unknown", o.frame_format);
   if (o.backpressure > USCOPE_BACKPRESSURE_DROP)
     fail(USCOPE_ERR_INVALID_ARGUMENT, "options.backpressure %u is unknown", o.backpressure);
-  if (o.compression == USCOPE_COMPRESSION_LZ4 && (o.compression_level < 0 || o.compression_level > 12))
-    fail(USCOPE_ERR_INVALID_ARGUMENT, "options.compression_level %d: LZ4 takes 0 (fast) or 1..12 (HC)",
-         o.compression_level);
-  if (o.compression == USCOPE_COMPRESSION_ZSTD && (o.compression_level < 0 || o.compression_level > 22))
-    fail(USCOPE_ERR_INVALID_ARGUMENT, "options.compression_level %d: zstd takes 0..22",
-         o.compression_level);
+  if (o.compression_level < method->min_level || o.compression_level > method->max_level)
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "options.compression_level %d: %s", o.compression_level,
+         method->levels);
   if (o.value_check > USCOPE_VALUE_CHECK_STRICT)
     fail(USCOPE_ERR_INVALID_ARGUMENT, "options.value_check %u is unknown", o.value_check);
   if (o.reserved != 0) fail(USCOPE_ERR_INVALID_ARGUMENT, "options.reserved must be 0");
@@ -142,10 +139,7 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
   num_event_types_ = static_cast<uint32_t>(event_sizes_.size());
 
   // ── header and preamble (§2, §2.3) ──
-  const bool compressed = o.compression != USCOPE_COMPRESSION_NONE;
-  if (compressed) flags_ |= wire::F_COMPRESSED;
-  if (o.compression == USCOPE_COMPRESSION_ZSTD)
-    flags_ |= uint64_t{wire::kCompZstd} << wire::kCompMethodShift;
+  flags_ |= compression_flags(*method);
   // COMPAT 4: 0x82 while open with v0.2 frames. v0.1 frames set
   // F_COMPACT_DELTAS so that frames may use the compact form.
   flags_ |= o.frame_format == USCOPE_FRAMES_V02 ? wire::F_INTERLEAVED_DELTAS : wire::F_COMPACT_DELTAS;
@@ -179,9 +173,7 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
 
   EncoderConfig cfg;
   cfg.format = o.frame_format == USCOPE_FRAMES_V02 ? FrameFormat::V02 : FrameFormat::V01;
-  cfg.codec = o.compression == USCOPE_COMPRESSION_LZ4    ? Codec::Lz4
-              : o.compression == USCOPE_COMPRESSION_ZSTD ? Codec::Zstd
-                                                         : Codec::None;
+  cfg.method = method;
   cfg.level = o.compression_level;
   cfg.checkpoint_interval_ps = interval_;
 
