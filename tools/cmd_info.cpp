@@ -24,7 +24,8 @@ void cmd_info(const Trace &t, bool json) {
     raw += seg.deltas_raw_size;
     compressed += seg.deltas_compressed_size;
   }
-  const char *comp = i.compression == USCOPE_COMPRESSION_LZ4 ? "lz4" : i.compression == USCOPE_COMPRESSION_ZSTD ? "zstd" : "none";
+  const char *comp = uscope_compression_name(i.compression);
+  if (!comp) comp = "unknown";  // a newer library than this program
   if (json) {
     Json j;
     j.begin_object();

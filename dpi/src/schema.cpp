@@ -192,8 +192,7 @@ bool apply_option(uscope_writer_options_t *o, const std::string &key_in, const s
   };
   uint64_t n = 0;
   if (key == "compression") {
-    o->compression = pick({{"lz4", USCOPE_COMPRESSION_LZ4}, {"zstd", USCOPE_COMPRESSION_ZSTD},
-                           {"none", USCOPE_COMPRESSION_NONE}});
+    if (uscope_compression_find(&o->compression, value.c_str()) != USCOPE_OK) bad();
   } else if (key == "level" || key == "compression_level") {
     int32_t level = 0;
     if (!parse_i32(value, &level)) bad();

@@ -332,6 +332,15 @@ typedef struct uscope_dut_property {
 #define USCOPE_COMPRESSION_ZSTD 1 /* smaller; readable by libuscope, not by the reference */
 #define USCOPE_COMPRESSION_NONE 2 /* F_COMPRESSED clear; raw delta blobs */
 
+/** "lz4", "zstd", "none" for a USCOPE_COMPRESSION_* value; NULL for another. Static storage. */
+USCOPE_API const char *uscope_compression_name(uint32_t method);
+/**
+ * The USCOPE_COMPRESSION_* value named `name` (as uscope_compression_name
+ * spells it, lower case). USCOPE_ERR_UNKNOWN_COMPRESSION for another name,
+ * USCOPE_ERR_INVALID_ARGUMENT for a NULL argument; *out_method is then unchanged.
+ */
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_compression_find(uint32_t *out_method, const char *name);
+
 /** What the writer does to make each finished segment durable. */
 #define USCOPE_DURABILITY_FLUSH     0 /* default: each segment reaches the OS before its
                                          tail_offset commit; a killed process keeps it */

@@ -150,11 +150,7 @@ USCOPE_API uscope_status_t uscope_reader_info(const uscope_reader_t *r, uscope_f
     i.version_minor = h.version_minor;
     i.flags = h.flags;
     i.complete = r->impl.complete();
-    const bool compressed = h.flags & uscope::wire::F_COMPRESSED;
-    const uint32_t method = (h.flags & uscope::wire::kCompMethodMask) >> uscope::wire::kCompMethodShift;
-    i.compression = !compressed ? USCOPE_COMPRESSION_NONE
-                    : method == uscope::wire::kCompZstd ? USCOPE_COMPRESSION_ZSTD
-                                                        : USCOPE_COMPRESSION_LZ4;
+    i.compression = r->impl.compression().id;
     i.interleaved = (h.flags & uscope::wire::F_INTERLEAVED_DELTAS) != 0;
     i.num_segments = static_cast<uint32_t>(r->impl.segments().size());
     i.total_time_ps = h.total_time_ps;

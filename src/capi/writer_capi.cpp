@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "capi/guard.hpp"
+#include "format/compress.hpp"
 #include "schema/schema_lookup.hpp"
 #include "uscope/uscope.h"
 #include "schema/schema_builder.hpp"
@@ -24,6 +25,21 @@ uscope_status_t null_writer() {
 }  // namespace
 
 extern "C" {
+
+USCOPE_API const char *uscope_compression_name(uint32_t method) {
+  const auto *m = uscope::compression_by_id(method);
+  return m ? m->name : nullptr;
+}
+
+USCOPE_API uscope_status_t uscope_compression_find(uint32_t *out_method, const char *name) {
+  return guard([&] {
+    USCOPE_CHECK_ARG(out_method && name, "uscope_compression_find: NULL argument");
+    const auto *m = uscope::compression_by_name(name);
+    if (!m) uscope::fail(USCOPE_ERR_UNKNOWN_COMPRESSION, "compression method \"%s\" is unknown", name);
+    *out_method = m->id;
+    return USCOPE_OK;
+  });
+}
 
 USCOPE_API void uscope_writer_options_init(uscope_writer_options_t *opts) {
   if (!opts) return;

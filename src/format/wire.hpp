@@ -35,9 +35,8 @@ inline constexpr uint64_t kCompMethodMask = 7ull << kCompMethodShift;
 inline constexpr uint64_t F_COMPACT_DELTAS = 1ull << 6;
 inline constexpr uint64_t F_INTERLEAVED_DELTAS = 1ull << 7;
 inline constexpr uint64_t kKnownFlags = 0xFF;  // bits 8-63 reserved, must be zero
-// §2.1 F_COMP_METHOD values.
-inline constexpr uint32_t kCompLz4 = 0;
-inline constexpr uint32_t kCompZstd = 1;
+// §2.1 F_COMP_METHOD values: the wire ids of the compression table
+// (compress.cpp), the one place that lists the methods.
 
 // §2.3: preamble chunks.
 inline constexpr size_t kChunkHeaderSize = 8;

@@ -32,14 +32,6 @@ inline void bump(std::atomic<uint64_t> &a, uint64_t by = 1) {
 
 inline size_t round8(size_t n) { return (n + 7) & ~size_t{7}; }
 
-void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 void check_text(const char *s, const char *what) {
   const size_t n = std::strlen(s);
   if (n > 4096) fail(USCOPE_ERR_INVALID_ARGUMENT, "pccx_writer_open: %s is over 4096 bytes", what);
@@ -93,8 +85,8 @@ Writer::Writer(const char *path, const pccx_writer_options_t *opts) : path_(path
   if (q < kMinQueue) q = kMinQueue;
   if (q > (uint64_t{1} << 40)) fail(USCOPE_ERR_INVALID_ARGUMENT, "pccx_writer_open: queue_bytes is too large");
   q = (q + 63) & ~uint64_t{63};
-  if (!ring_.allocate(q)) fail(USCOPE_ERR_NO_MEMORY, "pccx_writer_open: cannot allocate a %" PRIu64 "-byte queue", q);
-  std::memset(ring_.buf, 0, q);  // touch the pages now, not on the hot path
+  if (!queue_.allocate(q)) fail(USCOPE_ERR_NO_MEMORY, "pccx_writer_open: cannot allocate a %" PRIu64 "-byte queue", q);
+  std::memset(queue_.buf(), 0, q);  // touch the pages now, not on the hot path
   // The output buffer need not outgrow the queue it drains (a small queue
   // asks for a small writer); it stays above the largest bincode record
   // (~64 KiB name), since kMinQueue is 256 KiB.
@@ -120,7 +112,7 @@ Writer::Writer(const char *path, const pccx_writer_options_t *opts) : path_(path
     out(zero, sizeof zero);  // total_cycles and the event count, patched at close
   }
   hash_ = kFnv64Offset;
-  thread_ = std::thread([this] { run(); });
+  queue_.start(*this, kProgressStep);
 }
 
 Writer::~Writer() {
@@ -153,34 +145,30 @@ std::string Writer::render_json(uint64_t cycles, uint32_t cores, uint64_t bytes,
 // ── Producer (caller thread) ──────────────────────────────────────────────
 
 uint8_t *Writer::reserve(size_t need) noexcept {
-  const uint64_t cap = ring_.cap;
+  const uint64_t cap = queue_.cap();
   const uint64_t off = head_ % cap;
   const uint64_t room = cap - off;
   const uint64_t total = need <= room ? need : room + need;
   if (head_ + total - cached_consumed_ > cap) {
-    cached_consumed_ = ring_.consumed.load(std::memory_order_acquire);
+    cached_consumed_ = queue_.consumed();
     if (head_ + total - cached_consumed_ > cap) {
       publish();  // the encoder can free room only from what it can see
       if (backpressure_ == PCCX_BACKPRESSURE_DROP) return nullptr;
-      const auto t0 = std::chrono::steady_clock::now();
-      unsigned spins = 0;
+      RoomWait wait;
       while (head_ + total - cached_consumed_ > cap) {
-        if (++spins < 256) cpu_relax();
-        else std::this_thread::sleep_for(std::chrono::microseconds(20));
-        cached_consumed_ = ring_.consumed.load(std::memory_order_acquire);
+        wait.round();
+        cached_consumed_ = queue_.consumed();
       }
       bump(stalls_);
-      bump(stall_ns_, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                std::chrono::steady_clock::now() - t0)
-                                                .count()));
+      bump(stall_ns_, wait.elapsed_ns());
     }
   }
   if (need > room) {
-    ring_.buf[off] = kPad;
+    queue_.buf()[off] = kPad;
     head_ += room;
-    return ring_.buf;
+    return queue_.buf();
   }
-  return ring_.buf + off;
+  return queue_.buf() + off;
 }
 
 uscope_status_t Writer::event(uint32_t core, uint64_t start, uint64_t dur, uint32_t type,
@@ -389,46 +377,30 @@ void Writer::consume(const uint8_t *r, size_t &len) {
   bump(written_);
 }
 
-void Writer::run() {
-  uint64_t pos = ring_.consumed.load(std::memory_order_relaxed);
-  unsigned idle = 0;
-  for (;;) {
-    uint64_t pub = ring_.published.load(std::memory_order_acquire);
-    if (pos == pub) {
-      if (ring_.stop.load(std::memory_order_acquire)) {
-        if (ring_.published.load(std::memory_order_acquire) == pos) break;
-        continue;
-      }
-      if (++idle < 128) cpu_relax();
-      else ring_.idle_sleep(std::chrono::microseconds(idle < 1024 ? 50 : 500));
-      continue;
+uint64_t Writer::drain(uint64_t pos, uint64_t end) {
+  const uint64_t cap = queue_.cap();
+  while (pos < end) {
+    const uint64_t off = pos % cap;
+    const uint8_t *r = queue_.buf() + off;
+    size_t len;
+    if (r[0] == kPad) {
+      len = cap - off;
+    } else {
+      consume(r, len);
     }
-    idle = 0;
-    uint64_t since = 0;
-    try {
-      while (pos < pub) {
-        const uint64_t off = pos % ring_.cap;
-        const uint8_t *r = ring_.buf + off;
-        size_t len;
-        if (r[0] == kPad) {
-          len = ring_.cap - off;
-        } else {
-          consume(r, len);
-        }
-        pos += len;
-        since += len;
-        if (since >= (64u << 10)) {
-          ring_.consumed.store(pos, std::memory_order_release);
-          since = 0;
-        }
-      }
-    } catch (const std::exception &e) {  // bad_alloc of the name table
-      set_sticky(USCOPE_ERR_NO_MEMORY, std::string("pccx writer: ") + e.what());
-      pos = pub;
-    }
-    ring_.consumed.store(pos, std::memory_order_release);
+    pos += len;
   }
-  flush_out();
+  return pos;
+}
+
+bool Writer::failed(const std::exception &e) noexcept {  // bad_alloc of the name table
+  try {
+    set_sticky(USCOPE_ERR_NO_MEMORY, std::string("pccx writer: ") + e.what());
+  } catch (...) {  // no memory for the message either: the status alone
+    uscope_status_t none = USCOPE_OK;
+    sticky_.compare_exchange_strong(none, USCOPE_ERR_NO_MEMORY, std::memory_order_release);
+  }
+  return false;  // the records published after it are encoded
 }
 
 // ── Close ─────────────────────────────────────────────────────────────────
@@ -451,8 +423,7 @@ uscope_status_t Writer::finish() {
   if (finished_) return finish_status_;
   finished_ = true;
   publish();
-  ring_.request_stop();  // wakes the encoder's idle sleep
-  if (thread_.joinable()) thread_.join();
+  queue_.stop();
   uscope_status_t st = sticky_.load(std::memory_order_acquire);
   if (st == USCOPE_ERR_IO) {
     finish_status_ = st;
@@ -539,7 +510,7 @@ void Writer::stats(pccx_writer_stats_t *o) const {
   s.errors = errors_.load();
   s.stalls = stalls_.load();
   s.stall_ns = stall_ns_.load();
-  s.queue_bytes = ring_.cap;
+  s.queue_bytes = queue_.cap();
   s.payload_bytes = payload_bytes_.load();
   s.file_bytes = file_bytes_.load();
   s.checksum = finished_ ? checksum_ : 0;

@@ -16,7 +16,7 @@
 
 #include "io/replace_file.hpp"
 #include "pccx/pccx.h"
-#include "io/stream.hpp"
+#include "io/background_writer.hpp"
 
 namespace uscope::pccx {
 
@@ -46,8 +46,16 @@ class Writer {
   static constexpr size_t kRawChunk = 64 * 1024;
 
   uint8_t *reserve(size_t bytes) noexcept;  // nullptr: dropped (DROP mode) or stopping
-  void run();                               // encoder thread
   void consume(const uint8_t *rec, size_t &len);
+
+  // The consumer of queue_ (io/background_writer.hpp), on its thread.
+  friend class uscope::BackgroundWriter;
+  uint64_t drain(uint64_t pos, uint64_t end);
+  bool failed(const std::exception &e) noexcept;
+  void drained() noexcept { flush_out(); }
+  // Progress is reported every 64 KiB of records.
+  static constexpr uint64_t kProgressStep = 64u << 10;
+
   void out(const void *p, size_t n);
   void flush_out();
   void io_fail(const char *what);
@@ -62,7 +70,6 @@ class Writer {
   uint64_t reserved_json_ = 0;
 
   // Producer side.
-  stream::Ring ring_;
   uint64_t head_ = 0;           // next write position (monotonic)
   uint64_t published_ = 0;      // last position made visible to the encoder thread
   uint64_t cached_consumed_ = 0;
@@ -73,7 +80,7 @@ class Writer {
   static constexpr uint64_t kPublishBatch = 16 * 1024;
   void publish() noexcept {
     published_ = head_;
-    ring_.published.store(head_, std::memory_order_release);
+    queue_.publish(head_);
   }
   uint64_t total_cycles_ = 0;
   bool total_set_ = false;
@@ -84,7 +91,6 @@ class Writer {
 
   // Encoder side.
   int fd_ = -1;
-  std::thread thread_;
   // Not a vector: its pages are touched by the encoder as it fills them, not
   // zeroed at open (a small job uses a few of its up to 1 MiB).
   std::unique_ptr<uint8_t[]> obuf_;
@@ -105,6 +111,10 @@ class Writer {
   std::string sticky_msg_;
   std::string path_;
   ReplacingFile replace_;  // fd_'s temporary file, renamed onto path_ at close
+
+  // The ring and the encoder thread (the library's one background-writer
+  // engine). Last, so that it is destroyed (the thread joined) first.
+  BackgroundWriter queue_;
 };
 
 }  // namespace uscope::pccx

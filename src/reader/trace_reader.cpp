@@ -86,16 +86,12 @@ void TraceReader::load_metadata() {
   if (header_.version_major != wire::kVersionMajor)
     fail(USCOPE_ERR_UNSUPPORTED_VERSION, "file-format version %u.%u; this reader knows %u.x",
          header_.version_major, header_.version_minor, wire::kVersionMajor);
-  const uint32_t method = (header_.flags & wire::kCompMethodMask) >> wire::kCompMethodShift;
   // §8.6.7: readers must reject unknown methods (COMPAT 3). Values 2-7 are
   // reserved and must not be used (§2.1), with or without F_COMPRESSED.
-  if (method != wire::kCompLz4 && method != wire::kCompZstd)
-    fail(USCOPE_ERR_UNKNOWN_COMPRESSION, "compression method %u is unknown (spec §2.1)", method);
-  if (!(header_.flags & wire::F_COMPRESSED)) {
-    codec_ = Codec::None;
-  } else {
-    codec_ = method == wire::kCompZstd ? Codec::Zstd : Codec::Lz4;
-  }
+  codec_ = compression_by_flags(header_.flags);
+  if (!codec_)
+    fail(USCOPE_ERR_UNKNOWN_COMPRESSION, "compression method %u is unknown (spec §2.1)",
+         static_cast<unsigned>((header_.flags & wire::kCompMethodMask) >> wire::kCompMethodShift));
   // The preamble, read once: everything in it is decoded into our own
   // structures below, and the buffer is dropped on return.
   std::vector<uint8_t> pre(std::min<uint64_t>(header_.preamble_end, file_.size()));
@@ -343,7 +339,7 @@ const uint8_t *TraceReader::segment_deltas(size_t i, size_t want, size_t *avail)
   const uint32_t raw = s.header.deltas_raw_size;
   const size_t ckpt = s.header.checkpoint_size;
   if (want > raw) want = raw;
-  if (codec_ == Codec::None) {
+  if (!codec_->compressed) {
     if (s.header.deltas_compressed_size != raw)
       fail(USCOPE_ERR_CORRUPT, "uncompressed segment at %llu: %u stored bytes, %u raw",
            (unsigned long long)s.offset, s.header.deltas_compressed_size, raw);
@@ -369,7 +365,7 @@ const uint8_t *TraceReader::segment_deltas(size_t i, size_t want, size_t *avail)
     if (guess < n) have = static_cast<size_t>(guess);
   }
   const uint8_t *blob = segment_body(i, ckpt + have) + ckpt;
-  check_decoded_size(codec_, blob, n, raw);  // before deltas_ is sized from the header
+  check_decoded_size(*codec_, blob, n, raw);  // before deltas_ is sized from the header
   if (want < raw && n >= wire::kBlobSizePrefix && wire::get_u32(blob) == raw) {
     // LZ4 and zstd can stop early. The buffer only grows: no zero-fill of
     // its bytes for every segment.
@@ -377,7 +373,7 @@ const uint8_t *TraceReader::segment_deltas(size_t i, size_t want, size_t *avail)
     bool done = false;
     if (have < n) {
       try {
-        deltas_valid_ = decompress_prefix(codec_, blob, have, raw, want, deltas_.data());
+        deltas_valid_ = decompress_prefix(*codec_, blob, have, raw, want, deltas_.data());
         done = true;
       } catch (const Error &) {
         // The guess was short (or the blob is bad: the whole one says which).
@@ -385,11 +381,11 @@ const uint8_t *TraceReader::segment_deltas(size_t i, size_t want, size_t *avail)
     }
     if (!done) {
       blob = segment_body(i) + ckpt;
-      deltas_valid_ = decompress_prefix(codec_, blob, n, raw, want, deltas_.data());
+      deltas_valid_ = decompress_prefix(*codec_, blob, n, raw, want, deltas_.data());
     }
   } else {
     blob = segment_body(i) + ckpt;
-    decompress(codec_, blob, n, raw, deltas_);
+    decompress(*codec_, blob, n, raw, deltas_);
     if (deltas_.size() != raw)
       fail(USCOPE_ERR_CORRUPT, "segment at %llu decompresses to %zu bytes, its header says %u",
            (unsigned long long)s.offset, deltas_.size(), raw);

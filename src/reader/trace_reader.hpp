@@ -93,6 +93,8 @@ class TraceReader {
   void check(const std::function<void(uint64_t, uint64_t)> &progress);
 
   const FileHeader &header() const { return header_; }
+  // The compression method the header names (compress.hpp's table).
+  const CompressionMethod &compression() const { return *codec_; }
   bool complete() const { return header_.flags & wire::F_COMPLETE; }
   const Schema &schema() const { return schema_; }
   const std::vector<DutProperty> &dut() const { return dut_; }
@@ -298,7 +300,7 @@ class TraceReader {
   std::vector<OpBounds> op_bounds_;
   std::vector<uint32_t> event_sizes_;
   std::vector<SegmentInfo> segments_;
-  Codec codec_ = Codec::Lz4;
+  const CompressionMethod *codec_ = nullptr;  // set by the constructor, never null after
   std::vector<uint8_t> body_;  // segment body_segment_'s checkpoint + compressed deltas
   size_t body_segment_ = SIZE_MAX;
   size_t body_valid_ = 0;  // leading bytes of body_ read from the file

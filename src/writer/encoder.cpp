@@ -14,25 +14,6 @@ namespace {
 // u32 size fields (§8.1) and the encoder's memory stay bounded even when the
 // checkpoint interval is huge. Where segments are cut is invisible to readers.
 constexpr size_t kMaxSegmentRaw = 256u << 20;
-constexpr uint64_t kProgressStep = 256u << 10;
-
-void idle_wait(stream::Ring &ring, unsigned &idle) {
-  // Spin briefly (the producer usually publishes again within microseconds),
-  // then sleep with a growing delay up to 1 ms so an idle writer costs nothing;
-  // the sleep ends early when the writer closes (Ring::request_stop).
-  if (idle < 64) {
-    ++idle;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-    return;
-  }
-  const unsigned us = idle < 64 + 10 ? 1u << (idle - 64) : 1000u;
-  ++idle;
-  ring.idle_sleep(std::chrono::microseconds(us < 1000 ? us : 1000));
-}
 }  // namespace
 
 Encoder::Encoder(const Schema &schema, const std::vector<StorageLayout> &layouts,
@@ -43,7 +24,7 @@ Encoder::Encoder(const Schema &schema, const std::vector<StorageLayout> &layouts
       cfg_(cfg),
       stats_(stats),
       error_(error),
-      compressor_(cfg.codec, cfg.level),
+      compressor_(*cfg.method, cfg.level),
       tsum_(schema) {
   states_.reserve(layouts.size());
   for (const auto &L : layouts) states_.emplace_back(L);
@@ -51,43 +32,19 @@ Encoder::Encoder(const Schema &schema, const std::vector<StorageLayout> &layouts
   next_checkpoint_ = cfg.checkpoint_interval_ps;  // the reference's first boundary
 }
 
-void Encoder::run() noexcept {
-  uint64_t pos = ring_.consumed.load(std::memory_order_relaxed);
-  bool failed = false;
-  unsigned idle = 0;
-  for (;;) {
-    const uint64_t pub = ring_.published.load(std::memory_order_acquire);
-    if (pos == pub) {
-      if (ring_.stop.load(std::memory_order_acquire) &&
-          ring_.published.load(std::memory_order_acquire) == pos)
-        break;
-      idle_wait(ring_, idle);
-      continue;
-    }
-    idle = 0;
-    if (failed) {
-      pos = pub;  // discard: keep the producer moving after a failure
-    } else {
-      try {
-        // Report progress every 256 KiB, so that a producer waiting on a full
-        // queue resumes as soon as some room is free, not after the whole batch.
-        pos = consume(pos, pub - pos > kProgressStep ? pos + kProgressStep : pub);
-      } catch (const Error &e) {
-        error_.set(e.code(), e.what());
-        failed = true;
-        pos = pub;
-      } catch (const std::bad_alloc &) {
-        error_.set(USCOPE_ERR_NO_MEMORY, "out of memory in the encoder thread");
-        failed = true;
-        pos = pub;
-      } catch (const std::exception &e) {
-        error_.set(USCOPE_ERR_INTERNAL, std::string("encoder thread: ") + e.what());
-        failed = true;
-        pos = pub;
-      }
-    }
-    ring_.consumed.store(pos, std::memory_order_release);
+bool Encoder::failed(const std::exception &e) noexcept {
+  try {
+    if (const auto *err = dynamic_cast<const Error *>(&e))
+      error_.set(err->code(), err->what());
+    else if (dynamic_cast<const std::bad_alloc *>(&e))
+      error_.set(USCOPE_ERR_NO_MEMORY, "out of memory in the encoder thread");
+    else
+      error_.set(USCOPE_ERR_INTERNAL, std::string("encoder thread: ") + e.what());
+  } catch (...) {
+    // No memory for the message: the status is published all the same.
+    error_.status.store(USCOPE_ERR_NO_MEMORY, std::memory_order_release);
   }
+  return true;  // the rest of the stream is discarded
 }
 
 void Encoder::append_scratch(const uint8_t *p, size_t n) {

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,7 @@ struct EncoderError {
 
 struct EncoderConfig {
   FrameFormat format = FrameFormat::V02;
-  Codec codec = Codec::Lz4;
+  const CompressionMethod *method = compression_by_id(USCOPE_COMPRESSION_LZ4);
   int level = 0;
   uint64_t checkpoint_interval_ps = 0;
 };
@@ -57,10 +58,16 @@ class Encoder {
   Encoder(const Schema &schema, const std::vector<StorageLayout> &layouts, stream::Ring &ring,
           FileSink &sink, const EncoderConfig &cfg, EncoderStats &stats, EncoderError &error);
 
-  // Thread body: runs until the ring is stopped and drained. Never throws;
-  // a failure goes to the EncoderError and the rest of the stream is drained
-  // and discarded so that the producer never waits forever.
-  void run() noexcept;
+  // The consumer of the writer's BackgroundWriter (io/background_writer.hpp),
+  // on its thread: drain() encodes the records in [pos, end); a failure goes
+  // to the EncoderError, and the rest of the stream is discarded so that the
+  // producer never waits forever.
+  uint64_t drain(uint64_t pos, uint64_t end) { return consume(pos, end); }
+  bool failed(const std::exception &e) noexcept;
+  void drained() noexcept {}
+  // Progress is reported every 256 KiB, so that a producer waiting on a full
+  // queue resumes as soon as some room is free, not after the whole batch.
+  static constexpr uint64_t kProgressStep = 256u << 10;
 
   // After the thread has been joined: encode the open segment, if any.
   void flush_open_segment();

@@ -18,24 +18,6 @@ constexpr uint64_t kDefaultQueue = 8ull << 20;  // ~24k cycles of a BOOM-like co
 constexpr uint64_t kMinQueue = 64ull << 10;
 constexpr uint64_t kMaxQueue = 1ull << 40;
 
-uint64_t now_ns() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
-
-// Producer-side wait for queue space: spin, then sleep in short steps.
-void backoff(unsigned &i) {
-  if (i < 128) {
-    ++i;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-    return;
-  }
-  ++i;
-  std::this_thread::sleep_for(std::chrono::microseconds(20));
-}
 }  // namespace
 
 ValueRange value_range(uint8_t type, const Schema &s, uint8_t enum_id) {
@@ -62,20 +44,17 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
     std::memcpy(&o, opts, opts->struct_size);  // an older, shorter struct keeps our defaults
     o.struct_size = sizeof(o);
   }
-  if (o.compression > USCOPE_COMPRESSION_NONE)
-    fail(USCOPE_ERR_INVALID_ARGUMENT, "options.compression %u is unknown", o.compression);
+  const CompressionMethod *method = compression_by_id(o.compression);
+  if (!method) fail(USCOPE_ERR_INVALID_ARGUMENT, "options.compression %u is unknown", o.compression);
   if (o.durability > USCOPE_DURABILITY_FDATASYNC)
     fail(USCOPE_ERR_INVALID_ARGUMENT, "options.durability %u is unknown", o.durability);
   if (o.frame_format > USCOPE_FRAMES_V01)
     fail(USCOPE_ERR_INVALID_ARGUMENT, "options.frame_format %u is unknown", o.frame_format);
   if (o.backpressure > USCOPE_BACKPRESSURE_DROP)
     fail(USCOPE_ERR_INVALID_ARGUMENT, "options.backpressure %u is unknown", o.backpressure);
-  if (o.compression == USCOPE_COMPRESSION_LZ4 && (o.compression_level < 0 || o.compression_level > 12))
-    fail(USCOPE_ERR_INVALID_ARGUMENT, "options.compression_level %d: LZ4 takes 0 (fast) or 1..12 (HC)",
-         o.compression_level);
-  if (o.compression == USCOPE_COMPRESSION_ZSTD && (o.compression_level < 0 || o.compression_level > 22))
-    fail(USCOPE_ERR_INVALID_ARGUMENT, "options.compression_level %d: zstd takes 0..22",
-         o.compression_level);
+  if (o.compression_level < method->min_level || o.compression_level > method->max_level)
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "options.compression_level %d: %s", o.compression_level,
+         method->levels);
   if (o.value_check > USCOPE_VALUE_CHECK_STRICT)
     fail(USCOPE_ERR_INVALID_ARGUMENT, "options.value_check %u is unknown", o.value_check);
   if (o.reserved != 0) fail(USCOPE_ERR_INVALID_ARGUMENT, "options.reserved must be 0");
@@ -142,10 +121,7 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
   num_event_types_ = static_cast<uint32_t>(event_sizes_.size());
 
   // ── header and preamble (§2, §2.3) ──
-  const bool compressed = o.compression != USCOPE_COMPRESSION_NONE;
-  if (compressed) flags_ |= wire::F_COMPRESSED;
-  if (o.compression == USCOPE_COMPRESSION_ZSTD)
-    flags_ |= uint64_t{wire::kCompZstd} << wire::kCompMethodShift;
+  flags_ |= compression_flags(*method);
   // COMPAT 4: 0x82 while open with v0.2 frames. v0.1 frames set
   // F_COMPACT_DELTAS so that frames may use the compact form.
   flags_ |= o.frame_format == USCOPE_FRAMES_V02 ? wire::F_INTERLEAVED_DELTAS : wire::F_COMPACT_DELTAS;
@@ -167,21 +143,19 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
   // ── queue, encoder thread ──
   uint64_t q = o.queue_bytes ? o.queue_bytes : kDefaultQueue;
   q = std::max<uint64_t>({q, kMinQueue, 4 * max_record});
-  if (!ring_.allocate(q))
+  if (!queue_.allocate(q))
     fail(USCOPE_ERR_NO_MEMORY, "cannot allocate a %llu-byte queue", static_cast<unsigned long long>(q));
   // Touch every page now, so that page faults happen at open and not in the
   // first cycles of the simulation.
-  std::memset(ring_.buf, 0, ring_.cap);
-  w_ = ring_.buf;
-  wlimit_ = ring_.buf + ring_.cap;
-  drop_headroom_ = std::max<uint64_t>(ring_.cap / 4, 2 * max_record);
+  std::memset(queue_.buf(), 0, queue_.cap());
+  w_ = queue_.buf();
+  wlimit_ = queue_.buf() + queue_.cap();
+  drop_headroom_ = std::max<uint64_t>(queue_.cap() / 4, 2 * max_record);
   next_checkpoint_ = interval_;
 
   EncoderConfig cfg;
   cfg.format = o.frame_format == USCOPE_FRAMES_V02 ? FrameFormat::V02 : FrameFormat::V01;
-  cfg.codec = o.compression == USCOPE_COMPRESSION_LZ4    ? Codec::Lz4
-              : o.compression == USCOPE_COMPRESSION_ZSTD ? Codec::Zstd
-                                                         : Codec::None;
+  cfg.method = method;
   cfg.level = o.compression_level;
   cfg.checkpoint_interval_ps = interval_;
 
@@ -193,34 +167,32 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
   sink_.append(file);
   sink_.publish();
   enc_stats_.file_bytes.store(sink_.size(), std::memory_order_relaxed);
-  encoder_ = std::make_unique<Encoder>(schema_, layouts_, ring_, sink_, cfg, enc_stats_, enc_error_);
-  thread_ = std::thread([this] { encoder_->run(); });
+  encoder_ = std::make_unique<Encoder>(schema_, layouts_, queue_.ring(), sink_, cfg, enc_stats_, enc_error_);
+  queue_.start(*encoder_, Encoder::kProgressStep);
 }
 
 Writer::~Writer() { stop_encoder(); }
 
 void Writer::stop_encoder() noexcept {
-  if (!thread_.joinable()) return;
+  if (!encoder_) return;  // the constructor failed before the thread started
   publish();
-  ring_.request_stop();
-  thread_.join();
+  queue_.stop();
 }
 
 // ── queue ──
 
 void Writer::publish() noexcept {
   published_pos_ = write_pos();
-  ring_.published.store(published_pos_, std::memory_order_release);
+  queue_.publish(published_pos_);
 }
 
 bool Writer::refill(size_t n) noexcept {
-  const uint64_t cap = ring_.cap;
-  unsigned spins = 0;
-  uint64_t wait_start = 0;
+  const uint64_t cap = queue_.cap();
+  RoomWait wait;
   for (;;) {
-    const uint64_t idx = static_cast<uint64_t>(w_ - ring_.buf);
+    const uint64_t idx = static_cast<uint64_t>(w_ - queue_.buf());
     const uint64_t tail = cap - idx;
-    consumed_cache_ = ring_.consumed.load(std::memory_order_acquire);
+    consumed_cache_ = queue_.consumed();
     const uint64_t free = cap - (wrap_base_ + idx - consumed_cache_);
     if (n <= tail && n <= free) {
       wlimit_ = w_ + std::min(tail, free);
@@ -229,19 +201,16 @@ bool Writer::refill(size_t n) noexcept {
     if (n > tail && tail <= free) {  // the record does not fit before the end: wrap
       if (tail) *w_ = stream::kPad;
       wrap_base_ += cap;
-      w_ = ring_.buf;
+      w_ = queue_.buf();
       continue;
     }
     // The queue is full: let the encoder see everything so far, then wait.
     if (!check_encoder()) return false;
     publish();
-    if (!wait_start) {
-      wait_start = now_ns();
-      ++stalls_;
-    }
-    backoff(spins);
+    if (!wait.waited()) ++stalls_;
+    wait.round();
   }
-  if (wait_start) stall_ns_ += now_ns() - wait_start;
+  stall_ns_ += wait.elapsed_ns();
   return true;
 }
 
@@ -276,9 +245,9 @@ uscope_status_t Writer::begin_cycle(uint64_t t) noexcept {
   last_time_ = t;
   have_time_ = true;
   if (backpressure_ == USCOPE_BACKPRESSURE_DROP &&
-      USCOPE_UNLIKELY(ring_.cap - (write_pos() - consumed_cache_) < drop_headroom_)) {
-    consumed_cache_ = ring_.consumed.load(std::memory_order_acquire);
-    if (ring_.cap - (write_pos() - consumed_cache_) < drop_headroom_) {
+      USCOPE_UNLIKELY(queue_.cap() - (write_pos() - consumed_cache_) < drop_headroom_)) {
+    consumed_cache_ = queue_.consumed();
+    if (queue_.cap() - (write_pos() - consumed_cache_) < drop_headroom_) {
       state_ = kDropping;  // the whole cycle is counted and skipped
       ++dropped_cycles_;
       return USCOPE_OK;
@@ -535,7 +504,7 @@ void Writer::stats(uscope_writer_stats_t *out) const {
   s.dropped_events = dropped_events_;
   s.stalls = stalls_;
   s.stall_ns = stall_ns_;
-  s.queue_bytes = ring_.cap;
+  s.queue_bytes = queue_.cap();
   s.summary_omitted = summary_omitted_ ? 1 : 0;
   const uint32_t n = out->struct_size < sizeof(s) ? out->struct_size : sizeof(s);
   std::memcpy(out, &s, n);

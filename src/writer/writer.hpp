@@ -20,6 +20,7 @@
 #include "uscope/uscope.h"
 #include "writer/encoder.hpp"
 #include "io/file_sink.hpp"
+#include "io/background_writer.hpp"
 #include "io/stream.hpp"
 
 #define USCOPE_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -151,7 +152,7 @@ class Writer {
   // Out of line: the slow paths.
   bool refill(size_t n) noexcept;
   void publish() noexcept;
-  uint64_t write_pos() const noexcept { return wrap_base_ + static_cast<uint64_t>(w_ - ring_.buf); }
+  uint64_t write_pos() const noexcept { return wrap_base_ + static_cast<uint64_t>(w_ - queue_.buf()); }
   bool check_encoder() noexcept;
   uscope_status_t not_recording(uint32_t ops, uint32_t events) noexcept;
   uscope_status_t misuse(uscope_status_t code, const char *fmt, ...) noexcept
@@ -213,12 +214,13 @@ class Writer {
   uint32_t preamble_end_ = 0;
   uint32_t durability_ = USCOPE_DURABILITY_FLUSH;
 
-  stream::Ring ring_;
   FileSink sink_;
   EncoderStats enc_stats_;
   EncoderError enc_error_;
   std::unique_ptr<Encoder> encoder_;
-  std::thread thread_;
+  // The ring and the encoder thread (the library's one background-writer
+  // engine). Last, so that it is destroyed (the thread joined) first.
+  BackgroundWriter queue_;
 };
 
 }  // namespace uscope

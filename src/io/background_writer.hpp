@@ -1,0 +1,155 @@
+// The one background-writer engine, shared by the µScope writer
+// (writer/writer.cpp, its consumer writer/encoder.cpp) and the pccx writer
+// (pccx/pccx_writer.cpp): the byte ring between the caller's thread and a
+// consumer thread (stream.hpp's Ring), the consumer thread's loop (drain
+// what is published, report progress, sleep when idle, end once stopped and
+// empty), stopping it, and the producer's wait for room with its stall
+// accounting.
+//
+// What stays with each writer is what differs between them: the record
+// format and the producer's fast path (inline stores into buf(), which must
+// stay allocation-, lock- and syscall-free), when to publish, and the
+// back-pressure policy (the µScope writer blocks, or drops whole cycles; the
+// pccx writer blocks, or drops single records), using consumed() and
+// RoomWait from here.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <thread>
+
+#include "io/stream.hpp"
+
+namespace uscope {
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+inline uint64_t steady_now_ns() noexcept {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// A producer's wait for room in a full ring: spin briefly, then sleep in
+// 20 µs steps. The caller counts one stall per wait, and its time.
+class RoomWait {
+ public:
+  // One round of waiting; the first one starts the clock.
+  void round() noexcept {
+    if (!start_) start_ = steady_now_ns() | 1;  // never 0: 0 means "not waiting"
+    if (spins_ < kSpins) {
+      ++spins_;
+      cpu_relax();
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  bool waited() const noexcept { return start_ != 0; }
+  uint64_t elapsed_ns() const noexcept { return waited() ? steady_now_ns() - start_ : 0; }
+
+ private:
+  static constexpr unsigned kSpins = 128;
+  uint64_t start_ = 0;
+  unsigned spins_ = 0;
+};
+
+// The consumer a BackgroundWriter drives, on its thread:
+//   uint64_t drain(uint64_t pos, uint64_t end): consume the whole records
+//     from ring position pos until at least end (end <= the published
+//     position) and return the position after the last one. May throw.
+//   bool failed(const std::exception &e) noexcept: drain threw; keep the
+//     error. Everything published so far is skipped (the published position
+//     is a record boundary). Return true to skip everything published from
+//     then on too (the producer never waits on a consumer that gave up).
+//   void drained() noexcept: the ring is stopped and empty; last call.
+class BackgroundWriter {
+ public:
+  BackgroundWriter() = default;
+  ~BackgroundWriter() { stop(); }
+  BackgroundWriter(const BackgroundWriter &) = delete;
+  BackgroundWriter &operator=(const BackgroundWriter &) = delete;
+
+  // The ring, 64-byte aligned; false when out of memory.
+  bool allocate(uint64_t bytes) { return ring_.allocate(bytes); }
+  uint8_t *buf() const noexcept { return ring_.buf; }
+  uint64_t cap() const noexcept { return ring_.cap; }
+  stream::Ring &ring() noexcept { return ring_; }
+
+  // Starts the consumer thread. It drains at most `step` bytes between two
+  // progress reports, so that a producer waiting for room resumes as soon as
+  // some is free, not after the whole published batch.
+  template <class Consumer>
+  void start(Consumer &c, uint64_t step) {
+    thread_ = std::thread([this, &c, step] { run(c, step); });
+  }
+
+  // Producer: make the records before pos visible to the consumer (release).
+  void publish(uint64_t pos) noexcept { ring_.published.store(pos, std::memory_order_release); }
+  // Producer: how far the consumer has drained (acquire).
+  uint64_t consumed() const noexcept { return ring_.consumed.load(std::memory_order_acquire); }
+
+  // Producer: no more records after those published; waits for the consumer
+  // to drain them and end (idempotent).
+  void stop() noexcept {
+    if (!thread_.joinable()) return;
+    ring_.request_stop();  // wakes the consumer's idle sleep
+    thread_.join();
+  }
+
+ private:
+  template <class Consumer>
+  void run(Consumer &c, uint64_t step) noexcept {
+    uint64_t pos = ring_.consumed.load(std::memory_order_relaxed);
+    bool discard = false;
+    unsigned idle = 0;
+    for (;;) {
+      const uint64_t pub = ring_.published.load(std::memory_order_acquire);
+      if (pos == pub) {
+        if (ring_.stop.load(std::memory_order_acquire) &&
+            ring_.published.load(std::memory_order_acquire) == pos)
+          break;
+        idle_wait(idle);
+        continue;
+      }
+      idle = 0;
+      if (discard) {
+        pos = pub;
+      } else {
+        try {
+          pos = c.drain(pos, pub - pos > step ? pos + step : pub);
+        } catch (const std::exception &e) {
+          discard = c.failed(e);
+          pos = pub;
+        }
+      }
+      ring_.consumed.store(pos, std::memory_order_release);
+    }
+    c.drained();
+  }
+
+  // Spin briefly (the producer usually publishes again within
+  // microseconds), then sleep with a growing delay up to 1 ms, so that an
+  // idle writer costs nothing; the sleep ends early at stop().
+  void idle_wait(unsigned &idle) noexcept {
+    if (idle < 64) {
+      ++idle;
+      cpu_relax();
+      return;
+    }
+    const unsigned us = idle < 64 + 10 ? 1u << (idle - 64) : 1000u;
+    ++idle;
+    ring_.idle_sleep(std::chrono::microseconds(us < 1000 ? us : 1000));
+  }
+
+  stream::Ring ring_;
+  std::thread thread_;
+};
+
+}  // namespace uscope
