@@ -2,6 +2,7 @@
 
 #include "base/last_error.hpp"
 #include "base/status.hpp"
+#include "base/version.hpp"
 #include "uscope/uscope.h"
 
 
@@ -9,12 +10,7 @@ extern "C" {
 
 USCOPE_API uint32_t uscope_version_number(void) { return USCOPE_VERSION_NUMBER; }
 
-USCOPE_API const char *uscope_version_string(void) {
-#define USCOPE_STR2(x) #x
-#define USCOPE_STR(x) USCOPE_STR2(x)
-  return USCOPE_STR(USCOPE_VERSION_MAJOR) "." USCOPE_STR(USCOPE_VERSION_MINOR) "." USCOPE_STR(
-      USCOPE_VERSION_PATCH);
-}
+USCOPE_API const char *uscope_version_string(void) { return uscope::kVersionString; }
 
 USCOPE_API uint32_t uscope_format_version(void) {
   return (uint32_t{USCOPE_FORMAT_VERSION_MAJOR} << 16) | USCOPE_FORMAT_VERSION_MINOR;

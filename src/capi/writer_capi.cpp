@@ -42,9 +42,7 @@ USCOPE_API uscope_status_t uscope_compression_find(uint32_t *out_method, const c
 }
 
 USCOPE_API void uscope_writer_options_init(uscope_writer_options_t *opts) {
-  if (!opts) return;
-  std::memset(opts, 0, sizeof(*opts));
-  opts->struct_size = sizeof(*opts);
+  if (opts) uscope::Writer::default_options(opts);
 }
 
 USCOPE_API uscope_status_t uscope_writer_open(uscope_writer_t **out, const char *path,

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "base/last_error.hpp"
+#include "base/version.hpp"
 #include "format/checksum.hpp"
 #include "base/error.hpp"
 #include "pccx/pccx_common.hpp"
@@ -66,7 +67,7 @@ Writer::Writer(const char *path, const pccx_writer_options_t *opts) : path_(path
     check_text(o.pccx_lab_version, "pccx_lab_version");
     lab_version_ = o.pccx_lab_version;
   } else {
-    lab_version_ = std::string("libuscope ") + uscope_version_string();
+    lab_version_ = std::string("libuscope ") + kVersionString;
   }
   if (o.isa_version) {
     check_text(o.isa_version, "isa_version");

@@ -35,7 +35,7 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
     : handle_(handle), schema_(schema) {
   // ── options ──
   uscope_writer_options_t o;
-  uscope_writer_options_init(&o);
+  default_options(&o);
   if (opts) {
     if (opts->struct_size < sizeof(uint32_t) || opts->struct_size > sizeof(o))
       fail(USCOPE_ERR_INVALID_ARGUMENT,

@@ -40,6 +40,13 @@ ValueRange value_range(uint8_t type, const Schema &schema, uint8_t enum_id);
 
 class Writer {
  public:
+  // The defaults of every option (what uscope_writer_options_init() gives): all zero, which
+  // each option documents as "the library's default", and the struct's size.
+  static void default_options(uscope_writer_options_t *o) noexcept {
+    std::memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+  }
+
   // Opens the file, writes header and preamble, allocates everything the hot
   // path needs and starts the encoder thread. Throws Error.
   Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
