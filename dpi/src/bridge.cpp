@@ -18,12 +18,11 @@
 namespace uscope_dpi {
 namespace {
 
-// The bridge's error record (record_error). It is not libuscope's last
-// error: libuscope.so exports only its C ABI, which has no call to set that
-// message, and the bridge has statuses of its own (USCOPE_DPI_ERR_*). A
-// failing libuscope call under a bridge call keeps libuscope's status and
-// message here.
-thread_local std::string t_message;
+// The bridge's error record (record_error): the message is libuscope's own last
+// error (uscope_set_last_error), so that a bridge failure and a library failure
+// read from one place; only the status is kept here, because SV calls that
+// return a handle or a value have no status of their own to return, and the
+// bridge has statuses of its own (USCOPE_DPI_ERR_*).
 thread_local int t_status = USCOPE_OK;
 
 void set_error(int status, const std::string &msg) noexcept { record_error(status, msg); }
@@ -113,15 +112,11 @@ void *adopt(std::unique_ptr<Schema> s) {
 
 void record_error(int status, const std::string &msg) noexcept {
   t_status = status;
-  try {
-    t_message = msg;
-  } catch (...) {
-    t_message.clear();  // keep the status; the message could not be copied
-  }
+  uscope_set_last_error(msg.c_str());
 }
 
 const char *version() noexcept { return USCOPE_DPI_VERSION; }
-const char *last_error() noexcept { return t_message.c_str(); }
+const char *last_error() noexcept { return uscope_last_error(); }
 int last_status() noexcept { return t_status; }
 
 const char *status_str(int status) noexcept {
@@ -421,13 +416,16 @@ int event_raw(void *writer, uint16_t event_type_id, const unsigned char *payload
   if (__builtin_expect(len > USCOPE_DPI_PAYLOAD_BYTES, 0)) {
     // Never read past the SV array. With a NULL payload the writer records a
     // sticky PAYLOAD_SIZE (or "payload is NULL") misuse, as for any bad size.
+    // The bridge's reason is recorded after that call, which sets the last
+    // error too: it is the more precise of the two messages.
+    const uscope_status_t st = uscope_event(w, event_type_id, nullptr, len);
     try {
       set_error(USCOPE_ERR_PAYLOAD_SIZE,
                 format("uscope_event_raw: len %u is larger than the %d-byte payload array", len,
                        USCOPE_DPI_PAYLOAD_BYTES));
     } catch (...) {
     }
-    return uscope_event(w, event_type_id, nullptr, len);
+    return st;
   }
   return uscope_event(w, event_type_id, payload, len);
 }

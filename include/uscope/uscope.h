@@ -149,6 +149,16 @@ USCOPE_API const char *uscope_status_str(uscope_status_t status);
  */
 USCOPE_API const char *uscope_last_error(void);
 
+/**
+ * Record message as this thread's last error, as a failing library call does:
+ * uscope_last_error() returns it until the next failure on this thread. For
+ * layers built on this ABI (the DPI-C bridge, language bindings), so that a
+ * failure of theirs and a failure of the library read from one place. NULL
+ * records "". Never fails and never allocates: the message is copied into a
+ * fixed thread-local buffer and cut at 1023 bytes.
+ */
+USCOPE_API void uscope_set_last_error(const char *message);
+
 /* ── Schema ───────────────────────────────────────────────────────────── */
 
 /** Field types (spec §4.2). Sizes: 1,2,4,8,1,2,4,8,1,4,1 bytes. */

@@ -20,4 +20,6 @@ USCOPE_API const char *uscope_status_str(uscope_status_t s) { return uscope::sta
 
 USCOPE_API const char *uscope_last_error(void) { return uscope::thread_error(); }
 
+USCOPE_API void uscope_set_last_error(const char *message) { uscope::set_thread_error(message); }
+
 }  // extern "C"

@@ -599,6 +599,9 @@ TEST(DpiRegistry, RegisterLookupReplaceRemove) {
   int a = 0, b = 0;
   EXPECT_EQ(uscope_handle("reg_x"), nullptr);
   EXPECT_EQ(uscope_dpi_last_status(), USCOPE_ERR_NOT_FOUND);
+  // One error channel: the bridge's message is libuscope's last error.
+  EXPECT_NE(std::string(uscope_dpi_last_error()).find("reg_x"), std::string::npos) << uscope_dpi_last_error();
+  EXPECT_EQ(uscope_dpi_last_error(), uscope_last_error());
   uscope_dpi_register("reg_x", &a);
   EXPECT_EQ(uscope_handle("reg_x"), &a);
   uscope_dpi_register("reg_x", &b);

@@ -30,8 +30,10 @@
  *  Every call returns a status (0 = USCOPE_OK, negative = error; an id >= 0
  *  for the schema calls) or a handle that is NULL on failure. A failing call
  *  leaves a message readable with uscope_dpi_last_error() on the same thread
- *  (valid until the next failing bridge call on that thread) and its status
- *  with uscope_dpi_last_status(). Codes -1..-63 are libuscope's (uscope.h);
+ *  and its status with uscope_dpi_last_status(). The message is libuscope's
+ *  own last error (uscope_last_error(); the bridge records its failures with
+ *  uscope_set_last_error()), valid until the next failing call, of the bridge
+ *  or of libuscope, on that thread. Codes -1..-63 are libuscope's (uscope.h);
  *  the bridge adds USCOPE_DPI_ERR_* below. Nothing aborts, exits, calls
  *  $fatal or lets a C++ exception out; a NULL or unknown handle is an error.
  *
@@ -74,7 +76,7 @@ typedef void *uscope_dpi_chandle_t;
 /** "0.2.0". Static storage. SV: string uscope_dpi_version(). */
 const char *uscope_dpi_version(void);
 
-/** The message of the last failing bridge call on this thread, or "". */
+/** The message of the last failing call on this thread, bridge or libuscope (= uscope_last_error()), or "". */
 const char *uscope_dpi_last_error(void);
 
 /** The status of the last failing bridge call on this thread, or 0. */
