@@ -83,6 +83,15 @@ typedef struct uscope_convert_options_s {
      their whole queue at open, which a small file need not pay for). Added
      in 0.1; a caller built with an older struct_size gets the default. */
   uint64_t queue_bytes;
+  /* Events the output cannot place (an id beyond the unit counts, a value
+     the target cannot represent, a malformed JSONL line) are issues: each is
+     reported and skipped. Above a share of them the conversion fails instead
+     (USCOPE_ERR_CORRUPT, no output written): when more than 10 were skipped
+     and more than max_skipped_ppm per million of the input's events. 0: the
+     default, 10000 (1%); 1000000 or more: never fail for it. Added in 0.3;
+     a caller built with an older struct_size gets the default. */
+  uint32_t max_skipped_ppm;
+  uint32_t reserved0;
 } uscope_convert_options_t;
 
 USCOPE_API void uscope_convert_options_init(uscope_convert_options_t *opts);

@@ -1,17 +1,23 @@
-// convert(): picks the pipeline, and writes its output beside the target,
-// never over the input, renamed over the target only on success.
+// convert(): joins the input's source to the output's sink (matrix.hpp), and
+// writes the output beside the target, never over the input, renamed over the
+// target only on success.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "base/last_error.hpp"
+#include "convert/matrix.hpp"
+#include "convert/pccx_side.hpp"
 #include "convert/pipeline.hpp"
+#include "convert/uscope_side.hpp"
 
 namespace uscope::convert {
 
@@ -102,31 +108,141 @@ class OutputFile {
   bool committed_ = false, in_place_ = false;
 };
 
-using Pipeline = uscope_status_t (*)(const char *, const char *, const Options &, uscope_convert_stats_t *);
+}  // namespace
 
-Pipeline pipeline_of(uint32_t fi, uint32_t fo) {
-  if (fi == USCOPE_CONVERT_JSONL && fo == USCOPE_CONVERT_USCOPE) return jsonl_to_uscope;
-  if (fi == USCOPE_CONVERT_JSONL && fo == USCOPE_CONVERT_PCCX) return jsonl_to_pccx;
-  if (fi == USCOPE_CONVERT_JSONL && fo == USCOPE_CONVERT_JSONL) return jsonl_to_jsonl;
-  if (fi == USCOPE_CONVERT_USCOPE && fo == USCOPE_CONVERT_JSONL) return uscope_to_jsonl;
-  if (fi == USCOPE_CONVERT_PCCX && fo == USCOPE_CONVERT_JSONL) return pccx_to_jsonl;
-  return nullptr;
+std::unique_ptr<EvSource> make_source(uint32_t format, const Options &o, uint32_t target, const char *label) {
+  switch (format) {
+    case USCOPE_CONVERT_JSONL: return make_jsonl_source(o, target, label);
+    case USCOPE_CONVERT_USCOPE: return make_uscope_source(o);
+    case USCOPE_CONVERT_PCCX: return make_pccx_source(o);
+    default: return nullptr;
+  }
+}
+
+std::string count_of(uint64_t n, const char *what) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out + " " + what + (n == 1 ? "" : "s");
+}
+
+namespace {
+
+// Runs src into a sink of format fo writing `out` (the temporary file). The
+// sink opens at the first event, when the source's meta and period are
+// final (a JSONL TRACE_META may come after the first lines).
+uscope_status_t run_matrix(EvSource &src, const char *in, uint32_t fi, const char *out, uint32_t fo,
+                           const Options &o, uscope_convert_stats_t *st) {
+  const char *const kFormatNames[] = {"", "jsonl", "uscope", "pccx"};
+  std::unique_ptr<EvSink> sink;
+  if (fo == USCOPE_CONVERT_JSONL) {
+    sink = make_jsonl_sink(src.strings());
+  } else if (fo == USCOPE_CONVERT_USCOPE) {
+    UnitCounts u, declared;
+    u.queue_depth = o.o.queue_depth;
+    u.num_contexts = o.o.num_contexts;
+    u.num_te = o.o.num_te;
+    u.num_ve = o.o.num_ve;
+    u.num_dma = o.o.num_dma_channels;
+    u.num_dram = o.o.num_dram_channels;
+    u.num_noc = o.o.num_noc_links;
+    u.num_banks = o.o.num_sram_banks;
+    // A .uscope input's own unit counts, where larger: its ids fit again.
+    if (src.units(&declared)) {
+      u.queue_depth = std::max(u.queue_depth, declared.queue_depth);
+      u.num_contexts = std::max(u.num_contexts, declared.num_contexts);
+      u.num_te = std::max(u.num_te, declared.num_te);
+      u.num_ve = std::max(u.num_ve, declared.num_ve);
+      u.num_dma = std::max(u.num_dma, declared.num_dma);
+      u.num_dram = std::max(u.num_dram, declared.num_dram);
+      u.num_noc = std::max(u.num_noc, declared.num_noc);
+      u.num_banks = std::max(u.num_banks, declared.num_banks);
+    }
+    u.queue_bytes = queue_for_input(o.o.queue_bytes, UscopeOut::kDefaultQueue, src.input_size(), src.input_gzip());
+    sink = make_uscope_sink(u, src.strings());
+  } else {
+    sink = make_pccx_sink(src.strings(),
+                          queue_for_input(o.o.queue_bytes, PccxOut::kDefaultQueue, src.input_size(), src.input_gzip()));
+  }
+  bool opened = false;
+  uscope_status_t os = 0;  // the output's failure, not the input's
+  std::string err, out_err;
+  auto open_sink = [&]() {
+    opened = true;
+    if ((os = sink->open(out, src.meta(), src.period_ps(), &out_err))) out_err = about_file(out, out_err.c_str());
+    return os;
+  };
+  uscope_status_t s = src.run(
+      [&](const Ev &e, std::string *reason) -> uscope_status_t {
+        if (!opened && open_sink()) return os;
+        const uscope_status_t r = sink->add(e, reason);
+        if (r < 0) {  // the writer's (sticky) error, not the event's
+          os = r;
+          out_err = std::string(out) + ": " + *reason;
+        }
+        return r;
+      },
+      &err);
+  if (!s && !opened) open_sink();
+  std::string cerr;
+  const uscope_status_t cs = opened && !os ? sink->close(&cerr) : 0;
+  const Issues &issues = src.issues();
+  const IngestStats is = src.stats();
+  fill_stats(st, is, issues, sink->events());
+  if (os) return fail_with(os, out_err);
+  if (s) return fail_with(s, in_error(in, err));
+  if (cs) return fail_with(cs, std::string(out) + ": " + cerr);
+  // Not a silent drop: events the output could not place fail the
+  // conversion above the documented share (convert.h max_skipped_ppm).
+  // The input's records: JSONL lines that are not blank or TRACE_META
+  // (malformed ones included), else the events read.
+  const uint64_t n = std::max<uint64_t>(
+      fi == USCOPE_CONVERT_JSONL ? is.lines - is.blank_lines - is.meta_lines : is.events, issues.count);
+  if (issues.count > kSkipAllowance && issues.count * 1000000.0 > static_cast<double>(o.o.max_skipped_ppm) * n) {
+    char share[64];
+    std::snprintf(share, sizeof share, "%.3g%%), more than the %.3g%%", issues.count * 100.0 / static_cast<double>(n),
+                  o.o.max_skipped_ppm / 10000.0);
+    return fail_with(USCOPE_ERR_CORRUPT,
+                     std::string(in) + ": the " + kFormatNames[fo] + " output cannot place " +
+                         count_of(issues.count, "event") + " of " + std::to_string(n) + " (" + share +
+                         " allowed (--max-skipped); the first, " +
+                         (fi == USCOPE_CONVERT_JSONL ? "line " + std::to_string(issues.first_line) + ": "
+                                                     : std::string()) +
+                         issues.first_reason + "; no output written");
+  }
+  // What the input held that is not converted, and what the output cannot
+  // hold: one line each, with counts (line 0: about the file, not a line).
+  std::vector<std::string> notes;
+  src.notes(&notes);
+  sink->notes(&notes);
+  if (o.o.on_issue)
+    for (const std::string &n2 : notes) o.o.on_issue(o.o.user, 0, n2.c_str());
+  return 0;
 }
 
 }  // namespace
 
 uscope_status_t convert(const char *in, uint32_t fi, const char *out, uint32_t fo, const Options &o,
                         uscope_convert_stats_t *stats) {
-  const Pipeline fn = pipeline_of(fi, fo);
-  if (!fn)
-    return fail_with(USCOPE_ERR_UNSUPPORTED,
-                     std::string("uscope_convert: no conversion from ") + in + " to " + out +
-                         " (supported: jsonl -> uscope|pccx|jsonl, uscope -> jsonl, pccx -> jsonl)");
+  const char *const kLabels[4][4] = {{},
+                                     {"", "jsonl -> jsonl", "jsonl -> uscope", "jsonl -> pccx"},
+                                     {"", "uscope -> jsonl", "uscope -> uscope", "uscope -> pccx"},
+                                     {"", "pccx -> jsonl", "pccx -> uscope", "pccx -> pccx"}};
+  if (fi < USCOPE_CONVERT_JSONL || fi > USCOPE_CONVERT_PCCX || fo < USCOPE_CONVERT_JSONL || fo > USCOPE_CONVERT_PCCX)
+    return fail_with(USCOPE_ERR_INVALID_ARGUMENT,
+                     std::string("uscope_convert: ") + in + " -> " + out +
+                         ": expected formats USCOPE_CONVERT_JSONL, _USCOPE or _PCCX (or AUTO with a known suffix)");
   if (uscope_status_t s = check_not_input(in, out)) return s;
+  std::unique_ptr<EvSource> src = make_source(fi, o, fo, kLabels[fi][fo]);
+  std::string err;
+  // Opened before the output exists: an unreadable input leaves no file.
+  if (uscope_status_t s = src->open(in, &err)) return fail_with(s, in_error(in, err));
   OutputFile file;
   // The modes the writers create files with (JSONL: fopen's).
   if (uscope_status_t s = file.create(out, fo == USCOPE_CONVERT_JSONL ? 0666 : 0644)) return s;
-  if (uscope_status_t s = fn(in, file.tmp(), o, stats)) {
+  if (uscope_status_t s = run_matrix(*src, in, fi, file.tmp(), fo, o, stats)) {
     // Messages name the output, not its temporary file (removed now).
     std::string msg = uscope::thread_error();
     const std::string tmp = file.tmp();

@@ -20,6 +20,11 @@ uint32_t format_of(const char *path);
 // s ends with suffix; ignore_case folds s to lower case (suffix is lower case).
 bool ends_with(std::string_view s, std::string_view suffix, bool ignore_case);
 
+// A conversion may skip this many events whatever their share
+// (convert.h max_skipped_ppm): a killed run's truncated last line, a few
+// debug prints.
+constexpr uint64_t kSkipAllowance = 10;
+
 // The caller's options with every 0 replaced by its default.
 struct Options {
   uscope_convert_options_t o{};

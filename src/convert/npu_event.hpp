@@ -110,6 +110,8 @@ struct Ev {
 struct StringSource {
   virtual ~StringSource() = default;
   virtual std::string_view str(uint64_t id) const = 0;
+  // The same string, NUL-terminated (the writers' C-string calls take it).
+  virtual const char *c_str(uint64_t id) const = 0;
 };
 
 // Interns strings for Ev records built from text. Ids are stable; the
@@ -118,7 +120,7 @@ class StringPool final : public StringSource {
  public:
   uint32_t intern(std::string_view s);
   std::string_view str(uint64_t id) const override { return strs_[id]; }
-  const char *c_str(uint64_t id) const { return strs_[id].c_str(); }
+  const char *c_str(uint64_t id) const override { return strs_[id].c_str(); }
   size_t size() const { return strs_.size(); }
 
  private:

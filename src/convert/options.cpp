@@ -23,6 +23,7 @@ void default_options(uscope_convert_options_t *opts) {
   opts->num_dram_channels = 64;
   opts->num_noc_links = 64;
   opts->num_sram_banks = 1024;
+  opts->max_skipped_ppm = 10000;
 }
 
 bool ends_with(std::string_view s, std::string_view suffix, bool ignore_case) {
@@ -61,6 +62,7 @@ Options::Options(const uscope_convert_options_t *in) {
   if (!o.num_dram_channels) o.num_dram_channels = d.num_dram_channels;
   if (!o.num_noc_links) o.num_noc_links = d.num_noc_links;
   if (!o.num_sram_banks) o.num_sram_banks = d.num_sram_banks;
+  if (!o.max_skipped_ppm) o.max_skipped_ppm = d.max_skipped_ppm;
 }
 
 }  // namespace uscope::convert

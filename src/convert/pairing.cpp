@@ -67,8 +67,9 @@ void Pairer::add(const Ev &e) {
       break;
   }
   if (is_start) {
-    Pending p{e.t_cycle, kNoSize, kNoLabel, seq_, core_of(e), unit, kNoLayer};
+    Pending p{e.t_cycle, kNoSize, kNoLabel, seq_, core_of(e), unit, kNoLayer, kNoLabel};
     if (e.value(K_size_bytes, &x)) p.size = x;
+    if (e.value(K_phase, &x)) p.phase = x;
     if (e.value(K_layer_id, &x)) p.layer = static_cast<uint32_t>(x);
     switch (kind) {
       case P_CMD: {
@@ -109,7 +110,8 @@ void Pairer::add(const Ev &e) {
     cmds_.erase(raw(e, K_cmd_id));
   }
   if (kind == P_JOB && p.label == kNoLabel && e.value(K_job_type, &x)) p.label = x;
-  sink_.interval(Interval{static_cast<uint8_t>(kind), p.t, e.t_cycle, p.core, p.unit, p.layer, p.size, p.label});
+  sink_.interval(
+      Interval{static_cast<uint8_t>(kind), p.t, e.t_cycle, p.core, p.unit, p.layer, p.size, p.label, p.phase});
 }
 
 uint64_t Pairer::horizon(PairKind kind) const {

@@ -29,24 +29,15 @@ struct Interval {
   uint32_t layer;      // layer_id of the START or of its command; kNoLayer
   uint64_t size;       // size_bytes of the START; kNoSize
   uint64_t label;      // string id: CMD phase, JOB job_type, DMA direction; kNoLabel
-  // The api_name (string id) of a .pccx event from another producer, which
-  // pccx -> JSONL keeps as the START line's phase; kNoLabel otherwise.
-  uint64_t name = kNoLabel;
+  // The phase of the START line (string id; kNoLabel when absent or null):
+  // a pccx event's api_name travels in it (pccx_side.hpp).
+  uint64_t phase = kNoLabel;
 };
 
 struct PairSink {
   virtual ~PairSink() = default;
   virtual void interval(const Interval &iv) = 0;
   virtual void instant(uint8_t ev_type, uint64_t t, uint32_t core) = 0;
-  // A .pccx event from another producer with no NPU-event meaning
-  // (SYSTOLIC_STALL, BARRIER_SYNC, UNKNOWN, or a type id this library does
-  // not know): its pccx type id, its type's name (a string id, never
-  // absent: the file's event_type string for bincode, the table name for a
-  // known flatbuf id, "UNKNOWN_<id>" for a flatbuf id >= 7), start,
-  // duration, core and api_name (string id or kNoLabel). The report has no
-  // metric for it; pccx -> JSONL writes it as a WARN line.
-  virtual void pccx_other(uint32_t type_id, uint64_t type_label, uint64_t start, uint64_t duration, uint32_t core,
-                          uint64_t name) {}
 };
 
 class Pairer {
@@ -71,6 +62,7 @@ class Pairer {
   struct Pending {
     uint64_t t, size, label, seq;
     uint32_t core, unit, layer;
+    uint64_t phase;
   };
   struct CmdInfo {
     uint32_t layer;

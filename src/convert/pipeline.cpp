@@ -1,4 +1,4 @@
-// What the conversion pipelines share (pipeline.hpp).
+// What the conversion matrix and the npu report share (pipeline.hpp).
 #include "convert/pipeline.hpp"
 
 #include <algorithm>
@@ -68,11 +68,10 @@ void fill_stats(uscope_convert_stats_t *st, const IngestStats &is, const Issues 
 // the upper bound, and the writer's own minimum applies. An input of unknown
 // size (a pipe) gets the asked-for size. A large input gets the same queue
 // as before.
-uint64_t queue_for_input(uint64_t asked, uint64_t dflt, const Ingest &ing) {
+uint64_t queue_for_input(uint64_t asked, uint64_t dflt, uint64_t size, bool gzip) {
   const uint64_t cap = asked ? asked : dflt;
-  const uint64_t size = ing.input_size();
   if (!size || size > (cap >> 5)) return cap;  // also: no overflow below
-  const uint64_t need = size * (ing.input_gzip() ? 32 : 2);
+  const uint64_t need = size * (gzip ? 32 : 2);
   uint64_t q = 4096;
   while (q < need) q <<= 1;
   return std::min(q, cap);

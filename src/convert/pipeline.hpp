@@ -1,9 +1,8 @@
-// What the conversion pipelines share (one pipeline per file: jsonl_to_uscope.cpp,
-// jsonl_to_pccx.cpp, jsonl_to_jsonl.cpp, uscope_to_jsonl.cpp, pccx_to_jsonl.cpp,
-// npu_report.cpp): the JSONL input with its issues and string pool, the JSONL
-// output, the statistics and the error messages.
+// What the conversion matrix (matrix.hpp, convert.cpp) and the npu report
+// share: the JSONL input with its issues and string pool, the JSONL output,
+// the statistics and the error messages.
 //
-// Each pipeline writes `out` (the temporary file convert() renames over the
+// A conversion writes `out` (the temporary file convert() renames over the
 // target) and names `in` in its errors; convert() names the real output. A
 // failure sets the thread's last error and returns its status.
 #pragma once
@@ -30,9 +29,10 @@ uscope_status_t fail_with(uscope_status_t s, const std::string &msg);
 std::string in_error(const char *in, const std::string &err);
 // Copies the statistics into *st (at most st->struct_size bytes); st may be NULL.
 void fill_stats(uscope_convert_stats_t *st, const IngestStats &is, const Issues &issues, uint64_t events_out);
-// The output writer's queue for this input: asked (0: dflt) for a large or
-// unknown input, less for a small one (pipeline.cpp says why).
-uint64_t queue_for_input(uint64_t asked, uint64_t dflt, const Ingest &ing);
+// The output writer's queue for an input of `size` bytes (0: unknown; gzip:
+// compressed): asked (0: dflt) for a large or unknown input, less for a
+// small one (pipeline.cpp says why).
+uint64_t queue_for_input(uint64_t asked, uint64_t dflt, uint64_t size, bool gzip);
 
 // A JSONL input with what its ingest fills: issues, strings, TRACE_META.
 struct JsonlIn {
@@ -65,12 +65,5 @@ class JsonlOut {
   gzFile gz_ = nullptr;
   std::string buf_, path_;
 };
-
-// The pipelines (their files' names), run by convert().
-uscope_status_t jsonl_to_uscope(const char *in, const char *out, const Options &o, uscope_convert_stats_t *st);
-uscope_status_t jsonl_to_pccx(const char *in, const char *out, const Options &o, uscope_convert_stats_t *st);
-uscope_status_t jsonl_to_jsonl(const char *in, const char *out, const Options &o, uscope_convert_stats_t *st);
-uscope_status_t uscope_to_jsonl(const char *in, const char *out, const Options &o, uscope_convert_stats_t *st);
-uscope_status_t pccx_to_jsonl(const char *in, const char *out, const Options &o, uscope_convert_stats_t *st);
 
 }  // namespace uscope::convert

@@ -1,11 +1,14 @@
 // JSONL <-> µScope npu protocol (docs/npu-protocol.md §6, docs/convert.md).
 #include "convert/uscope_side.hpp"
 
+#include <sys/stat.h>
+
 #include <cstring>
 
 #include "base/error.hpp"
 #include "base/guard.hpp"
 #include "base/last_error.hpp"
+#include "convert/pipeline.hpp"
 #include "format/wire.hpp"
 #include "protocol/npu.hpp"
 #include "reader/trace_reader.hpp"
@@ -33,8 +36,7 @@ uint64_t tx_key(uint64_t chan, uint64_t tx) { return (chan << 40) ^ tx; }
 
 }  // namespace
 
-UscopeOut::UscopeOut(const UnitCounts &u, uint64_t period_ps, const StringPool &pool)
-    : u_(u), period_(period_ps), pool_(pool) {}
+UscopeOut::UscopeOut(const UnitCounts &u, const StringSource &strs) : u_(u), pool_(strs) {}
 
 UscopeOut::~UscopeOut() {
   // Only an output abandoned on an error path gets here: its status adds nothing to the
@@ -42,7 +44,13 @@ UscopeOut::~UscopeOut() {
   if (w_) (void)guard([&] { return w_->close(); });
 }
 
-Status UscopeOut::open(const char *path, const TraceMeta &meta, std::string *error) {
+Status UscopeOut::open(const char *path, const TraceMeta &meta, uint64_t period_ps, std::string *error) {
+  if (period_ps == 0 || period_ps > 0xFFFFFFFFull) {
+    *error = "period_ps " + std::to_string(period_ps) +
+             ": expected 1 to 2^32-1 ps (a µScope clock period is 32-bit; --period-ps)";
+    return USCOPE_ERR_INVALID_ARGUMENT;
+  }
+  period_ = period_ps;
   // The schema built, the npu protocol declared on it and the writer opened
   // through the core, as uscope_schema_*, uscope_npu_declare and
   // uscope_writer_open do (the same checks, the same messages).
@@ -224,6 +232,19 @@ Status UscopeOut::add(const Ev &e, std::string *reason) {
     }
     if ((kind == Kind::Str || kind == Kind::StrArray) && pool_.str(e.v[k]).empty()) {
       *reason = std::string("\"") + kKeys[k].name + "\": an empty string (or array) is not representable by the npu protocol";
+      return 1;
+    }
+  }
+  // Numbers past their field's width (the JSONL ingest checks its own lines;
+  // a .pccx core id is 32-bit, a µScope core_id 16-bit): the width's top two
+  // values are the absent and null sentinels (npu-protocol.md §2.4).
+  for (uint64_t m = e.mask; m; m &= m - 1) {
+    const Key k = static_cast<Key>(__builtin_ctzll(m));
+    const Kind kind = kKeys[k].kind;
+    const uint64_t top = kind == Kind::U16 ? 0xFFFF : kind == Kind::U32 ? 0xFFFFFFFF : 0;
+    if (top && e.v[k] != kNull && e.v[k] >= top - 1) {
+      *reason = std::string("\"") + kKeys[k].name + "\" " + std::to_string(e.v[k]) + " does not fit the npu protocol's " +
+                (kind == Kind::U16 ? "16" : "32") + "-bit field (at most " + std::to_string(top - 2) + ")";
       return 1;
     }
   }
@@ -419,7 +440,7 @@ const char *name_of(const Schema &s, uint16_t off) {
 }
 }  // namespace
 
-UscopeIn::UscopeIn() = default;
+UscopeIn::UscopeIn(const Options &o) : strict_(o.o.strict != 0), issues_(issues_of(o)) {}
 UscopeIn::~UscopeIn() = default;
 
 std::string_view UscopeIn::str(uint64_t id) const {
@@ -428,22 +449,66 @@ std::string_view UscopeIn::str(uint64_t id) const {
   return i < strings.size() ? std::string_view(strings[i]) : std::string_view();
 }
 
-void UscopeIn::report_defects(const Issues &issues) const {
-  if (!issues.on_issue) return;
+const char *UscopeIn::c_str(uint64_t id) const {
+  const auto &strings = r_->strings();
+  const uint32_t i = static_cast<uint32_t>(id);
+  return i < strings.size() ? strings[i].c_str() : "";
+}
+
+uint64_t UscopeIn::input_size() const {
+  struct stat st {};
+  return ::stat(path_.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+bool UscopeIn::units(UnitCounts *u) const {
+  const Schema &sc = r_->schema();
+  for (const StorageDef &sd : sc.storages) {
+    if (sd.scope_id != scope_) continue;
+    const std::string_view n = name_of(sc, sd.name);
+    const uint16_t slots = sd.num_slots;
+    // UscopeOut adds one spare queue slot and TE/VE engine (uscope_side.cpp
+    // open): a file it wrote declares one more than its options.
+    auto less_spare = [&](uint16_t x) { return static_cast<uint16_t>(x > 1 ? x - 1 : x); };
+    if (n == "cmd_queue") u->queue_depth = less_spare(slots);
+    else if (n == "contexts") u->num_contexts = slots;
+    else if (n == "te") u->num_te = less_spare(slots);
+    else if (n == "ve") u->num_ve = less_spare(slots);
+    else if (n == "dma") u->num_dma = slots;
+    else if (n == "dram") u->num_dram = slots;
+    else if (n == "noc") u->num_noc = slots;
+    else if (n == "sram_banks") u->num_banks = slots;
+  }
+  return true;
+}
+
+void UscopeIn::notes(std::vector<std::string> *out) const {
   const std::vector<DefectEntry> entries = r_->defects().entries();
   for (size_t i = 0; i < entries.size() && i < USCOPE_DEFECT_KIND_COUNT; ++i) {
     const DefectEntry &d = entries[i];
     const DefectKindInfo &k = defect_info(d.kind);
-    issues.on_issue(0, "trace defect " + std::string(k.name) + " x" + std::to_string(d.count) + ": " + k.what +
-                           " (first in segment " + std::to_string(d.first.segment) + " at " +
-                           std::to_string(d.first.time_ps) + " ps)");
+    out->push_back("trace defect " + std::string(k.name) + " x" + std::to_string(d.count) + ": " + k.what +
+                   " (first in segment " + std::to_string(d.first.segment) + " at " +
+                   std::to_string(d.first.time_ps) + " ps)");
   }
+  // Only the first npu scope is converted (docs/conversions.md): say what else the file holds.
+  const Schema &sc = r_->schema();
+  std::string others;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < sc.scopes.size(); ++i) {
+    const ScopeDef &si = sc.scopes[i];
+    if (i == scope_ || si.protocol == wire::kNoString) continue;
+    others += (n++ ? ", " : "") + std::string(name_of(sc, si.name)) + " (" + name_of(sc, si.protocol) + ")";
+  }
+  if (n)
+    out->push_back("not converted: " + count_of(n, "other protocol scope") + " besides the npu scope " +
+                   name_of(sc, sc.scopes[scope_].name) + ": " + others + " (only the first npu scope converts)");
 }
 
-Status UscopeIn::open(const char *path, std::string *error, bool strict) {
+Status UscopeIn::open(const char *path, std::string *error) {
+  path_ = path;
   // The reader throws; guard() gives its status and message, as the C API would.
   Status s = guard([&] {
-    r_ = std::make_unique<TraceReader>(path, strict ? TraceReader::kStrict : 0);
+    r_ = std::make_unique<TraceReader>(path, strict_ ? TraceReader::kStrict : 0);
     return USCOPE_OK;
   });
   if (s) {
@@ -581,7 +646,7 @@ struct SegmentItems {
 };
 }  // namespace
 
-Status UscopeIn::run(const std::function<void(const Ev &)> &fn, std::string *error) {
+Status UscopeIn::run(const Fn &fn, std::string *error) {
   // The contexts storage, replayed from its ops in stream order: exact at
   // every event (the checkpoints are not needed when every segment is read).
   std::vector<uint64_t> ctx;
@@ -650,10 +715,28 @@ Status UscopeIn::run(const std::function<void(const Ev &)> &fn, std::string *err
           if (widen(row[k], ctx_sizes_[k], ctx_types_[k], &v)) e.set(static_cast<Key>(k), v);
         }
       }
-      fn(e);
+      ++stats_.events;
+      std::string reason;
+      const Status r = fn(e, &reason);
+      if (r < 0) {
+        *error = reason;
+        return r;
+      }
+      if (r > 0 && issues_.report(stats_.events, "event " + std::to_string(stats_.events) + " (" +
+                                                     kEvTypes[e.type].lower + " at cycle " +
+                                                     std::to_string(e.t_cycle) + "): " + reason)) {
+        *error = "event " + std::to_string(stats_.events) + ": " + reason + " (strict)";
+        return USCOPE_ERR_CORRUPT;
+      }
     }
   }
   return 0;
+}
+
+std::unique_ptr<EvSource> make_uscope_source(const Options &o) { return std::make_unique<UscopeIn>(o); }
+
+std::unique_ptr<EvSink> make_uscope_sink(const UnitCounts &u, const StringSource &strs) {
+  return std::make_unique<UscopeOut>(u, strs);
 }
 
 }  // namespace uscope::convert

@@ -12,6 +12,7 @@
 #include <uscope/protocols.h>
 
 #include "convert/jsonl_ingest.hpp"
+#include "convert/matrix.hpp"
 #include "convert/npu_event.hpp"
 
 struct uscope_npu;
@@ -22,34 +23,27 @@ class Writer;
 
 namespace uscope::convert {
 
-struct UnitCounts {
-  uint16_t queue_depth = 1024, num_contexts = 256, num_te = 64, num_ve = 64, num_dma = 64, num_dram = 64,
-           num_noc = 64, num_banks = 1024;
-  uint64_t queue_bytes = 0;  // the writer's queue; 0: its default
-};
-
 // Writes Ev records through the npu per-cycle calls.
-class UscopeOut {
+class UscopeOut final : public EvSink {
  public:
   // The µScope writer's default queue (uscope.h, uscope_writer_options_t).
   static constexpr uint64_t kDefaultQueue = 8u << 20;
-  UscopeOut(const UnitCounts &u, uint64_t period_ps, const StringPool &pool);
-  ~UscopeOut();
-  // Opens the writer; meta must be final (sim_id, TRACE_META).
-  Status open(const char *path, const TraceMeta &meta, std::string *error);
-  bool is_open() const { return w_ != nullptr; }
-  void set_period(uint64_t period_ps) { period_ = period_ps; }  // before open
+  UscopeOut(const UnitCounts &u, const StringSource &strs);
+  ~UscopeOut() override;
+  // Opens the writer; meta must be final (sim_id, TRACE_META). period_ps:
+  // the npu clock's (at most 2^32-1: a µScope clock period is 32-bit).
+  Status open(const char *path, const TraceMeta &meta, uint64_t period_ps, std::string *error) override;
   // 0, 1 with *reason (the event is not written), or a fatal status.
-  Status add(const Ev &e, std::string *reason);
-  Status close(std::string *error);
-  uint64_t events() const { return events_; }
+  Status add(const Ev &e, std::string *reason) override;
+  Status close(std::string *error) override;
+  uint64_t events() const override { return events_; }
 
  private:
   Status context_of(const Ev &e, uint16_t *ctx, std::string *reason);
   Status cycle(uint64_t t, std::string *reason);
   UnitCounts u_;
-  uint64_t period_;
-  const StringPool &pool_;
+  uint64_t period_ = 1000;
+  const StringSource &pool_;
   std::unique_ptr<Writer> w_;
   std::unique_ptr<uscope_npu> npu_;
   uscope_npu_ids_t ids_{};
@@ -80,25 +74,36 @@ class UscopeOut {
 
 // Reads the first npu scope of a .uscope file back as Ev records, through
 // the reader core.
-class UscopeIn final : public StringSource {
+class UscopeIn final : public EvSource, public StringSource {
  public:
-  UscopeIn();
-  ~UscopeIn() override;
   // strict: the reader's USCOPE_READ_STRICT (a defect of the trace fails
-  // the run); else defects are skipped by the reader and told by
-  // report_defects().
-  Status open(const char *path, std::string *error, bool strict = false);
-  // One message per kind of defect the reader skipped in the run, through
-  // issues.on_issue with line 0 (not counted as malformed lines: the trace
-  // has none).
-  void report_defects(const Issues &issues) const;
-  const TraceMeta &meta() const { return meta_; }
-  uint64_t period_ps() const { return period_; }
-  // Calls fn for every npu event in file order (non-decreasing time).
-  Status run(const std::function<void(const Ev &)> &fn, std::string *error);
+  // the run); else defects are skipped by the reader and told by notes().
+  explicit UscopeIn(const Options &o);
+  ~UscopeIn() override;
+  Status open(const char *path, std::string *error) override;
+  // Every npu event in file order (non-decreasing time); an event the
+  // caller does not place is an issue numbered by its 1-based event number.
+  Status run(const Fn &fn, std::string *error) override;
+  const StringSource &strings() const override { return *this; }
+  const TraceMeta &meta() const override { return meta_; }
+  uint64_t period_ps() const override { return period_; }
+  Issues &issues() override { return issues_; }
+  IngestStats stats() const override { return stats_; }
+  uint64_t input_size() const override;
+  // The npu scope's slot counts (its storages'), the spare ones of
+  // UscopeOut excluded.
+  bool units(UnitCounts *u) const override;
+  // One line per kind of defect the reader skipped in the run, and the
+  // scopes other than the npu one (not converted).
+  void notes(std::vector<std::string> *out) const override;
   std::string_view str(uint64_t id) const override;
+  const char *c_str(uint64_t id) const override;
 
  private:
+  bool strict_ = false;
+  Issues issues_;
+  IngestStats stats_;
+  std::string path_;
   struct FieldMap {
     int key;        // Key, or -1 (own protocol field: slot / engine), -2 (ctx)
     uint8_t type;

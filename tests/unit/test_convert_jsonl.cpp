@@ -102,6 +102,7 @@ struct ConvRun {
   uscope_status_t status;
   uscope_convert_stats_t stats;
   std::vector<std::pair<uint64_t, std::string>> issues;
+  std::vector<std::string> notes;  // line 0: about the files, not a line (what a format cannot hold)
 };
 ConvRun convert(const std::string &in, const std::string &out, bool strict = false,
             void (*tweak)(uscope_convert_options_t *) = nullptr) {
@@ -111,7 +112,8 @@ ConvRun convert(const std::string &in, const std::string &out, bool strict = fal
   o.strict = strict;
   o.user = &r;
   o.on_issue = [](void *u, uint64_t line, const char *why) {
-    static_cast<ConvRun *>(u)->issues.emplace_back(line, why);
+    if (line == 0) static_cast<ConvRun *>(u)->notes.emplace_back(why);
+    else static_cast<ConvRun *>(u)->issues.emplace_back(line, why);
   };
   if (tweak) tweak(&o);
   r.stats.struct_size = sizeof r.stats;
@@ -151,9 +153,18 @@ TEST(ConvertJsonl, OutOfOrderLinesAreSortedWithinTheWindow) {
   std::sort(ka.begin(), ka.end());
   std::sort(kb.begin(), kb.end());
   EXPECT_EQ(ka, kb);
-  // With a window of 2 lines, the reversed file is out of order: reported.
-  ConvRun r = convert(d.file("rev.jsonl"), d.file("t2.uscope"), false,
-                  [](uscope_convert_options_t *o) { o->reorder_window = 2; });
+  // With a window of 2 lines, the reversed file is out of order: reported,
+  // and more than 10 lines and 1% skipped fail the conversion (convert.h
+  // max_skipped_ppm) unless the caller allows it.
+  ConvRun f = convert(d.file("rev.jsonl"), d.file("t2.uscope"), false,
+                      [](uscope_convert_options_t *o) { o->reorder_window = 2; });
+  EXPECT_EQ(f.status, USCOPE_ERR_CORRUPT);
+  EXPECT_NE(std::string(uscope_last_error()).find("more than the 1% allowed"), std::string::npos) << uscope_last_error();
+  EXPECT_FALSE(std::ifstream(d.file("t2.uscope")).good());
+  ConvRun r = convert(d.file("rev.jsonl"), d.file("t2.uscope"), false, [](uscope_convert_options_t *o) {
+    o->reorder_window = 2;
+    o->max_skipped_ppm = 1000000;
+  });
   EXPECT_EQ(r.status, USCOPE_OK);
   EXPECT_GT(r.stats.skipped, 0u);
   ASSERT_FALSE(r.issues.empty());

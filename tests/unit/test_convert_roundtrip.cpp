@@ -198,62 +198,73 @@ TEST(ConvertRoundTrip, PeriodGivenAsOptionIsKept) {
   EXPECT_EQ(read_all(d.file("p.jsonl")).find("TRACE_META"), std::string::npos);
 }
 
-// pccx -> jsonl -> pccx: every header field and every event (of the kinds
-// the converters write) come back, for both encodings and a clock that is
-// not a whole number of picoseconds.
-TEST(ConvertRoundTrip, PccxJsonlPccxKeepsHeaderAndEvents) {
+// The four chains of issue 19 from a .pccx file back to .pccx: through
+// µScope, through JSONL, and through both in either order.
+const char *const kChains[][3] = {
+    {"uscope", nullptr, nullptr}, {"jsonl", nullptr, nullptr}, {"uscope", "jsonl", nullptr}, {"jsonl", "uscope", nullptr}};
+
+// Converts a through each chain back to .pccx; every file of the chain
+// converts with nothing skipped.
+std::vector<PccxFile> through_chains(TempDir &d, const std::string &a) {
+  std::vector<PccxFile> out;
+  int n = 0;
+  for (const auto &chain : kChains) {
+    std::string prev = a;
+    const std::string tag = "c" + std::to_string(n++);
+    for (int k = 0; k < 3 && chain[k]; ++k) {
+      const std::string next = d.file(tag + "_" + std::to_string(k) + "." + chain[k]);
+      conv(prev, next);
+      prev = next;
+    }
+    const std::string back = d.file(tag + "_back.pccx");
+    conv(prev, back);
+    out.push_back(read_pccx(back));
+  }
+  return out;
+}
+
+// pccx -> {uscope, jsonl, uscope -> jsonl, jsonl -> uscope} -> pccx: every
+// header field and every event come back exactly (type, core, start,
+// duration and api_name, compared as multisets), for both encodings and
+// clocks that are not a whole number of picoseconds.
+TEST(ConvertRoundTrip, PccxChainsKeepHeaderAndEvents) {
   for (uint32_t enc : {uint32_t{PCCX_ENCODING_BINCODE}, uint32_t{PCCX_ENCODING_FLATBUF}}) {
     for (uint32_t mhz : {800u, 1000u, 3000u}) {
       SCOPED_TRACE(std::to_string(enc) + " " + std::to_string(mhz) + " MHz");
       TempDir d("rt");
       write_pccx(d.file("a.pccx"), enc, mhz);
-      conv(d.file("a.pccx"), d.file("a.jsonl"));
-      conv(d.file("a.jsonl"), d.file("b.pccx"));
-      const PccxFile a = read_pccx(d.file("a.pccx")), b = read_pccx(d.file("b.pccx"));
-      EXPECT_EQ(a, b) << a << "\n" << b;
-      EXPECT_EQ(b.mac_rows, 16u);
-      EXPECT_EQ(b.clock_mhz, mhz);
-      EXPECT_EQ(b.cycles, 100000u);
-      // And through µScope: pccx -> jsonl -> uscope -> jsonl -> pccx keeps
-      // the header. Lines from pccx that lack what the npu protocol requires
-      // are issues (docs/convert.md): CMD_ENQUEUE and SRAM_ACCESS (no
-      // source / access_type enum), the DMA pairs (no channel).
-      conv(d.file("a.jsonl"), d.file("a.uscope"), 0, 6);
-      EXPECT_EQ(uscope_period(d.file("a.uscope")), (1000000 + mhz / 2) / mhz);
-      conv(d.file("a.uscope"), d.file("c.jsonl"));
-      conv(d.file("c.jsonl"), d.file("c.pccx"));
-      PccxFile c = read_pccx(d.file("c.pccx")), want = a;
-      want.events.erase(std::remove_if(want.events.begin(), want.events.end(),
-                                       [](const auto &e) {
-                                         const std::string &n = std::get<4>(e);
-                                         return n == "CMD_ENQUEUE" || n == "SRAM_ACCESS" || n.rfind("DMA", 0) == 0;
-                                       }),
-                        want.events.end());
-      EXPECT_EQ(c, want) << c << "\n" << want;
+      const PccxFile a = read_pccx(d.file("a.pccx"));
+      ASSERT_EQ(a.events.size(), 16u);
+      int chain = 0;
+      for (const PccxFile &b : through_chains(d, d.file("a.pccx"))) {
+        SCOPED_TRACE("chain " + std::to_string(chain++));
+        EXPECT_EQ(a, b) << a << "\n" << b;
+        EXPECT_EQ(b.mac_rows, 16u);
+        EXPECT_EQ(b.clock_mhz, mhz);
+        EXPECT_EQ(b.cycles, 100000u);
+      }
+      // The µScope file has the pccx clock.
+      EXPECT_EQ(uscope_period(d.file("c0_0.uscope")), (1000000 + mhz / 2) / mhz);
     }
   }
 }
 
-// pccx-lab's own trace: the header comes back whole, the events with no NPU
-// meaning (SYSTOLIC_STALL, BARRIER_SYNC: WARN lines) exactly, the others
-// with their type, core, start and duration (their api_name is the
-// converters' naming: docs/convert.md "Round trips").
-TEST(ConvertRoundTrip, PccxLabTraceKeepsHeaderAndTimes) {
+// pccx-lab's own trace, through each chain: all 16,008 events come back with
+// their type, core, start, duration and api_name (an API call's name, none
+// for its MAC and DMA events), and the header whole.
+TEST(ConvertRoundTrip, PccxLabTraceKeepsEveryEvent) {
   TempDir d("rt");
   const std::string dummy = std::string(USCOPE_SHARED_DIR) + "/conformance/pccx/dummy_trace.pccx";
-  conv(dummy, d.file("d.jsonl"));
-  conv(d.file("d.jsonl"), d.file("d.pccx"));
-  PccxFile a = read_pccx(dummy), b = read_pccx(d.file("d.pccx"));
+  const PccxFile a = read_pccx(dummy);
   ASSERT_EQ(a.events.size(), 16008u);
   EXPECT_EQ(a.mac_rows, 32u);
   EXPECT_EQ(a.cycles, 5423940u);
-  auto strip = [](PccxFile f) {
-    for (auto &e : f.events)
-      if (std::get<3>(e) != PCCX_EVENT_SYSTOLIC_STALL && std::get<3>(e) != PCCX_EVENT_BARRIER_SYNC) std::get<4>(e).clear();
-    std::sort(f.events.begin(), f.events.end());
-    return f;
-  };
-  EXPECT_EQ(strip(a), strip(b)) << a << "\n" << b;
+  EXPECT_EQ(a.peak_tops, 65.54);
+  int chain = 0;
+  for (const PccxFile &b : through_chains(d, dummy)) {
+    SCOPED_TRACE("chain " + std::to_string(chain++));
+    EXPECT_EQ(a, b) << a << "\n" << b;
+  }
 }
 
 // The chain of issue 11: µScope (1250 ps) -> JSONL -> pccx -> JSONL -> µScope.
@@ -270,7 +281,7 @@ TEST(ConvertRoundTrip, UscopeThroughPccxKeepsThePeriod) {
   EXPECT_EQ(p.peak_tops, 2.05);
   EXPECT_EQ(p.isa, "2.3");
   conv(d.file("a.pccx"), d.file("b.jsonl"));
-  conv(d.file("b.jsonl"), d.file("b.uscope"), 0, 1);  // CMD_ENQUEUE from pccx has no source
+  conv(d.file("b.jsonl"), d.file("b.uscope"));  // CMD_ENQUEUE from pccx: source ISA (docs/conversions.md)
   EXPECT_EQ(uscope_period(d.file("b.uscope")), 1250u);
   conv(d.file("b.uscope"), d.file("c.jsonl"));
   const std::string c = read_all(d.file("c.jsonl"));

@@ -44,13 +44,14 @@ struct Conv {
   uscope_convert_stats_t stats;
   std::vector<std::pair<uint64_t, std::string>> issues;
 };
-Conv convert(const std::string &in, const std::string &out, bool strict = false) {
+Conv convert(const std::string &in, const std::string &out, bool strict = false, uint32_t max_skipped_ppm = 0) {
   Conv r{};
   uscope_convert_options_t o;
   uscope_convert_options_init(&o);
   o.strict = strict;
   o.user = &r;
   o.on_issue = [](void *u, uint64_t line, const char *why) { static_cast<Conv *>(u)->issues.emplace_back(line, why); };
+  o.max_skipped_ppm = max_skipped_ppm;
   r.stats.struct_size = sizeof r.stats;
   r.status = uscope_convert(&r.stats, in.c_str(), 0, out.c_str(), 0, &o);
   r.error = r.status ? uscope_last_error() : "";
@@ -310,14 +311,27 @@ TEST(ConvertSafety, OneBadLineAmongManyStillConverts) {
   ASSERT_EQ(r.issues.size(), 1u);
   EXPECT_EQ(r.issues[0].first, 2u);
   EXPECT_EQ(r.stats.events_out, 4u);
-  // A file whose first 99 non-blank lines are bad and the 100th is good converts.
+  // A file whose first 99 non-blank lines are bad and the 100th is good is
+  // NPU JSONL, but 99 of its 103 lines cannot be placed: above the default
+  // share (convert.h max_skipped_ppm) the conversion fails and writes
+  // nothing; a caller who allows it gets the 4 events.
   std::string late;
   for (int i = 0; i < 99; ++i) late += "not json\n";
   late += good_text();
   write_all(d.file("late.jsonl"), late);
-  const Conv l = convert(d.file("late.jsonl"), d.file("l.pccx"));
+  const Conv f = convert(d.file("late.jsonl"), d.file("l.pccx"));
+  EXPECT_EQ(f.status, USCOPE_ERR_CORRUPT);
+  EXPECT_NE(f.error.find("cannot place 99 events of 103"), std::string::npos) << f.error;
+  EXPECT_NE(f.error.find("line 1: bad JSON"), std::string::npos) << f.error;
+  EXPECT_FALSE(std::ifstream(d.file("l.pccx")).good());
+  const Conv l = convert(d.file("late.jsonl"), d.file("l.pccx"), false, 1000000);
   EXPECT_EQ(l.status, USCOPE_OK) << l.error;
   EXPECT_EQ(l.stats.skipped, 99u);
+  // Ten bad lines are allowed whatever their share (a killed run's last line).
+  std::string ten;
+  for (int i = 0; i < 10; ++i) ten += "not json\n";
+  write_all(d.file("ten.jsonl"), ten + good_text());
+  EXPECT_EQ(convert(d.file("ten.jsonl"), d.file("t.pccx")).status, USCOPE_OK);
 }
 
 // A .uscope input is read tolerantly (docs/reading.md): a segment that no

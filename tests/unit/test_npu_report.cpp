@@ -224,6 +224,7 @@ TEST(NpuReport, FoldingBusySpansChangesNoNumber) {
   using namespace uscope::convert;
   struct NoStrings : StringSource {
     std::string_view str(uint64_t) const override { return "p"; }
+    const char *c_str(uint64_t) const override { return "p"; }
   } strs;
   std::vector<Ev> evs;
   std::mt19937_64 rng(7);
