@@ -119,14 +119,16 @@ std::unique_ptr<EvSource> make_source(uint32_t format, const Options &o, uint32_
   }
 }
 
-std::string count_of(uint64_t n, const char *what) {
+std::string with_commas(uint64_t n) {
   std::string digits = std::to_string(n), out;
   for (size_t i = 0; i < digits.size(); ++i) {
     if (i && (digits.size() - i) % 3 == 0) out += ',';
     out += digits[i];
   }
-  return out + " " + what + (n == 1 ? "" : "s");
+  return out;
 }
+
+std::string count_of(uint64_t n, const char *what) { return with_commas(n) + " " + what + (n == 1 ? "" : "s"); }
 
 namespace {
 
@@ -206,7 +208,7 @@ uscope_status_t run_matrix(EvSource &src, const char *in, uint32_t fi, const cha
                   o.o.max_skipped_ppm / 10000.0);
     return fail_with(USCOPE_ERR_CORRUPT,
                      std::string(in) + ": the " + kFormatNames[fo] + " output cannot place " +
-                         count_of(issues.count, "event") + " of " + std::to_string(n) + " (" + share +
+                         count_of(issues.count, "event") + " of " + with_commas(n) + " (" + share +
                          " allowed (--max-skipped); the first, " +
                          (fi == USCOPE_CONVERT_JSONL ? "line " + std::to_string(issues.first_line) + ": "
                                                      : std::string()) +

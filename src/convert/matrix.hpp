@@ -84,7 +84,9 @@ std::unique_ptr<EvSink> make_jsonl_sink(const StringSource &strs);
 std::unique_ptr<EvSink> make_uscope_sink(const UnitCounts &u, const StringSource &strs);
 std::unique_ptr<EvSink> make_pccx_sink(const StringSource &strs, uint64_t queue_bytes);
 
-// "N event(s)" with thousands separators, for notes and messages.
+// n with thousands separators ("12,800"), and "12,800 events" (what + s
+// unless n is 1), for notes and messages.
+std::string with_commas(uint64_t n);
 std::string count_of(uint64_t n, const char *what);
 
 }  // namespace uscope::convert

@@ -248,6 +248,14 @@ Status UscopeOut::add(const Ev &e, std::string *reason) {
       return 1;
     }
   }
+  // A transfer names its channel or link: the storage slot it occupies.
+  const bool chan = e.type == E_DMA_START || e.type == E_DMA_END || e.type == E_DRAM_TX_START ||
+                    e.type == E_DRAM_TX_END;
+  if ((chan && !e.has(K_channel)) || ((e.type == E_NOC_TX_START || e.type == E_NOC_TX_END) && !e.has(K_link_id))) {
+    *reason = std::string("missing field \"") + (chan ? "channel" : "link_id") + "\" (the npu protocol keeps a " +
+              (chan ? "transfer in its channel's slot" : "NoC transfer in its link's slot") + ")";
+    return 1;
+  }
   Status s = cycle(e.t_cycle, reason);
   if (s) return s;
   uint16_t ctx = 0;
