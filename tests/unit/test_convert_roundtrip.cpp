@@ -3,9 +3,11 @@
 // (mac_dims, isa_version, peak_tops, cores, cycles, clock_mhz, encoding,
 // pccx_lab_version) and the events.
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -322,3 +324,145 @@ TEST(ConvertRoundTrip, TraceMetaPeriodAndOptions) {
 }
 
 }  // namespace
+
+namespace {
+
+// An NPU JSONL trace of every event type, from a seed: commands with their
+// jobs, TE/VE work, DMA/DRAM/NoC transfers on overlapping channels, SRAM
+// traffic, IRQs, tokens and diagnostics, with LLM context keys.
+std::string generated_trace(uint32_t seed, int commands) {
+  std::mt19937 rng(seed);
+  struct L {
+    uint64_t t;
+    int seq;
+    std::string text;
+  };
+  std::vector<L> lines;
+  int seq = 0;
+  auto at = [&](uint64_t t, std::string text) { lines.push_back({t, seq++, std::move(text)}); };
+  auto ev = [](const char *type, uint64_t t, const std::string &rest) {
+    return std::string("{\"event_type\":\"") + type + "\",\"t_cycle\":" + std::to_string(t) + rest + "}";
+  };
+  const char *phases[] = {"prefill", "decode", "QKV_PROJ"};
+  const char *dirs[] = {"DRAM_TO_SRAM", "SRAM_TO_DRAM", "HOST_TO_SRAM", "SRAM_TO_HOST"};
+  uint64_t t = 0;
+  uint32_t job = 0, tx = 0;
+  for (int c = 0; c < commands; ++c) {
+    t += 1 + rng() % 20;
+    const std::string core = ",\"core_id\":" + std::to_string(rng() % 4);
+    const std::string ctx = core + ",\"layer_id\":" + std::to_string(c % 3) + ",\"phase\":\"" + phases[c % 3] + "\"";
+    const std::string id = ",\"cmd_id\":" + std::to_string(c);
+    at(t, ev("CMD_ENQUEUE", t, id + ",\"cmd_type\":\"MATMUL\",\"source\":\"ISA\"" + ctx));
+    const uint64_t cs = t + 2, ce = cs + 50 + rng() % 200;
+    at(cs, ev("CMD_START", cs, id + core));
+    for (int j = 0; j < 3; ++j) {
+      const uint64_t js = cs + 1 + rng() % 40, je = js + 1 + rng() % 60;
+      const std::string jid = ",\"job_id\":" + std::to_string(job++);
+      at(js, ev("JOB_ISSUE", js, jid + id + ",\"job_type\":\"TE_GEMM\"" + ctx));
+      at(js + 1, ev(j == 2 ? "VE_START" : "TE_START", js + 1, jid + id + ctx));
+      at(je, ev(j == 2 ? "VE_END" : "TE_END", je, jid + id + core));
+      at(je + 1, ev("JOB_DONE", je + 1, jid + id + core));
+      const uint64_t ds = js + rng() % 10, de = ds + rng() % 30;
+      const std::string chan = ",\"channel\":" + std::to_string(rng() % 8) + ",\"tx_id\":" + std::to_string(tx++);
+      at(ds, ev("DMA_START", ds, chan + ",\"direction\":\"" + dirs[rng() % 4] + "\",\"size_bytes\":4096" + ctx));
+      at(de, ev("DMA_END", de, chan + core));
+      const std::string dram = ",\"channel\":" + std::to_string(rng() % 4) + ",\"tx_id\":" + std::to_string(tx++);
+      at(ds + 1, ev("DRAM_TX_START", ds + 1, dram + ",\"size_bytes\":64" + core));
+      at(de + 2, ev("DRAM_TX_END", de + 2, dram + core));
+      const std::string noc = ",\"link_id\":" + std::to_string(rng() % 4) + ",\"tx_id\":" + std::to_string(tx++);
+      at(ds + 2, ev("NOC_TX_START", ds + 2, noc + ",\"size_bytes\":32" + core));
+      at(de + 3, ev("NOC_TX_END", de + 3, noc + core));
+      at(js + 3, ev("SRAM_ACCESS", js + 3, ",\"addr\":4096,\"bank_id\":3,\"access_type\":\"WRITE\"" + core));
+    }
+    if (c % 5 == 0) at(cs + 5, ev("SRAM_CONFLICT", cs + 5, ",\"bank_id\":1,\"num_requests\":2,\"allowed\":1" + core));
+    at(ce, ev("CMD_END", ce, id + core + ",\"status\":\"OK\""));
+    at(ce + 1, ev("IRQ_EMIT", ce + 1, id + ",\"irq_line\":1" + core));
+    at(ce + 2, ev("TOKEN_COMPLETE", ce + 2, ",\"token\":" + std::to_string(c) + core));
+    if (c % 7 == 0) at(ce + 3, ev("WARN", ce + 3, ",\"component\":\"te\",\"code\":\"W1\",\"msg\":\"slow\"" + core));
+    if (c % 11 == 0) at(ce + 3, ev("ERROR", ce + 3, ",\"component\":\"dma\",\"code\":\"E2\",\"msg\":\"retry\"" + core));
+  }
+  std::stable_sort(lines.begin(), lines.end(), [](const L &a, const L &b) { return a.t < b.t; });
+  std::string out;
+  for (const L &l : lines) out += l.text + "\n";
+  return out;
+}
+
+// (event_type, t_cycle, core_id) of every event line of a JSONL file, sorted:
+// what pccx holds of each event (its pairs' START and END lines come back
+// as such, instants as instants).
+std::vector<std::tuple<std::string, uint64_t, uint64_t>> skeleton(const std::string &path) {
+  std::vector<std::tuple<std::string, uint64_t, uint64_t>> out;
+  std::istringstream in(read_all(path));
+  simdjson::ondemand::parser parser;
+  for (std::string line; std::getline(in, line);) {
+    simdjson::padded_string p(line);
+    simdjson::ondemand::document doc = parser.iterate(p);
+    std::string_view type;
+    EXPECT_EQ(doc["event_type"].get_string().get(type), simdjson::SUCCESS) << line;
+    if (type == "TRACE_META") continue;
+    uint64_t t = 0, core = ~uint64_t{0};
+    EXPECT_EQ(doc["t_cycle"].get_uint64().get(t), simdjson::SUCCESS) << line;
+    if (doc["core_id"].get_uint64().get(core) != simdjson::SUCCESS) core = ~uint64_t{0};  // none
+    out.emplace_back(std::string(type), t, core);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+// A generated NPU trace through pccx and back, from JSONL and from µScope:
+// every event comes back with its type, cycle and core (what pccx holds of
+// it: docs/conversions.md), and jsonl -> pccx -> uscope -> pccx is a fixed
+// point of the pccx events.
+TEST(ConvertRoundTrip, GeneratedNpuTraceThroughPccx) {
+  TempDir d("rt");
+  write_all(d.file("g.jsonl"), generated_trace(11, 400));
+  conv(d.file("g.jsonl"), d.file("g.uscope"));
+  conv(d.file("g.uscope"), d.file("g.pccx"));
+  conv(d.file("g.pccx"), d.file("g2.uscope"));
+  conv(d.file("g2.uscope"), d.file("g2.jsonl"));
+  conv(d.file("g.jsonl"), d.file("h.pccx"));
+  conv(d.file("h.pccx"), d.file("h.jsonl"));
+  const auto want = skeleton(d.file("g.jsonl"));
+  ASSERT_GT(want.size(), 400u * 20);
+  EXPECT_EQ(skeleton(d.file("g2.jsonl")), want);  // uscope -> pccx -> uscope
+  EXPECT_EQ(skeleton(d.file("h.jsonl")), want);   // jsonl -> pccx -> jsonl
+  conv(d.file("g2.uscope"), d.file("g3.pccx"));
+  const PccxFile a = read_pccx(d.file("g.pccx")), b = read_pccx(d.file("g3.pccx")), c = read_pccx(d.file("h.pccx"));
+  EXPECT_EQ(a, b) << a << "\n" << b;
+  EXPECT_EQ(a.events, c.events);
+}
+
+// DMA, DRAM and NoC transfers from a .pccx file get the lowest channel (or
+// link) free at their START: never two in flight on one unit, as many units
+// as transfers overlap, the same assignment every run.
+TEST(ConvertRoundTrip, PccxTransfersGetTheLowestFreeChannel) {
+  TempDir d("rt");
+  pccx_writer_options_t o;
+  pccx_writer_options_init(&o);
+  pccx_writer_t *w = nullptr;
+  ASSERT_EQ(pccx_writer_open(&w, d.file("t.pccx").c_str(), &o), USCOPE_OK) << uscope_last_error();
+  // Out of start order on purpose: pccx files are in no particular order.
+  ASSERT_EQ(pccx_writer_event(w, 0, 20, 10, PCCX_EVENT_DMA_READ, nullptr), USCOPE_OK);  // [20,30): channel 1
+  ASSERT_EQ(pccx_writer_event(w, 0, 10, 15, PCCX_EVENT_DMA_WRITE, nullptr), USCOPE_OK);  // [10,25): channel 0
+  ASSERT_EQ(pccx_writer_event(w, 1, 25, 10, PCCX_EVENT_DMA_READ, nullptr), USCOPE_OK);  // [25,35): 0 again
+  ASSERT_EQ(pccx_writer_event(w, 1, 26, 1, PCCX_EVENT_DMA_READ, nullptr), USCOPE_OK);   // [26,27): 2
+  ASSERT_EQ(pccx_writer_event(w, 2, 30, 5, PCCX_EVENT_DMA_READ, nullptr), USCOPE_OK);   // [30,35): 1 (freed at 30)
+  ASSERT_EQ(pccx_writer_close(w), USCOPE_OK) << uscope_last_error();
+  conv(d.file("t.pccx"), d.file("t.jsonl"));
+  std::vector<std::pair<uint64_t, uint64_t>> starts;  // (t_cycle, channel) of each DMA_START
+  std::istringstream in(read_all(d.file("t.jsonl")));
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("DMA_START") == std::string::npos) continue;
+    const size_t t = line.find("\"t_cycle\":"), c = line.find("\"channel\":");
+    ASSERT_NE(c, std::string::npos) << line;
+    starts.emplace_back(std::stoull(line.substr(t + 10)), std::stoull(line.substr(c + 10)));
+  }
+  const std::vector<std::pair<uint64_t, uint64_t>> want = {{10, 0}, {20, 1}, {25, 0}, {26, 2}, {30, 1}};
+  EXPECT_EQ(starts, want);
+  // The .uscope file takes them with nothing skipped, and gives them back.
+  conv(d.file("t.pccx"), d.file("t.uscope"));
+  conv(d.file("t.uscope"), d.file("t2.pccx"));
+  EXPECT_EQ(read_pccx(d.file("t.pccx")).events, read_pccx(d.file("t2.pccx")).events);
+}
