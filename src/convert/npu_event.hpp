@@ -154,6 +154,9 @@ struct TraceMeta {
   bool has_period = false;
   uint64_t period_ps = 1000;
   PccxMeta pccx;
+  // The npu scope's tensor engine (µScope "<scope>/npu.te_dims"): pccx's
+  // mac_dims when the trace has no pccx header fields. 0: none.
+  uint32_t te_rows = 0, te_cols = 0;
 };
 
 // A TRACE_META line is written when the trace had one or has something only

@@ -105,6 +105,9 @@ Status PccxOut::open(const char *path, const TraceMeta &tm, uint64_t period_ps, 
   if (meta.has_mac_dims) {
     o.mac_rows = meta.mac_rows;
     o.mac_cols = meta.mac_cols;
+  } else if (tm.te_rows && tm.te_cols) {  // a µScope npu scope's "npu.te_dims"
+    o.mac_rows = tm.te_rows;
+    o.mac_cols = tm.te_cols;
   }
   if (meta.has_peak_tops) o.peak_tops = meta.peak_tops;
   if (meta.has_cores) o.cores = meta.cores;

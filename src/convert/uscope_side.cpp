@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "base/error.hpp"
@@ -77,6 +78,14 @@ Status UscopeOut::open(const char *path, const TraceMeta &meta, uint64_t period_
     cfg.trace_version = meta.has_version ? meta.version.c_str() : nullptr;
     cfg.sim_version = meta.has_sim_version ? meta.sim_version.c_str() : nullptr;
     cfg.sim_config_json = meta.has_sim_config ? meta.sim_config.c_str() : nullptr;
+    // The tensor engine's shape: pccx's mac_dims, else the input's own.
+    if (meta.pccx.has_mac_dims && meta.pccx.mac_rows && meta.pccx.mac_cols) {
+      cfg.te_rows = meta.pccx.mac_rows;
+      cfg.te_cols = meta.pccx.mac_cols;
+    } else if (meta.te_rows && meta.te_cols) {
+      cfg.te_rows = meta.te_rows;
+      cfg.te_cols = meta.te_cols;
+    }
     try {
       proto::Declaration d(b);
       npu_ = proto::declare_npu(d, cfg);
@@ -606,6 +615,15 @@ Status UscopeIn::open(const char *path, std::string *error) {
                         meta_.has_sim_config;
   meta_.period_ps = period_;
   meta_.has_period = dut("npu.jsonl.period_ps", &flag) || period_ != 1000;
+  std::string dims;
+  if (dut((std::string(name_of(sc, sc.scopes[scope_].name)) + "/npu.te_dims").c_str(), &dims)) {
+    unsigned rows = 0, cols = 0;
+    char tail = 0;
+    if (std::sscanf(dims.c_str(), "%ux%u%c", &rows, &cols, &tail) == 2 && rows && cols) {
+      meta_.te_rows = rows;
+      meta_.te_cols = cols;
+    }
+  }
   std::string pj;
   if (dut("npu.jsonl.pccx", &pj)) {
     std::string why;
