@@ -1,7 +1,8 @@
 /*
- * libuscope converters — NPU JSON-Lines traces (npu-trace-jsonl.md) to and
- * from µScope (the npu protocol, docs/npu-protocol.md) and pccx-lab .pccx,
- * and the npu report (the metrics of npu-trace-jsonl.md §7).
+ * libuscope converters — between any two of NPU JSON-Lines (npu-trace-jsonl.md),
+ * µScope (the npu protocol, docs/npu-protocol.md) and pccx-lab .pccx, in every
+ * direction (docs/conversions.md: what each pair keeps), and the npu report
+ * (the metrics of npu-trace-jsonl.md §7).
  *
  * Same error model as <uscope/uscope.h>: every call returns USCOPE_OK or a
  * negative USCOPE_ERR_*, leaves a message in uscope_last_error(), never
@@ -51,7 +52,14 @@
 extern "C" {
 #endif
 
-/** Called for each malformed line: line is 1-based, reason a NUL-terminated message. */
+/**
+ * Called for each event the output cannot place: line is the 1-based JSONL
+ * line, or for a .uscope / .pccx input the 1-based event number (the reason
+ * names it too); reason is a NUL-terminated message. Called with line 0 for
+ * a note about the files as a whole, not counted as skipped: a defect of a
+ * .uscope input, scopes it holds that are not converted, what the output
+ * format cannot hold (one call each, with counts).
+ */
 typedef void (*uscope_convert_issue_fn)(void *user, uint64_t line, const char *reason);
 
 /** Options. Size-prefixed: set struct_size (uscope_convert_options_init does). 0 = default. */
@@ -102,11 +110,11 @@ typedef struct uscope_convert_stats_s {
   uint64_t lines;              /* JSONL lines read (input JSONL) */
   uint64_t events_in;          /* events read */
   uint64_t events_out;         /* events (lines, pccx events) written */
-  uint64_t skipped;            /* malformed lines reported and skipped */
+  uint64_t skipped;            /* malformed lines and events the output cannot place, reported and skipped */
   uint64_t meta_lines;         /* TRACE_META lines */
   uint64_t blank_lines;
   uint64_t bytes_in;           /* input bytes (decompressed) */
-  uint64_t first_issue_line;   /* 0 when none */
+  uint64_t first_issue_line;   /* line (JSONL input) or event number of the first; 0 when none */
 } uscope_convert_stats_t;
 
 /** Input / output formats. */
@@ -119,9 +127,12 @@ typedef struct uscope_convert_stats_s {
 USCOPE_API uint32_t uscope_convert_format_of(const char *path);
 
 /**
- * Convert in to out. Supported: jsonl -> uscope, jsonl -> pccx, jsonl -> jsonl
- * (the canonical form), uscope -> jsonl, pccx -> jsonl. Formats AUTO go by
- * the names. stats may be NULL (set stats->struct_size otherwise).
+ * Convert in to out: any two of USCOPE_CONVERT_JSONL, _USCOPE and _PCCX, the
+ * same format too (a re-encoding; jsonl -> jsonl writes the canonical form).
+ * Formats AUTO go by the names. stats may be NULL (set stats->struct_size
+ * otherwise). Events that cannot be placed are skipped and reported through
+ * on_issue; above options->max_skipped_ppm the call fails with
+ * USCOPE_ERR_CORRUPT and writes no output.
  */
 USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_convert(uscope_convert_stats_t *stats, const char *in, uint32_t in_format,
                                           const char *out, uint32_t out_format,

@@ -466,3 +466,30 @@ TEST(ConvertRoundTrip, PccxTransfersGetTheLowestFreeChannel) {
   conv(d.file("t.uscope"), d.file("t2.pccx"));
   EXPECT_EQ(read_pccx(d.file("t.pccx")).events, read_pccx(d.file("t2.pccx")).events);
 }
+
+// The whole matrix: from each of .pccx, .uscope, .jsonl and .jsonl.gz to each
+// of them (the same format too), pccx-lab's trace comes back whole when the
+// result is converted to .pccx again.
+TEST(ConvertRoundTrip, EveryPairOfFormatsConverts) {
+  TempDir d("rt");
+  const std::string dummy = std::string(USCOPE_SHARED_DIR) + "/conformance/pccx/dummy_trace.pccx";
+  const PccxFile want = read_pccx(dummy);
+  ASSERT_EQ(want.events.size(), 16008u);
+  const char *const kExt[] = {"pccx", "uscope", "jsonl", "jsonl.gz"};
+  for (const char *e : kExt) conv(dummy, d.file(std::string("in.") + e));
+  // The gzip output is gzip (magic 1f 8b), and smaller than the plain JSONL.
+  const std::string gz = read_all(d.file("in.jsonl.gz"));
+  ASSERT_GE(gz.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(gz[0]), 0x1f);
+  EXPECT_EQ(static_cast<unsigned char>(gz[1]), 0x8b);
+  EXPECT_LT(gz.size(), read_all(d.file("in.jsonl")).size());
+  for (const char *from : kExt) {
+    for (const char *to : kExt) {
+      SCOPED_TRACE(std::string(from) + " -> " + to);
+      const std::string out = d.file(std::string("out_") + from + "." + to);
+      conv(d.file(std::string("in.") + from), out);
+      conv(out, out + ".back.pccx");
+      EXPECT_EQ(read_pccx(out + ".back.pccx"), want);
+    }
+  }
+}
