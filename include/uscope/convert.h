@@ -96,7 +96,7 @@ typedef struct uscope_convert_options_s {
      reported and skipped. Above a share of them the conversion fails instead
      (USCOPE_ERR_CORRUPT, no output written): when more than 10 were skipped
      and more than max_skipped_ppm per million of the input's events. 0: the
-     default, 10000 (1%); 1000000 or more: never fail for it. Added in 0.3;
+     default, 10000 (1%); 1000000 or more: never fail for it. Added in 0.2.1;
      a caller built with an older struct_size gets the default. */
   uint32_t max_skipped_ppm;
   uint32_t reserved0;
