@@ -9,17 +9,26 @@
 //               events) and instructions squashed (flush events: one per
 //               squashed entity, §5.4); stall events. A figure the trace
 //               cannot give is n/a with the reason, never 0;
-//   npu scopes: commands by type with their latency (cmd_start to cmd_end);
+//   npu scopes: commands by type with their latency (cmd_start to cmd_end):
+//               a command is named by its cmd_type, else by its phase (its
+//               cmd_enqueue's own, else that of the context of its
+//               cmd_enqueue or cmd_start: files converted from pccx have
+//               commands with a phase and no cmd_type), else "(no cmd_type)";
 //               tensor-engine busy time (at least one te job running) over
 //               the trace and over the time at least one command was in
 //               flight; the te storage's slots are job slots, not engines;
+//               MACs: the sum of the te_end mac_counts that are present (an
+//               absent or null one, docs/npu-protocol.md §2.4, is counted
+//               apart and said, never added);
 //   noc scopes: the txn_completed, bytes_tx (bytes transmitted) and
 //               bytes_rx (bytes received) counters, each labelled: the two
 //               directions are not added up nor one of them dropped.
 // One pass over the events of the trace, one state_at at its end. Only a
 // cpu scope without a committed counter needs the ops (the catalog's
 // clears): then the pass goes over the items of every segment, which costs
-// about 3x (2M cycles of examples/pipeline.c: 1.1 s against 0.37 s).
+// about 3x (2M cycles of examples/pipeline.c: 1.1 s against 0.37 s). So does
+// naming commands by their context's phase, in a second pass taken only when
+// a finished command has neither a cmd_type nor a phase of its own.
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -60,6 +69,11 @@ constexpr const char *kTeStart = table::name_in(npu_t::kTable.events, "te_start"
 constexpr const char *kTeEnd = table::name_in(npu_t::kTable.events, "te_end");
 constexpr const char *kEnqCmdId = table::field_in(npu_t::kTable.events, "cmd_enqueue", "cmd_id");
 constexpr const char *kEnqCmdType = table::field_in(npu_t::kTable.events, "cmd_enqueue", "cmd_type");
+constexpr const char *kEnqPhase = table::field_in(npu_t::kTable.events, "cmd_enqueue", "phase");
+constexpr const char *kEnqCtx = table::field_in(npu_t::kTable.events, "cmd_enqueue", "ctx");
+constexpr const char *kStartCtx = table::field_in(npu_t::kTable.events, "cmd_start", "ctx");
+constexpr const char *kContexts = table::name_in(npu_t::kTable.storages, "contexts");
+constexpr const char *kContextPhase = table::field_in(npu_t::kTable.storages, "contexts", "phase");
 constexpr const char *kStartCmdId = table::field_in(npu_t::kTable.events, "cmd_start", "cmd_id");
 constexpr const char *kEndCmdId = table::field_in(npu_t::kTable.events, "cmd_end", "cmd_id");
 constexpr const char *kTeStartEngine = table::field_in(npu_t::kTable.events, "te_start", "engine");
@@ -144,12 +158,27 @@ uint64_t counter_value(const Trace &t, const uscope_state_t *st, uint16_t sid) {
   return v;
 }
 
-std::string string_at(const Trace &t, uint64_t index) {
+// The npu protocol's absent and null sentinels (docs/npu-protocol.md §2.4):
+// all ones, and all ones but the lowest bit, at the field's width. They are
+// values no figure may add up or print as a number or a string.
+bool npu_sentinel(uint64_t v, uint32_t size) {
+  const uint64_t ones = size >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * size)) - 1;
+  return v == ones || v == ones - 1;
+}
+
+// A STRING_REF that is present: its text; else false (absent, null, or an
+// index past the string table, which a reader cannot name either).
+bool string_at(const Trace &t, uint64_t index, uint32_t size, std::string *out) {
+  if (npu_sentinel(index, size)) return false;
   const char *s = nullptr;
   uint32_t len = 0;
-  if (uscope_reader_string(t.r(), &s, &len, static_cast<uint32_t>(index)) != USCOPE_OK) return "?";
-  return std::string(s, len);
+  if (uscope_reader_string(t.r(), &s, &len, static_cast<uint32_t>(index)) != USCOPE_OK) return false;
+  out->assign(s, len);
+  return true;
 }
+
+constexpr const char *kNoCmdType = "(no cmd_type)";
+std::string phase_name(const std::string &phase) { return phase + " (phase)"; }
 
 // The slots of the entity catalog as the ops leave them: valid, and the
 // entity_id (kept per slot, since an op sets one field at a time).
@@ -216,18 +245,48 @@ struct Latency {
   }
 };
 
+// A context slot named by an event at a time: its phase is the slot's at
+// that time (the npu protocol's rule, docs/npu-protocol.md §2.3).
+struct CtxRef {
+  uint64_t time = 0;
+  uint16_t ctx = USCOPE_NPU_NO_CONTEXT;
+};
+// A command known before its cmd_end: its name, or where its name may be.
+struct Cmd {
+  std::string name;  // "" until known
+  CtxRef refs[2];    // its cmd_enqueue's context, then its cmd_start's
+  int nrefs = 0;
+  void ref(uint64_t time, const uscope_field_info_t &f, const uint8_t *payload) {
+    if (!f.size || nrefs == 2) return;
+    const uint64_t c = payload_field(payload, f);
+    if (c != USCOPE_NPU_NO_CONTEXT) refs[nrefs++] = {time, static_cast<uint16_t>(c)};
+  }
+};
+// A finished command whose name waits for its contexts' phases.
+struct Unnamed {
+  Cmd cmd;
+  uint64_t cycles = 0;
+};
+
 struct Npu {
   std::string name;
   uint32_t period = 0;
   uint16_t enqueue = kNone, start = kNone, end = kNone, te_start = kNone, te_end = kNone;
-  uscope_field_info_t enq_id{}, enq_type{}, start_id{}, end_id{}, te_engine_s{}, te_engine_e{}, te_macs{};
+  uscope_field_info_t enq_id{}, enq_type{}, enq_phase{}, enq_ctx{}, start_id{}, start_ctx{}, end_id{},
+      te_engine_s{}, te_engine_e{}, te_macs{};
+  uint16_t contexts = kNone, ctx_phase = kNone;  // the contexts storage, its phase field
   uint32_t te_slots = 0;
-  std::map<uint64_t, std::string> type_of;   // cmd_id -> cmd_type
+  std::map<uint64_t, Cmd> cmds;              // cmd_id -> the command, from its cmd_enqueue / cmd_start
   std::map<uint64_t, uint64_t> started;      // cmd_id -> time: the commands in flight
   std::map<std::string, Latency> by_type;
+  std::vector<Unnamed> unnamed;
   Latency all;
   std::map<uint64_t, uint64_t> te_open;      // te slot -> time its job started
-  uint64_t te_jobs = 0, te_job_ps = 0, macs = 0;
+  uint64_t te_jobs = 0, te_job_ps = 0;
+  // te_end mac_counts: the sum of the present ones, and the te_end events
+  // without one (absent, null, or no such field in the schema).
+  uint64_t macs = 0, te_ends = 0, no_macs = 0;
+  bool macs_overflow = false;
   // A sweep over time: between two events of the scope, whether a te job
   // runs and whether a command is in flight stay the same.
   uint64_t last_t = 0, busy_ps = 0, in_flight_ps = 0, busy_in_flight_ps = 0;
@@ -274,6 +333,90 @@ std::string summary_hint(const std::string &path) {
          "; for NPU files (.jsonl, .jsonl.gz, .uscope, .pccx) use: uscope npu-report " + path;
 }
 
+// Names the finished commands that have neither a cmd_type nor a phase of
+// their own by the phase of their context (their cmd_enqueue's, else their
+// cmd_start's) at the time of that event: the contexts storage is replayed
+// from the ops of every segment, and each lookup is answered once the ops of
+// its frame are applied. A command without one is "(no cmd_type)".
+void name_by_context(const Trace &t, const uscope_file_info_t &info, std::vector<Npu> &npus) {
+  struct Lookup {
+    uint64_t time;
+    size_t npu, cmd;
+    int ref;
+  };
+  struct Ctx {
+    std::vector<uint8_t> valid;
+    std::vector<uint64_t> phase;
+    std::vector<uint64_t> found[2];  // per unnamed command, per ref: the phase string index
+  };
+  std::vector<Lookup> look;
+  std::vector<Ctx> ctx(npus.size());
+  for (size_t i = 0; i < npus.size(); ++i) {
+    Npu &n = npus[i];
+    if (n.unnamed.empty() || n.contexts == kNone || n.ctx_phase == kNone) continue;
+    const uint32_t slots = t.storage(n.contexts).num_slots;
+    ctx[i].valid.assign(slots, 0);
+    ctx[i].phase.assign(slots, USCOPE_NPU_STR_ABSENT);
+    for (auto &f : ctx[i].found) f.assign(n.unnamed.size(), USCOPE_NPU_STR_ABSENT);
+    for (size_t k = 0; k < n.unnamed.size(); ++k)
+      for (int r = 0; r < n.unnamed[k].cmd.nrefs; ++r) look.push_back({n.unnamed[k].cmd.refs[r].time, i, k, r});
+  }
+  if (!look.empty()) {
+    std::stable_sort(look.begin(), look.end(), [](const Lookup &a, const Lookup &b) { return a.time < b.time; });
+    size_t next = 0;
+    // Answers the lookups at times before `before` from the state as it stands.
+    auto answer = [&](uint64_t before, bool all) {
+      for (; next < look.size() && (all || look[next].time < before); ++next) {
+        const Lookup &l = look[next];
+        const Ctx &c = ctx[l.npu];
+        const uint16_t slot = npus[l.npu].unnamed[l.cmd].cmd.refs[l.ref].ctx;
+        if (slot < c.valid.size() && c.valid[slot]) ctx[l.npu].found[l.ref][l.cmd] = c.phase[slot];
+      }
+    };
+    for (uint32_t seg = 0; seg < info.num_segments && next < look.size(); ++seg) {
+      uscope_item_iter_t *it = nullptr;
+      check(uscope_reader_segment_items(t.r(), &it, seg), "segment items");
+      struct Free {
+        uscope_item_iter_t *it;
+        ~Free() { uscope_item_iter_free(it); }
+      } free_it{it};
+      uscope_item_t item{};
+      for (;;) {
+        const uscope_status_t st = uscope_item_iter_next(it, &item);
+        if (st == USCOPE_DONE) break;
+        check(st, "segment items");
+        answer(item.time_ps, false);  // every op of the earlier frames is applied
+        if (item.is_event) continue;
+        for (size_t i = 0; i < npus.size(); ++i) {
+          Ctx &c = ctx[i];
+          if (item.storage_id != npus[i].contexts || item.slot >= c.valid.size()) continue;
+          if (item.action == 1) {  // set: a slot made valid starts as zeros (npu-protocol.md §2.3)
+            if (!c.valid[item.slot]) c.phase[item.slot] = 0;
+            c.valid[item.slot] = 1;
+            if (item.field == npus[i].ctx_phase) c.phase[item.slot] = item.value;
+          } else if (item.action == 2) {
+            c.valid[item.slot] = 0;
+          }
+        }
+      }
+    }
+    answer(0, true);
+  }
+  for (size_t i = 0; i < npus.size(); ++i) {
+    Npu &n = npus[i];
+    for (size_t k = 0; k < n.unnamed.size(); ++k) {
+      std::string name = kNoCmdType, v;
+      for (int r = 0; r < n.unnamed[k].cmd.nrefs && !ctx[i].found[r].empty(); ++r)
+        if (string_at(t, ctx[i].found[r][k], 4, &v)) {
+          name = phase_name(v);
+          break;
+        }
+      n.by_type[name].add(n.unnamed[k].cycles);
+    }
+    n.unnamed.clear();
+  }
+}
+
 void cmd_summary(const Trace &t, bool json) {
   const Schema s(t);
   const uscope_file_info_t info = t.info();
@@ -315,7 +458,12 @@ void cmd_summary(const Trace &t, bool json) {
       n.te_end = s.event(id, kTeEnd);
       n.enq_id = s.field(n.enqueue, kEnqCmdId);
       n.enq_type = s.field(n.enqueue, kEnqCmdType);
+      n.enq_phase = s.field(n.enqueue, kEnqPhase);
+      n.enq_ctx = s.field(n.enqueue, kEnqCtx);
       n.start_id = s.field(n.start, kStartCmdId);
+      n.start_ctx = s.field(n.start, kStartCtx);
+      n.contexts = s.catalog(id, kContexts);
+      n.ctx_phase = s.storage_field(n.contexts, kContextPhase);
       n.end_id = s.field(n.end, kEndCmdId);
       n.te_engine_s = s.field(n.te_start, kTeStartEngine);
       n.te_engine_e = s.field(n.te_end, kTeEndEngine);
@@ -363,10 +511,18 @@ void cmd_summary(const Trace &t, bool json) {
       if (e != n.enqueue && e != n.start && e != n.end && e != n.te_start && e != n.te_end) continue;
       n.advance(time);
       if (e == n.enqueue && n.enq_id.size) {
-        const uint64_t id = payload_field(payload, n.enq_id);
-        n.type_of[id] = n.enq_type.size ? string_at(t, payload_field(payload, n.enq_type)) : "?";
+        Cmd &c = n.cmds[payload_field(payload, n.enq_id)];
+        c = Cmd{};
+        std::string v;
+        if (n.enq_type.size && string_at(t, payload_field(payload, n.enq_type), n.enq_type.size, &v)) c.name = v;
+        else if (n.enq_phase.size && string_at(t, payload_field(payload, n.enq_phase), n.enq_phase.size, &v))
+          c.name = phase_name(v);  // its own phase wins over its context's (npu-protocol.md §4)
+        else c.ref(time, n.enq_ctx, payload);
       } else if (e == n.start && n.start_id.size) {
-        n.started[payload_field(payload, n.start_id)] = time;
+        const uint64_t id = payload_field(payload, n.start_id);
+        n.started[id] = time;
+        Cmd &c = n.cmds[id];
+        if (c.name.empty()) c.ref(time, n.start_ctx, payload);
       } else if (e == n.end && n.end_id.size) {
         const uint64_t id = payload_field(payload, n.end_id);
         auto at = n.started.find(id);
@@ -374,8 +530,11 @@ void cmd_summary(const Trace &t, bool json) {
         const uint64_t cycles = (time - at->second) / n.period;
         n.started.erase(at);
         n.all.add(cycles);
-        auto ty = n.type_of.find(id);
-        n.by_type[ty == n.type_of.end() ? "?" : ty->second].add(cycles);
+        auto c = n.cmds.find(id);
+        if (c != n.cmds.end() && !c->second.name.empty()) n.by_type[c->second.name].add(cycles);
+        else if (c != n.cmds.end() && c->second.nrefs) n.unnamed.push_back({c->second, cycles});
+        else n.by_type[kNoCmdType].add(cycles);
+        if (c != n.cmds.end()) n.cmds.erase(c);
       } else if (e == n.te_start) {
         n.te_open[n.te_engine_s.size ? payload_field(payload, n.te_engine_s) : 0] = time;
       } else if (e == n.te_end) {
@@ -385,7 +544,10 @@ void cmd_summary(const Trace &t, bool json) {
           n.te_job_ps += time - at->second;
           n.te_open.erase(at);
         }
-        if (n.te_macs.size) n.macs += payload_field(payload, n.te_macs);
+        ++n.te_ends;
+        const uint64_t m = n.te_macs.size ? payload_field(payload, n.te_macs) : 0;
+        if (!n.te_macs.size || npu_sentinel(m, n.te_macs.size)) ++n.no_macs;
+        else if (__builtin_add_overflow(n.macs, m, &n.macs)) n.macs = UINT64_MAX, n.macs_overflow = true;
       }
     }
   };
@@ -430,6 +592,7 @@ void cmd_summary(const Trace &t, bool json) {
     }
   }
   for (auto &c : cpus) c.resolve();
+  name_by_context(t, info, npus);
 
   // Counters as they stand after the last frame.
   uscope_state_t *end = nullptr;
@@ -506,7 +669,11 @@ void cmd_summary(const Trace &t, bool json) {
       j.end_object();
       j.field("te_job_slots", n.te_slots);
       j.field("te_jobs", n.te_jobs);
-      j.field("te_macs", n.macs);
+      j.key("te_macs");  // null when no te_end has a mac_count
+      if (n.te_ends && n.no_macs == n.te_ends) j.null();
+      else j.num(n.macs);
+      j.field("te_jobs_without_mac_count", n.no_macs);
+      if (n.macs_overflow) j.field("te_macs_overflow", true);
       j.field("te_busy_ps", n.busy_ps);  // at least one te job running
       j.key("te_utilization");           // te_busy_ps / time_ps
       j.fixed(ratio(n.busy_ps, span_ps), 4);
@@ -556,11 +723,17 @@ void cmd_summary(const Trace &t, bool json) {
     std::printf("npu %-8s %s commands%s; latency in npu cycles (count, mean, min, max):\n", n.name.c_str(),
                 grouped(n.all.count).c_str(),
                 n.started.empty() ? "" : (", " + grouped(n.started.size()) + " unfinished").c_str());
+    int width = 12;  // the names' column: as wide as the longest
+    for (const auto &bt : n.by_type) width = std::max(width, static_cast<int>(bt.first.size()));
     for (const auto &[type, l] : n.by_type)
-      std::printf("    %-12s %6" PRIu64 " %10.1f %8" PRIu64 " %8" PRIu64 "\n", type.c_str(), l.count,
+      std::printf("    %-*s %6" PRIu64 " %10.1f %8" PRIu64 " %8" PRIu64 "\n", width, type.c_str(), l.count,
                   static_cast<double>(l.sum) / static_cast<double>(l.count), l.min, l.max);
-    std::printf("    tensor engine: %s jobs on %s job slot%s (storage %s), %s MACs\n", grouped(n.te_jobs).c_str(),
-                grouped(n.te_slots).c_str(), n.te_slots == 1 ? "" : "s", kTe, grouped(n.macs).c_str());
+    std::string macs;
+    const std::string missing = grouped(n.no_macs) + (n.no_macs == 1 ? " job" : " jobs") + " had no mac_count";
+    if (n.te_ends && n.no_macs == n.te_ends) macs = "MACs n/a (" + missing + ")";
+    else macs = (n.macs_overflow ? "over " : "") + grouped(n.macs) + " MACs" + (n.no_macs ? " (" + missing + ")" : "");
+    std::printf("    tensor engine: %s jobs on %s job slot%s (storage %s), %s\n", grouped(n.te_jobs).c_str(),
+                grouped(n.te_slots).c_str(), n.te_slots == 1 ? "" : "s", kTe, macs.c_str());
     const std::string trace_cyc = in_cycles(span_ps, n.period, "npu");
     std::printf("      busy (at least one job running) %.1f%% of the %s ps of the trace%s%s%s\n",
                 100.0 * ratio(n.busy_ps, span_ps), grouped(span_ps).c_str(), trace_cyc.empty() ? "" : " (",

@@ -1,7 +1,9 @@
 // `uscope summary` figures say what they count: on the README demo
 // (examples/pipeline.c, run here), on cpu scopes that trace retirement only
 // through the entity catalog, or not at all (n/a with the reason, not 0),
-// and its errors on files it does not read. Also npu-report's.
+// and its errors on files it does not read. Also npu-report's. npu scopes
+// whose commands have no cmd_type and whose TE jobs have no mac_count (files
+// converted from pccx) print names and counts, never `?` or a wrapped sum.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -10,6 +12,7 @@
 
 #include "support/cli_run.hpp"
 #include "support/test_util.hpp"
+#include "uscope/protocols.h"
 #include "uscope/uscope.h"
 
 namespace {
@@ -268,6 +271,169 @@ TEST(CliSummary, ErrorsNameTheFileAndTheKindsAccepted) {
   const CliRun nf = cli("npu-report " + d.file("missing.jsonl"), true);
   EXPECT_EQ(nf.exit_code, 1);
   EXPECT_NE(nf.out.find(d.file("missing.jsonl")), std::string::npos) << nf.out;
+}
+
+// An npu scope written with the protocol's C API, as a file converted from
+// pccx has it: commands without a cmd_type (named by their phase: their
+// cmd_enqueue's own, else their context's at the time of their cmd_enqueue
+// or cmd_start; else "(no cmd_type)"), TE jobs whose mac_count is absent or
+// null (USCOPE_NPU_ABSENT64 / USCOPE_NPU_NULL64: counted apart, not summed).
+// One npu cycle is 1000 ps.
+std::string write_npu_unnamed(const TempDir &d, const char *name, bool one_mac_count) {
+  const std::string path = d.file(name);
+  uscope_schema_t *s = nullptr;
+  EXPECT_EQ(uscope_schema_new(&s), USCOPE_OK);
+  uint8_t clk = 0;
+  uint16_t root = 0;
+  EXPECT_EQ(uscope_schema_add_clock(s, &clk, "npu_clk", 1000), USCOPE_OK);
+  EXPECT_EQ(uscope_schema_add_scope(s, &root, "/", USCOPE_NO_PARENT, nullptr, clk), USCOPE_OK);
+  uscope_npu_config_t nc{};
+  nc.struct_size = sizeof nc;
+  nc.scope_name = "npu0";
+  nc.parent_scope_id = root;
+  nc.clock_id = USCOPE_CLOCK_INHERIT;
+  nc.queue_depth = 8;
+  nc.num_te = 2;
+  nc.num_ve = nc.num_dma_channels = 1;
+  uscope_npu_t *npu = nullptr;
+  EXPECT_EQ(uscope_npu_declare(s, &npu, &nc), USCOPE_OK) << uscope_last_error();
+  uscope_writer_t *w = nullptr;
+  EXPECT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
+  uscope_schema_free(s);
+  const uint32_t A32 = USCOPE_NPU_ABSENT32;
+  const uint16_t none = USCOPE_NPU_NO_CONTEXT;
+  auto context = [&](uint16_t ctx, const char *phase) {
+    EXPECT_EQ(uscope_npu_context(w, npu, ctx, 0, 0, A32, A32, A32, A32, A32, A32, phase), USCOPE_OK)
+        << uscope_last_error();
+  };
+  auto enqueue = [&](uint16_t slot, uint16_t ctx, uint32_t id, const char *type, const char *phase) {
+    EXPECT_EQ(uscope_npu_cmd_enqueue(w, npu, slot, ctx, id, type, USCOPE_NPU_SOURCE_ISA, A32,
+                                     USCOPE_NPU_ABSENT64, A32, A32, phase),
+              USCOPE_OK)
+        << uscope_last_error();
+  };
+  for (uint64_t c = 0; c < 10; ++c) {
+    EXPECT_EQ(uscope_begin_cycle(w, c * 1000), USCOPE_OK);
+    switch (c) {
+      case 0:
+        context(1, "PREFILL");
+        context(2, nullptr);  // a context without a phase
+        enqueue(0, none, 1, "GEMM", nullptr);       // 1: its cmd_type
+        enqueue(2, 1, 5, nullptr, nullptr);         // 5: no phase of its own nor in context 2 below...
+        EXPECT_EQ(uscope_npu_cmd_start(w, npu, 0, none, 1), USCOPE_OK);
+        EXPECT_EQ(uscope_npu_cmd_start(w, npu, 3, 1, 3), USCOPE_OK);     // 3: no enqueue, context 1
+        EXPECT_EQ(uscope_npu_cmd_start(w, npu, 4, none, 4), USCOPE_OK);  // 4: no enqueue, no context
+        EXPECT_EQ(uscope_npu_te_start(w, npu, 0, none, 10, 1, 2, 2, 2, 2, 2, 2), USCOPE_OK);
+        break;
+      case 1:
+        enqueue(1, 1, 2, nullptr, "DECODE");  // 2: its own phase wins over context 1's
+        EXPECT_EQ(uscope_npu_cmd_start(w, npu, 1, 1, 2), USCOPE_OK);
+        EXPECT_EQ(uscope_npu_te_start(w, npu, 1, none, 11, 1, 2, 2, 2, 2, 2, 2), USCOPE_OK);
+        break;
+      case 2:
+        // ...its enqueue named context 1 (PREFILL at that time) as cmd_start's context 2 has no phase:
+        // the enqueue's context comes first.
+        EXPECT_EQ(uscope_npu_cmd_start(w, npu, 2, 2, 5), USCOPE_OK);
+        EXPECT_EQ(uscope_npu_te_end(w, npu, 0, none, 10, 1, USCOPE_NPU_ABSENT64, A32), USCOPE_OK);
+        break;
+      case 3:
+        context(1, "LATER");  // redefined: commands started before keep PREFILL
+        EXPECT_EQ(uscope_npu_te_end(w, npu, 1, none, 11, 1, USCOPE_NPU_NULL64, A32), USCOPE_OK);
+        EXPECT_EQ(uscope_npu_te_start(w, npu, 0, none, 12, 1, 2, 2, 2, 2, 2, 2), USCOPE_OK);
+        break;
+      case 4:
+        EXPECT_EQ(uscope_npu_cmd_start(w, npu, 5, 1, 6), USCOPE_OK);  // 6: context 1 is LATER now
+        break;
+      case 5:
+        EXPECT_EQ(uscope_npu_te_end(w, npu, 0, none, 12, 1, one_mac_count ? 1000 : USCOPE_NPU_ABSENT64, A32),
+                  USCOPE_OK);
+        break;
+      case 6:
+        EXPECT_EQ(uscope_npu_cmd_end(w, npu, 0, none, 1, "OK"), USCOPE_OK);  // 6 cycles
+        EXPECT_EQ(uscope_npu_cmd_end(w, npu, 1, 1, 2, "OK"), USCOPE_OK);     // 5
+        break;
+      case 7:
+        EXPECT_EQ(uscope_npu_cmd_end(w, npu, 3, 1, 3, "OK"), USCOPE_OK);     // 7
+        break;
+      case 8:
+        EXPECT_EQ(uscope_npu_cmd_end(w, npu, 4, none, 4, "OK"), USCOPE_OK);  // 8
+        EXPECT_EQ(uscope_npu_cmd_end(w, npu, 2, 2, 5, "OK"), USCOPE_OK);     // 6
+        break;
+      case 9:
+        EXPECT_EQ(uscope_npu_cmd_end(w, npu, 5, 1, 6, "OK"), USCOPE_OK);     // 5
+        break;
+    }
+    EXPECT_EQ(uscope_end_cycle(w), USCOPE_OK);
+  }
+  EXPECT_EQ(uscope_writer_close(w), USCOPE_OK);
+  uscope_npu_free(npu);
+  return path;
+}
+
+TEST(CliSummary, NpuCommandsWithoutCmdTypeAndJobsWithoutMacCount) {
+  TempDir d("summary_npu_absent");
+  const std::string some = write_npu_unnamed(d, "some.uscope", true);
+  const CliRun t = cli("summary " + some);
+  ASSERT_EQ(t.exit_code, 0) << t.out;
+  EXPECT_EQ(t.out,
+            "trace       9,000 ps\n"
+            "npu npu0     6 commands; latency in npu cycles (count, mean, min, max):\n"
+            "    (no cmd_type)        1        8.0        8        8\n"
+            "    DECODE (phase)       1        5.0        5        5\n"
+            "    GEMM                 1        6.0        6        6\n"
+            "    LATER (phase)        1        5.0        5        5\n"
+            "    PREFILL (phase)      2        6.5        6        7\n"
+            "    tensor engine: 3 jobs on 2 job slots (storage te), 1,000 MACs (2 jobs had no mac_count)\n"
+            "      busy (at least one job running) 55.6% of the 9,000 ps of the trace (9 npu cycles)\n"
+            "      busy 55.6% of the 9,000 ps (9 npu cycles) during which at least one command was in flight\n"
+            "      0.67 jobs running on average over the trace\n");
+  simdjson::dom::parser p;
+  const CliRun j = cli("summary " + some + " --json");
+  ASSERT_EQ(j.exit_code, 0) << j.out;
+  auto doc = p.parse(j.out);
+  ASSERT_FALSE(doc.error()) << j.out;
+  auto n = doc.value()["npu"].at(0);
+  EXPECT_EQ(uint64_t(n["te_macs"]), 1000u);
+  EXPECT_EQ(uint64_t(n["te_jobs_without_mac_count"]), 2u);
+  EXPECT_EQ(uint64_t(n["latency_cycles"]["(no cmd_type)"]["count"]), 1u);
+  EXPECT_EQ(uint64_t(n["latency_cycles"]["PREFILL (phase)"]["count"]), 2u);
+  EXPECT_EQ(j.out.find("\"?\""), std::string::npos) << j.out;
+
+  // No TE job has a mac_count: the figure is n/a, not a sum of sentinels
+  // (it was 18,446,744,073,709,551,614 + ... wrapped).
+  const std::string none = write_npu_unnamed(d, "none.uscope", false);
+  const CliRun u = cli("summary " + none);
+  ASSERT_EQ(u.exit_code, 0) << u.out;
+  EXPECT_NE(u.out.find("    tensor engine: 3 jobs on 2 job slots (storage te), MACs n/a (3 jobs had no mac_count)\n"),
+            std::string::npos)
+      << u.out;
+  EXPECT_EQ(u.out.find('?'), std::string::npos) << u.out;
+  EXPECT_EQ(u.out.find("18,446,744"), std::string::npos) << u.out;
+  simdjson::dom::parser p2;
+  const CliRun uj = cli("summary " + none + " --json");
+  ASSERT_EQ(uj.exit_code, 0) << uj.out;
+  auto doc2 = p2.parse(uj.out);
+  ASSERT_FALSE(doc2.error()) << uj.out;
+  EXPECT_TRUE(doc2.value()["npu"].at(0)["te_macs"].is_null()) << uj.out;
+  EXPECT_EQ(uint64_t(doc2.value()["npu"].at(0)["te_jobs_without_mac_count"]), 3u);
+}
+
+// pccx-lab's dummy_trace.pccx through JSONL to .uscope: its API_CALL events
+// are commands with a phase and no cmd_type, its MAC_COMPUTE events TE jobs
+// without a mac_count.
+TEST(CliSummary, ConvertedPccxTraceNamesCommandsByPhase) {
+  TempDir d("summary_pccx");
+  const std::string pccx = std::string(USCOPE_SHARED_DIR) + "/conformance/pccx/dummy_trace.pccx";
+  ASSERT_EQ(cli("convert " + pccx + " -o " + d.file("d.jsonl")).exit_code, 0);
+  ASSERT_EQ(cli("convert " + d.file("d.jsonl") + " -o " + d.file("d.uscope")).exit_code, 0);
+  const CliRun t = cli("summary " + d.file("d.uscope"));
+  ASSERT_EQ(t.exit_code, 0) << t.out;
+  for (const char *want : {"npu npu0     8 commands; latency in npu cycles (count, mean, min, max):\n",
+                           "    uca_get_perf_counters (phase)      1     1040.0     1040     1040\n",
+                           "    uca_init (phase)                   1      820.0      820      820\n",
+                           "(storage te), MACs n/a (3,200 jobs had no mac_count)\n"})
+    EXPECT_NE(t.out.find(want), std::string::npos) << want << "\n" << t.out;
+  EXPECT_EQ(t.out.find('?'), std::string::npos) << t.out;
 }
 
 }  // namespace
