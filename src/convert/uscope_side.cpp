@@ -726,8 +726,18 @@ Status UscopeIn::run(const Fn &fn, std::string *error) {
       uint64_t c = USCOPE_NPU_NO_CONTEXT;
       for (const FieldMap &f : tm.fields) {
         if (f.offset + f.size > item.payload_size) continue;
+        // Fixed-size loads: a memcpy of a variable size into the low bytes
+        // of a u64 stalls on the store-forward of every field (it was most
+        // of this loop's time).
         uint64_t raw = 0;
-        std::memcpy(&raw, payload + f.offset, f.size);
+        const uint8_t *p = payload + f.offset;
+        switch (f.size) {
+          case 1: raw = *p; break;
+          case 2: { uint16_t x; std::memcpy(&x, p, 2); raw = x; break; }
+          case 4: { uint32_t x; std::memcpy(&x, p, 4); raw = x; break; }
+          case 8: std::memcpy(&raw, p, 8); break;
+          default: std::memcpy(&raw, p, f.size); break;
+        }
         if (f.key == -2) c = raw;
         if (f.key < 0) continue;
         uint64_t v;
