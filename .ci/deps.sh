@@ -8,7 +8,7 @@
 # verilator also builds the DPI bridge's tests (tests/dpi: signature drift, e2e).
 # g++ brings libtsan2 (via libgcc-12-dev), the TSan runtime of the tsan preset.
 USCOPE_PACKAGES=(cmake ninja-build g++ pkg-config liblz4-dev libzstd-dev libgtest-dev
-                 libbenchmark-dev libsimdjson-dev libcli11-dev zlib1g-dev
+                 libbenchmark-dev libsimdjson-dev libcli11-dev zlib1g-dev libdeflate-dev
                  clang libclang-rt-14-dev
                  verilator gcc-riscv64-unknown-elf)
 

@@ -7,7 +7,7 @@
 #
 # Tools: GTest, benchmark, CLI11 (CMake packages, Debian libgtest-dev, libbenchmark-dev,
 # libcli11-dev), verilator (the program and its CMake package, >= 5.0), riscv-gcc (a bare-metal
-# RISC-V gcc, Debian gcc-riscv64-unknown-elf).
+# RISC-V gcc, Debian gcc-riscv64-unknown-elf), libdeflate (pkg-config, Debian libdeflate-dev).
 function(_uscope_tool_found tool out)
   set(found FALSE)
   if(tool STREQUAL "verilator")
@@ -15,6 +15,12 @@ function(_uscope_tool_found tool out)
     if(_uscope_probe_verilator)
       find_package(verilator 5.0 QUIET HINTS $ENV{VERILATOR_ROOT} /usr/share/verilator)
       set(found ${verilator_FOUND})
+    endif()
+  elseif(tool STREQUAL "libdeflate")
+    find_package(PkgConfig QUIET)
+    if(PKG_CONFIG_FOUND)
+      pkg_check_modules(_uscope_probe_libdeflate QUIET libdeflate)
+      set(found ${_uscope_probe_libdeflate_FOUND})
     endif()
   elseif(tool STREQUAL "riscv-gcc")
     find_program(_uscope_probe_riscv_gcc NAMES riscv64-unknown-elf-gcc riscv32-unknown-elf-gcc)

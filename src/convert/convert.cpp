@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "base/last_error.hpp"
 #include "convert/matrix.hpp"
@@ -232,10 +233,14 @@ uscope_status_t convert(const char *in, uint32_t fi, const char *out, uint32_t f
                                      {"", "jsonl -> jsonl", "jsonl -> uscope", "jsonl -> pccx"},
                                      {"", "uscope -> jsonl", "uscope -> uscope", "uscope -> pccx"},
                                      {"", "pccx -> jsonl", "pccx -> uscope", "pccx -> pccx"}};
-  if (fi < USCOPE_CONVERT_JSONL || fi > USCOPE_CONVERT_PCCX || fo < USCOPE_CONVERT_JSONL || fo > USCOPE_CONVERT_PCCX)
-    return fail_with(USCOPE_ERR_INVALID_ARGUMENT,
-                     std::string("uscope_convert: ") + in + " -> " + out +
-                         ": expected formats USCOPE_CONVERT_JSONL, _USCOPE or _PCCX (or AUTO with a known suffix)");
+  for (const auto &[path, f] : {std::pair<const char *, uint32_t>{in, fi}, {out, fo}})
+    if (f < USCOPE_CONVERT_JSONL || f > USCOPE_CONVERT_PCCX)
+      return fail_with(USCOPE_ERR_INVALID_ARGUMENT,
+                       std::string("uscope_convert: ") + path +
+                           (f == USCOPE_CONVERT_AUTO
+                                ? ": cannot tell the format from the name: expected .jsonl, .jsonl.gz, .uscope or .pccx"
+                                : ": format " + std::to_string(f) +
+                                      " is not one of USCOPE_CONVERT_JSONL, _USCOPE, _PCCX or _AUTO"));
   if (uscope_status_t s = check_not_input(in, out)) return s;
   std::unique_ptr<EvSource> src = make_source(fi, o, fo, kLabels[fi][fo]);
   std::string err;

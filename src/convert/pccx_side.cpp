@@ -70,6 +70,9 @@ constexpr uint64_t kKeptKeys = bit(K_core_id) | bit(K_phase) | bit(K_job_type) |
 // Keys that pair STARTs with ENDs: the pairing is kept, their values are not
 // (pccx -> anything numbers the pairs in time order).
 constexpr uint64_t kPairKeys = bit(K_cmd_id) | bit(K_job_id) | bit(K_tx_id) | bit(K_channel) | bit(K_link_id);
+// What pccx -> events assigns (docs/conversions.md): in a trace that came
+// from a .pccx file they are not the trace's, and nothing is lost with them.
+constexpr uint64_t kAssignedKeys = kPairKeys | bit(K_source) | bit(K_access_type) | bit(K_bank_id);
 
 }  // namespace
 
@@ -124,7 +127,7 @@ Status PccxOut::open(const char *path, const TraceMeta &tm, uint64_t period_ps, 
 }
 
 Status PccxOut::add(const Ev &e, std::string *reason) {
-  if (e.mask & ~(kKeptKeys | (synthetic_ids_ ? kPairKeys : 0))) ++lost_fields_;
+  if (e.mask & ~(kKeptKeys | (synthetic_ids_ ? kAssignedKeys : 0))) ++lost_fields_;
   if (!pccx_warn(e)) pairer_.add(e);
   if (status_) *reason = "writing the .pccx file: " + error_;
   return status_;

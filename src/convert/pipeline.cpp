@@ -1,9 +1,18 @@
 // What the conversion matrix and the npu report share (pipeline.hpp).
 #include "convert/pipeline.hpp"
 
+#include <fcntl.h>
+#include <libdeflate.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include "base/last_error.hpp"
 
@@ -79,48 +88,141 @@ uint64_t queue_for_input(uint64_t asked, uint64_t dflt, uint64_t size, bool gzip
 
 // ── JsonlOut ──
 
+struct JsonlOut::Shared {
+  std::mutex m;
+  std::condition_variable cv;
+  std::deque<std::string> full, free;  // buffers to write; buffers to reuse
+  bool closing = false;
+  int fd = -1;
+  bool gz = false;
+  libdeflate_compressor *z = nullptr;
+  std::vector<char> zbuf;
+  uscope_status_t status = 0;  // the first failure (sticky)
+  std::string error;
+  std::thread thread;
+};
+
+JsonlOut::JsonlOut() : sh_(std::make_unique<Shared>()) {}
+
 JsonlOut::~JsonlOut() {
   // Only an output abandoned on an error path gets here: the error is reported already.
-  if (gz_) (void)gzclose(gz_);
-  if (f_) (void)std::fclose(f_);
+  if (sh_->thread.joinable()) {
+    {
+      std::lock_guard<std::mutex> lk(sh_->m);
+      sh_->closing = true;
+    }
+    sh_->cv.notify_all();
+    sh_->thread.join();
+  }
+  if (sh_->fd >= 0) ::close(sh_->fd);
+  if (sh_->z) libdeflate_free_compressor(sh_->z);
 }
 
 uscope_status_t JsonlOut::open(const char *path, std::string *error) {
   path_ = path;
-  if (ends_with(path, ".gz", true)) gz_ = gzopen(path, "wb6");
-  else f_ = std::fopen(path, "wb");
-  if (!gz_ && !f_) {
+  sh_->gz = ends_with(path, ".gz", true);
+  if (sh_->gz && !(sh_->z = libdeflate_alloc_compressor(kGzipLevel))) {
+    *error = std::string(path) + ": out of memory for the gzip compressor";
+    return USCOPE_ERR_NO_MEMORY;
+  }
+  // As fopen("wb") did: created 0666 less the umask, truncated; a FIFO or a
+  // device is written in place.
+  sh_->fd = ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (sh_->fd < 0) {
     *error = std::string(path) + ": " + std::strerror(errno);
     return USCOPE_ERR_IO;
   }
-  buf_.reserve(kFlushBytes);
+  buf_.reserve(kFlushBytes + 4096);
+  sh_->thread = std::thread([this] { run(); });
   return 0;
+}
+
+void JsonlOut::run() {
+  Shared &s = *sh_;
+  for (;;) {
+    std::string b;
+    {
+      std::unique_lock<std::mutex> lk(s.m);
+      s.cv.wait(lk, [&] { return !s.full.empty() || s.closing; });
+      if (s.full.empty()) return;  // closing, and everything written
+      b = std::move(s.full.front());
+      s.full.pop_front();
+    }
+    const char *p = b.data();
+    size_t n = b.size();
+    if (s.gz && n) {
+      const size_t bound = libdeflate_gzip_compress_bound(s.z, n);
+      if (s.zbuf.size() < bound) s.zbuf.resize(bound);
+      n = libdeflate_gzip_compress(s.z, b.data(), b.size(), s.zbuf.data(), s.zbuf.size());
+      p = s.zbuf.data();
+    }
+    std::string why;
+    while (n && !s.status) {
+      const ssize_t w = ::write(s.fd, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        why = std::string(path_) + ": writing the JSONL file failed: " + (w < 0 ? std::strerror(errno) : "wrote nothing");
+        break;
+      }
+      p += w;
+      n -= static_cast<size_t>(w);
+    }
+    b.clear();
+    {
+      std::lock_guard<std::mutex> lk(s.m);
+      if (!why.empty() && !s.status) {
+        s.status = USCOPE_ERR_IO;
+        s.error = why;
+      }
+      s.free.push_back(std::move(b));
+    }
+    s.cv.notify_all();
+  }
 }
 
 uscope_status_t JsonlOut::flush(std::string *error) {
   if (buf_.empty()) return 0;
-  bool ok = gz_ ? gzwrite(gz_, buf_.data(), static_cast<unsigned>(buf_.size())) == static_cast<int>(buf_.size())
-                : std::fwrite(buf_.data(), 1, buf_.size(), f_) == buf_.size();
-  buf_.clear();
-  if (!ok) {
-    *error = std::string(path_) + ": writing the JSONL file failed: " + (gz_ ? "gzwrite" : std::strerror(errno));
-    return USCOPE_ERR_IO;
+  Shared &s = *sh_;
+  std::unique_lock<std::mutex> lk(s.m);
+  s.cv.wait(lk, [&] { return s.full.size() < kQueued || s.status; });
+  if (s.status) {
+    *error = s.error;
+    return s.status;
   }
+  s.full.push_back(std::move(buf_));
+  if (!s.free.empty()) {
+    buf_ = std::move(s.free.front());
+    s.free.pop_front();
+  } else {
+    buf_ = std::string();
+    buf_.reserve(kFlushBytes + 4096);
+  }
+  lk.unlock();
+  s.cv.notify_all();
   return 0;
 }
 
 uscope_status_t JsonlOut::close(std::string *error) {
-  uscope_status_t s = flush(error);
-  int rc = 0;
-  if (gz_) rc = gzclose(gz_);
-  if (f_) rc = std::fclose(f_);
-  gz_ = nullptr;
-  f_ = nullptr;
-  if (!s && rc != 0) {
-    *error = "closing the JSONL file failed: " + std::string(std::strerror(errno));
-    s = USCOPE_ERR_IO;
+  Shared &s = *sh_;
+  uscope_status_t st = flush(error);
+  if (s.thread.joinable()) {
+    {
+      std::lock_guard<std::mutex> lk(s.m);
+      s.closing = true;
+    }
+    s.cv.notify_all();
+    s.thread.join();
   }
-  return s;
+  if (!st && s.status) {
+    *error = s.error;
+    st = s.status;
+  }
+  if (s.fd >= 0 && ::close(s.fd) != 0 && !st) {
+    *error = "closing the JSONL file failed: " + std::string(std::strerror(errno));
+    st = USCOPE_ERR_IO;
+  }
+  s.fd = -1;
+  return st;
 }
 
 }  // namespace uscope::convert

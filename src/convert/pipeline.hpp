@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "convert/convert.hpp"
@@ -49,20 +50,36 @@ struct JsonlIn {
   Ingest ing;
 };
 
-// Buffered JSONL output, plain or gzip (".gz").
+// Buffered JSONL output, plain or gzip (".gz" in the name). The caller
+// formats lines into buf(); full buffers go to a writer thread that
+// compresses and writes them, so formatting overlaps compression and the
+// write system calls (it was a third of a JSON-Lines conversion's time).
+// gzip: each buffer is one gzip member (RFC 1952 §2.2: a file is a series of
+// members; gzip, zlib's gzread and our reader take them all), compressed by
+// libdeflate, which does in one call what zlib's stream does 2.5x slower.
+// Memory: kQueued buffers of kFlushBytes and one compressed buffer.
 class JsonlOut {
  public:
+  JsonlOut();
   ~JsonlOut();
   uscope_status_t open(const char *path, std::string *error);
   std::string &buf() { return buf_; }
   uscope_status_t maybe_flush(std::string *error) { return buf_.size() >= kFlushBytes ? flush(error) : 0; }
+  // Hands buf() to the writer thread (waits while kQueued are pending).
   uscope_status_t flush(std::string *error);
+  // Writes what is left, joins the thread and closes the file; the first
+  // error of any write.
   uscope_status_t close(std::string *error);
 
  private:
   static constexpr size_t kFlushBytes = 1 << 20;
-  FILE *f_ = nullptr;
-  gzFile gz_ = nullptr;
+  static constexpr size_t kQueued = 3;
+  // libdeflate level 5: 480 MB/s of JSON-Lines on one core, 6% larger than
+  // gzip -6 (which does 80 MB/s): faster than the lines are made.
+  static constexpr int kGzipLevel = 5;
+  void run();
+  struct Shared;
+  std::unique_ptr<Shared> sh_;
   std::string buf_, path_;
 };
 

@@ -302,7 +302,11 @@ Status UscopeOut::add(const Ev &e, std::string *reason) {
       s = npu_->cmd_enqueue(w, slot, ctx, n32(e, K_cmd_id), str(K_cmd_type),
                                  static_cast<uint8_t>(e.v[K_source]), n32(e, K_token), n64(e, K_desc_addr),
                                  n32(e, K_layer_id), n32(e, K_block_id), str(K_phase));
-      if (!s) {
+      if (!s && cmd == ~uint64_t{0}) {
+        // No cmd_id (a CMD_ENQUEUE from a .pccx file, which keeps none): no
+        // CMD_END can ever clear its slot, so it holds none past its cycle.
+        s = w.slot_clear(ids_.cmd_queue, slot);
+      } else if (!s) {
         q_free_.pop_back();
         q_of_.emplace(cmd, slot);
       }
