@@ -183,7 +183,7 @@ uscope_status_t run_matrix(EvSource &src, const char *in, uint32_t fi, const cha
         const uscope_status_t r = sink->add(e, reason);
         if (r < 0) {  // the writer's (sticky) error, not the event's
           os = r;
-          out_err = std::string(out) + ": " + *reason;
+          out_err = about_file(out, reason->c_str());
         }
         return r;
       },
@@ -196,7 +196,7 @@ uscope_status_t run_matrix(EvSource &src, const char *in, uint32_t fi, const cha
   fill_stats(st, is, issues, sink->events());
   if (os) return fail_with(os, out_err);
   if (s) return fail_with(s, in_error(in, err));
-  if (cs) return fail_with(cs, std::string(out) + ": " + cerr);
+  if (cs) return fail_with(cs, about_file(out, cerr.c_str()));
   // Not a silent drop: events the output could not place fail the
   // conversion above the documented share (convert.h max_skipped_ppm).
   // The input's records: JSONL lines that are not blank or TRACE_META
