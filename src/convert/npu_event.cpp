@@ -3,6 +3,7 @@
 // (docs/convert.md).
 #include "convert/npu_event.hpp"
 
+#include <array>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -196,7 +197,15 @@ int ev_type_by_lower(std::string_view name) {
 
 void append_json_string(std::string &out, std::string_view s) {
   out += '"';
-  for (unsigned char c : s) {
+  // Runs of characters that need no escape go in one append (the names and
+  // phases of a trace have none: per-character appends were a quarter of
+  // the canonical form's time).
+  size_t run = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -205,16 +214,14 @@ void append_json_string(std::string &out, std::string_view s) {
       case '\t': out += "\\t"; break;
       case '\b': out += "\\b"; break;
       case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20) {
-          char b[8];
-          std::snprintf(b, sizeof b, "\\u%04x", c);
-          out += b;
-        } else {
-          out += static_cast<char>(c);
-        }
+      default: {
+        char b[8];
+        std::snprintf(b, sizeof b, "\\u%04x", c);
+        out += b;
+      }
     }
   }
+  out.append(s.data() + run, s.size() - run);
   out += '"';
 }
 
@@ -259,14 +266,30 @@ void append_key(std::string &out, const char *k) {
   out += k;
   out += "\":";
 }
+
+// The canonical form's fixed text, made once: `,"<key>":` per key and
+// `{"event_type":"<TYPE>","t_cycle":` per event type (one append each
+// instead of three with a strlen).
+struct Prefixes {
+  std::array<std::string, kNumKeys> key;
+  std::array<std::string, kNumEvTypes> head;
+  Prefixes() {
+    for (int k = 0; k < kNumKeys; ++k) key[k] = std::string(",\"") + kKeys[k].name + "\":";
+    for (int t = 0; t < kNumEvTypes; ++t)
+      head[t] = std::string("{\"event_type\":\"") + kEvTypes[t].name + "\",\"t_cycle\":";
+  }
+};
+const Prefixes &prefixes() {
+  static const Prefixes p;
+  return p;
+}
 }  // namespace
 
 void format_jsonl(const Ev &e, const StringSource &strs, const TraceMeta &meta, uint64_t period_ps,
                   std::string &out) {
   const EvTypeInfo &ti = kEvTypes[e.type];
-  out += "{\"event_type\":\"";
-  out += ti.name;
-  out += "\",\"t_cycle\":";
+  const Prefixes &px = prefixes();
+  out += px.head[e.type];
   append_u64(out, e.t_cycle);
   if (meta.has_t_ns) {
     // t_ns is derived (npu-protocol.md §2.6): the shortest text that reads
@@ -284,13 +307,12 @@ void format_jsonl(const Ev &e, const StringSource &strs, const TraceMeta &meta, 
   for (int i = 0; i < ti.num_fields; ++i) {
     const Key k = ti.fields[i];
     if (!e.has(k)) continue;
-    append_key(out, kKeys[k].name);
+    out += px.key[k];
     append_value(out, k, e.v[k], strs);
   }
-  const uint64_t ctx = e.mask & kMetaMask & ~ti.own_mask;
-  for (int k = 0; k < kNumMetaKeys; ++k) {
-    if (!((ctx >> k) & 1)) continue;
-    append_key(out, kKeys[k].name);
+  for (uint64_t ctx = e.mask & kMetaMask & ~ti.own_mask; ctx; ctx &= ctx - 1) {
+    const int k = __builtin_ctzll(ctx);
+    out += px.key[k];
     append_value(out, static_cast<Key>(k), e.v[k], strs);
   }
   out += "}\n";
