@@ -121,6 +121,12 @@ uint64_t Pairer::horizon(PairKind kind) const {
   return h;
 }
 
+uint64_t Pairer::horizon() const {
+  uint64_t h = last_t_;
+  for (const auto &kp : pending_) h = std::min(h, kp.second.t);
+  return h;
+}
+
 void Pairer::finish() {
   std::vector<std::pair<std::pair<uint64_t, uint64_t>, std::pair<uint8_t, uint32_t>>> left;
   for (const auto &[k, p] : pending_)

@@ -50,6 +50,9 @@ class Pairer {
   // latest event's time (the stream is time-ordered). O(pending STARTs);
   // the report calls it once per few thousand intervals.
   uint64_t horizon(PairKind kind) const;
+  // The same over every kind: no interval or instant given to the sink
+  // from now on starts before it.
+  uint64_t horizon() const;
 
  private:
   struct K {

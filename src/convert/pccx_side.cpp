@@ -129,21 +129,37 @@ Status PccxOut::open(const char *path, const TraceMeta &tm, uint64_t period_ps, 
 Status PccxOut::add(const Ev &e, std::string *reason) {
   if (e.mask & ~(kKeptKeys | (synthetic_ids_ ? kAssignedKeys : 0))) ++lost_fields_;
   if (!pccx_warn(e)) pairer_.add(e);
+  // Every few thousand events (the horizon costs one pass over the open
+  // STARTs): write what can no longer be preceded.
+  if (++since_release_ >= 4096 || held_.size() > kMaxHeld) {
+    since_release_ = 0;
+    release(std::min(pairer_.horizon(), e.t_cycle));
+  }
   if (status_) *reason = "writing the .pccx file: " + error_;
   return status_;
 }
 
 void PccxOut::put(uint32_t core, uint64_t start, uint64_t duration, uint32_t type, const char *name) {
-  if (status_) return;
-  const Status s = w_->event(core, start, duration, type, name);
-  if (s) {
-    status_ = s;
-    // The writer's own sticky error says what failed (e.g. the encoder's
-    // write); the call's message only that the writer has failed.
-    const char *we = w_->error();
-    error_ = we && *we ? we : thread_error();
-  } else {
-    ++events_;
+  const char *n = name ? names_.emplace(name).first->c_str() : nullptr;
+  held_.push(Held{start, held_seq_++, duration, core, type, n});
+}
+
+void PccxOut::release(uint64_t h) {
+  while (!held_.empty() && !status_ && (held_.top().start < h || held_.size() > kMaxHeld)) {
+    const Held x = held_.top();
+    held_.pop();
+    if (x.start < written_upto_) ++out_of_order_;
+    written_upto_ = std::max(written_upto_, x.start);
+    const Status s = w_->event(x.core, x.start, x.duration, x.type, x.name);
+    if (s) {
+      status_ = s;
+      // The writer's own sticky error says what failed (e.g. the encoder's
+      // write); the call's message only that the writer has failed.
+      const char *we = w_->error();
+      error_ = we && *we ? we : thread_error();
+    } else {
+      ++events_;
+    }
   }
 }
 
@@ -228,6 +244,7 @@ bool PccxOut::pccx_warn(const Ev &e) {
 
 Status PccxOut::close(std::string *error) {
   pairer_.finish();
+  release(~uint64_t{0});
   Status s = 0;
   if (set_cycles_ && !status_) s = w_->set_total_cycles(cycles_);
   const Status c = finish(*w_);
@@ -247,6 +264,10 @@ void PccxOut::notes(std::vector<std::string> *out) const {
                    count_of(lost_fields_, "event") +
                    " (ids and channels, sizes, addresses, tiles, layer and LLM keys, status ...) are not kept: pairs "
                    "come back numbered in time order (docs/conversions.md)");
+  if (out_of_order_)
+    out->push_back(count_of(out_of_order_, "event") + " written out of start order: more than " +
+                   with_commas(kMaxHeld) + " events ended while an earlier START was still open (pccx-lab's "
+                   "large-file reader expects start order)");
   if (lost_meta_)
     out->push_back("pccx has no place for TRACE_META version, sim_config, sim_version, sim_id or t_ns: not kept");
 }

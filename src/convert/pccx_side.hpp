@@ -13,8 +13,12 @@
 
 #include <pccx/pccx.h>
 
+#include <functional>
 #include <memory>
+#include <queue>
 #include <string>
+#include <unordered_set>
+#include <vector>
 
 #include "convert/matrix.hpp"
 #include "convert/pairing.hpp"
@@ -50,8 +54,24 @@ class PccxOut final : public EvSink, public PairSink {
   // its type, "msg": "[<api_name>, ]<N> cycle(s)") is written back as that
   // event; false (nothing written) for any other line.
   bool pccx_warn(const Ev &e);
-  // One event to the writer; a failure is kept (status_, error_).
+  // One event, held until no event can start before it (start order, which
+  // pccx-lab's large-file reader expects of a flatbuf payload).
   void put(uint32_t core, uint64_t start, uint64_t duration, uint32_t type, const char *name);
+  // Writes the held events that start before h (all: ~0); a failure is
+  // kept (status_, error_).
+  void release(uint64_t h);
+  struct Held {
+    uint64_t start, seq, duration;
+    uint32_t core, type;
+    const char *name;  // interned in names_, or NULL
+    bool operator>(const Held &o) const { return start > o.start || (start == o.start && seq > o.seq); }
+  };
+  // Bounds the events held back by a START that stays open: past it the
+  // earliest are written anyway, and counted.
+  static constexpr size_t kMaxHeld = 1u << 20;
+  std::priority_queue<Held, std::vector<Held>, std::greater<Held>> held_;
+  std::unordered_set<std::string> names_;
+  uint64_t held_seq_ = 0, since_release_ = 0, out_of_order_ = 0, written_upto_ = 0;
   const StringSource &strs_;
   uint64_t queue_bytes_;
   Pairer pairer_;

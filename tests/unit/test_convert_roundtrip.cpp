@@ -94,6 +94,24 @@ PccxFile read_pccx(const std::string &path) {
   return f;
 }
 
+// The .pccx file's events are in start order, as pccx-lab's large-file
+// reader (MmapTrace) expects of a flatbuf payload.
+bool in_start_order(const std::string &path) {
+  pccx_reader_t *r = nullptr;
+  EXPECT_EQ(pccx_reader_open(&r, path.c_str(), 0), USCOPE_OK) << uscope_last_error();
+  if (!r) return false;
+  bool ok = true;
+  uint64_t last = 0;
+  for (uint64_t i = 0; i < pccx_reader_event_count(r) && ok; ++i) {
+    pccx_event_t e{};
+    EXPECT_EQ(pccx_reader_event(r, &e, i), USCOPE_OK);
+    ok = e.start_cycle >= last;
+    last = e.start_cycle;
+  }
+  pccx_reader_close(r);
+  return ok;
+}
+
 // A .pccx whose events are the ones the converters write (docs/convert.md
 // "JSONL -> .pccx"), with every header field set away from its default.
 void write_pccx(const std::string &path, uint32_t encoding, uint32_t clock_mhz) {
@@ -220,6 +238,7 @@ std::vector<PccxFile> through_chains(TempDir &d, const std::string &a) {
     }
     const std::string back = d.file(tag + "_back.pccx");
     conv(prev, back);
+    EXPECT_TRUE(in_start_order(back)) << back;
     out.push_back(read_pccx(back));
   }
   return out;
@@ -432,6 +451,7 @@ TEST(ConvertRoundTrip, GeneratedNpuTraceThroughPccx) {
   const PccxFile a = read_pccx(d.file("g.pccx")), b = read_pccx(d.file("g3.pccx")), c = read_pccx(d.file("h.pccx"));
   EXPECT_EQ(a, b) << a << "\n" << b;
   EXPECT_EQ(a.events, c.events);
+  for (const char *f : {"g.pccx", "g3.pccx", "h.pccx"}) EXPECT_TRUE(in_start_order(d.file(f))) << f;
 }
 
 // DMA, DRAM and NoC transfers from a .pccx file get the lowest channel (or
