@@ -1,0 +1,651 @@
+#include "pccx/pccx_stream.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "base/error.hpp"
+#include "format/checksum.hpp"
+#include "io/input_file.hpp"
+#include "pccx/pccx_common.hpp"
+#include "pccx/pccx_decode.hpp"
+
+namespace uscope::pccx {
+
+namespace {
+
+// The pread() window over the payload: large enough that the syscall cost
+// vanishes, small beside the budget.
+constexpr size_t kMinWindow = 4 << 10;
+constexpr size_t kMaxWindow = 1 << 20;
+// The sort buffer never holds fewer records than this, whatever the budget.
+constexpr size_t kMinRecords = 64;
+// A merged run's read buffer is at least this large, which bounds the number
+// of runs merged at once (more runs: intermediate merge passes).
+constexpr size_t kMinRunBuffer = 4 << 10;
+
+// One event in the sort buffer and the spilled runs. Strings are interned
+// ids (0: none).
+struct Rec {
+  uint64_t start;
+  uint64_t index;
+  uint64_t duration;
+  uint32_t core_id;
+  uint32_t type_id;
+  uint32_t type_name;
+  uint32_t api_name;
+};
+static_assert(sizeof(Rec) == 40, "records are spilled as they are in memory");
+
+// Interned ids (Interner) fit 32 bits; kNoString becomes 0.
+inline Rec to_rec(const DecodedEvent &ev, uint64_t index) {
+  return Rec{ev.start, index, ev.duration, ev.core_id, ev.type_id,
+             ev.type_name == kNoString ? 0 : static_cast<uint32_t>(ev.type_name),
+             ev.api_name == kNoString ? 0 : static_cast<uint32_t>(ev.api_name)};
+}
+
+inline bool before(const Rec &a, const Rec &b) {
+  return a.start != b.start ? a.start < b.start : a.index < b.index;
+}
+
+// Each distinct string once, NUL-terminated at a stable address.
+class Interner {
+ public:
+  Interner() { ptrs_.push_back(nullptr); }
+  // The decoders' Names: a string's id.
+  uint64_t intern(const char *s, size_t n) {
+    // Names repeat (an api_name per call site): the last one is the usual hit.
+    if (n == last_len_ && last_id_ != 0 && std::memcmp(ptrs_[last_id_], s, n) == 0) return last_id_;
+    const std::string_view key(s, n);
+    auto it = ids_.find(key);
+    uint32_t id;
+    if (it != ids_.end()) {
+      id = it->second;
+    } else {
+      if (ptrs_.size() == UINT32_MAX) fail(USCOPE_ERR_LIMIT, "pccx file has over 4 billion distinct names");
+      store_.emplace_back(s, n);
+      const std::string &kept = store_.back();
+      id = static_cast<uint32_t>(ptrs_.size());
+      ptrs_.push_back(kept.c_str());
+      ids_.emplace(std::string_view(kept), id);
+    }
+    last_id_ = id;
+    last_len_ = n;
+    return id;
+  }
+  const char *str(uint32_t id) const { return ptrs_[id]; }
+
+ private:
+  std::deque<std::string> store_;  // a deque never moves its elements
+  std::unordered_map<std::string_view, uint32_t> ids_;
+  std::vector<const char *> ptrs_;
+  uint32_t last_id_ = 0;
+  size_t last_len_ = 0;
+};
+
+// The decoders' Src over the file: a window of payload bytes read with
+// pread(), refilled as the decoder moves on (positions never go back). With
+// `hash`, every payload byte read is hashed once, in order, for the checksum.
+class FileSource {
+ public:
+  FileSource(const InputFile &f, uint64_t base, uint64_t n, size_t window, bool hash, uint64_t start = 0)
+      : f_(f), base_(base), n_(n), window_(window), hash_(hash), off_(start) {}
+
+  const uint8_t *at(uint64_t pos, size_t k) {
+    if (pos >= off_ && pos - off_ <= len_ && k <= len_ - (pos - off_)) return buf_.data() + (pos - off_);
+    return refill(pos, k);
+  }
+  // The FNV-1a 64 of the whole payload: what was read, then the rest (bytes
+  // a decoder does not look at still count).
+  uint64_t finish_hash() {
+    hash_range(off_ + len_, n_);
+    off_ = n_;
+    len_ = 0;
+    return h_;
+  }
+
+ private:
+  const uint8_t *refill(uint64_t pos, size_t k) {
+    const uint64_t loaded = off_ + len_;
+    if (pos < off_ || pos > loaded) {
+      // Not reached by the decoders, which read every byte in order; bytes
+      // passed over would still count in the checksum.
+      if (hash_ && pos > loaded) hash_range(loaded, pos);
+      len_ = 0;
+    } else {
+      const size_t keep = static_cast<size_t>(loaded - pos);
+      std::memmove(buf_.data(), buf_.data() + (pos - off_), keep);
+      len_ = keep;
+    }
+    off_ = pos;
+    const size_t want = std::max(window_, k);
+    if (buf_.size() < want) buf_.resize(want);
+    const size_t r = static_cast<size_t>(std::min<uint64_t>(buf_.size() - len_, n_ - (off_ + len_)));
+    f_.read(base_ + off_ + len_, buf_.data() + len_, r, "the payload");
+    if (hash_) h_ = fnv1a64(buf_.data() + len_, r, h_);
+    len_ += r;
+    return buf_.data();
+  }
+  // Read and hash payload bytes [from, to) through buf_ (its contents are lost).
+  void hash_range(uint64_t from, uint64_t to) {
+    if (buf_.size() < window_) buf_.resize(window_);
+    while (from < to) {
+      const size_t k = static_cast<size_t>(std::min<uint64_t>(to - from, buf_.size()));
+      f_.read(base_ + from, buf_.data(), k, "the payload");
+      h_ = fnv1a64(buf_.data(), k, h_);
+      from += k;
+    }
+  }
+
+  const InputFile &f_;
+  const uint64_t base_;  // file offset of the payload
+  const uint64_t n_;     // payload bytes
+  const size_t window_;
+  const bool hash_;
+  std::vector<uint8_t> buf_;
+  uint64_t off_;         // payload offset of buf_[0]
+  size_t len_ = 0;       // bytes of buf_ loaded
+  uint64_t h_ = kFnv64Offset;
+};
+
+// The unlinked temporary file that holds spilled runs.
+class SpillFile {
+ public:
+  SpillFile() = default;
+  SpillFile(const SpillFile &) = delete;
+  SpillFile &operator=(const SpillFile &) = delete;
+  ~SpillFile() { close(); }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    size_ = 0;
+  }
+  uint64_t size() const { return size_; }
+
+  // Append; returns the offset written at.
+  uint64_t append(const void *data, size_t n) {
+    if (fd_ < 0) create();
+    const uint64_t off = size_;
+    const char *p = static_cast<const char *>(data);
+    size_t done = 0;
+    while (done < n) {
+      const ssize_t w = ::pwrite(fd_, p + done, n - done, static_cast<off_t>(off + done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0)
+        fail(USCOPE_ERR_IO, "cannot write %zu bytes of sorted pccx events to the temporary file in %s: %s", n,
+             dir_.c_str(), w < 0 ? std::strerror(errno) : "no space written");
+      done += static_cast<size_t>(w);
+    }
+    size_ += n;
+    return off;
+  }
+  void read(uint64_t off, void *data, size_t n) const {
+    char *p = static_cast<char *>(data);
+    size_t done = 0;
+    while (done < n) {
+      const ssize_t r = ::pread(fd_, p + done, n - done, static_cast<off_t>(off + done));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0)
+        fail(USCOPE_ERR_IO, "cannot read sorted pccx events back from the temporary file in %s: %s", dir_.c_str(),
+             r < 0 ? std::strerror(errno) : "it is shorter than written");
+      done += static_cast<size_t>(r);
+    }
+  }
+
+ private:
+  void create() {
+    const char *env = std::getenv("TMPDIR");
+    dir_ = env && *env ? env : "/tmp";
+#ifdef O_TMPFILE
+    // No name at all: nothing to clean up after a crash.
+    fd_ = ::open(dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd_ >= 0) return;
+#endif
+    // File systems without O_TMPFILE: a named file, unlinked at once.
+    std::string name = dir_ + "/.uscope-pccx-sort-XXXXXX";
+    fd_ = ::mkostemp(name.data(), O_CLOEXEC);
+    if (fd_ < 0)
+      fail(USCOPE_ERR_IO, "cannot create a temporary file in %s to sort pccx events: %s", dir_.c_str(),
+           std::strerror(errno));
+    ::unlink(name.c_str());
+  }
+
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  std::string dir_;
+};
+
+struct Run {
+  uint64_t off;    // byte offset in the spill file
+  uint64_t count;  // records
+};
+
+// A k-way merge of sorted runs, each read through its own buffer.
+class Merger {
+ public:
+  void start(const SpillFile &f, const std::vector<Run> &runs, size_t per_run) {
+    file_ = &f;
+    cursors_.clear();
+    heap_.clear();
+    cursors_.resize(runs.size());
+    for (size_t i = 0; i < runs.size(); ++i) {
+      Cursor &c = cursors_[i];
+      c.run = runs[i];
+      c.buf.resize(per_run);
+      if (fill(c)) heap_.push_back(static_cast<uint32_t>(i));
+    }
+    std::make_heap(heap_.begin(), heap_.end(), Later{this});
+  }
+  // The next record in order; false at the end.
+  bool next(Rec &out) {
+    if (heap_.empty()) return false;
+    std::pop_heap(heap_.begin(), heap_.end(), Later{this});
+    Cursor &c = cursors_[heap_.back()];
+    out = c.buf[c.pos++];
+    if (c.pos < c.len || fill(c)) std::push_heap(heap_.begin(), heap_.end(), Later{this});
+    else heap_.pop_back();
+    return true;
+  }
+  void clear() {
+    cursors_.clear();
+    cursors_.shrink_to_fit();
+    heap_.clear();
+  }
+
+ private:
+  struct Cursor {
+    Run run;
+    uint64_t read = 0;  // records read from the run
+    std::vector<Rec> buf;
+    size_t pos = 0, len = 0;
+  };
+  struct Later {
+    const Merger *m;
+    bool operator()(uint32_t a, uint32_t b) const {
+      const Cursor &x = m->cursors_[a], &y = m->cursors_[b];
+      return before(y.buf[y.pos], x.buf[x.pos]);
+    }
+  };
+  bool fill(Cursor &c) {
+    const uint64_t left = c.run.count - c.read;
+    if (left == 0) return false;
+    const size_t k = static_cast<size_t>(std::min<uint64_t>(left, c.buf.size()));
+    file_->read(c.run.off + c.read * sizeof(Rec), c.buf.data(), k * sizeof(Rec));
+    c.read += k;
+    c.pos = 0;
+    c.len = k;
+    return true;
+  }
+
+  const SpillFile *file_ = nullptr;
+  std::vector<Cursor> cursors_;
+  std::vector<uint32_t> heap_;
+};
+
+// The Reader's rule (pccx_reader.cpp): every open error names the file.
+[[noreturn]] void rethrow_with_path(const Error &e, const std::string &path) {
+  if (std::strstr(e.what(), path.c_str())) throw e;
+  fail(e.code(), "%s: %s", path.c_str(), e.what());
+}
+
+}  // namespace
+
+struct SortedEventStream::Impl {
+  // How open() left the records, and so what next() does.
+  enum class Mode {
+    kFill,  // every record so far is in buf_
+    kRuns,  // full buffers were sorted and spilled
+    kTail,  // buf_ filled with a file sorted so far; later records not kept
+  };
+  enum class Serve { kNothing, kMemory, kTail, kMerge };
+
+  explicit Impl(uint64_t memory_budget) : budget(memory_budget) {}
+
+  void open(const std::string &path, uint32_t flags);
+  bool next(SortedEvent *out);
+  void first_pass(uint32_t flags);
+  void absorb(const DecodedEvent &ev, uint64_t index);
+  void spill_buffer();
+  void second_pass();
+  void prepare_merge();
+  void start_tail();
+  bool tail_next(Rec &r);
+  void emit(const Rec &r, SortedEvent *out) const;
+  const char *flat_api_name(uint64_t index) const;
+
+  const uint64_t budget;
+  std::string path;
+  InputFile file;
+  pccx_header_t hdr{};
+  HeaderStrings strings;
+  Interner names;
+  uint64_t base = 0;  // file offset of the payload
+  size_t window = kMinWindow;
+  size_t cap = kMinRecords;
+
+  Mode mode = Mode::kFill;
+  bool sorted = true;
+  uint64_t last_start = 0;
+  uint64_t resume_pos = 0, resume_index = 0;  // the first event after the buffer (kTail)
+  std::vector<Rec> buf;
+  std::vector<std::pair<uint32_t, uint32_t>> flat_names;  // (event index, name id), sorted by index
+
+  SpillFile spill;
+  std::vector<Run> runs;
+  Stats stats{};
+
+  Serve serve = Serve::kNothing;
+  size_t pos = 0;  // next record of buf_ (kMemory, kTail)
+  Merger merger;
+  pccx_header_t scratch{};  // what a second decoding writes into the header, discarded
+  std::optional<FileSource> tail_src;
+  std::optional<BincodeDecoder<FileSource, Interner>> tail_bincode;
+  std::optional<FlatbufRecords<FileSource>> tail_flatbuf;
+};
+
+void SortedEventStream::Impl::open(const std::string &p, uint32_t flags) {
+  path = p;
+  try {
+    file.open(path, "a pccx container");
+    check_open_flags(flags);
+    const uint64_t size = file.size();
+    uint8_t head[kDescribeBytes];
+    const size_t avail = static_cast<size_t>(std::min<uint64_t>(size, sizeof head));
+    file.read(0, head, avail, "the fixed header");
+    parse_fixed_header(head, avail, size, hdr);
+    {
+      // Bounded by kMaxHeaderBytes (parse_fixed_header) and freed at once.
+      std::vector<char> json(static_cast<size_t>(hdr.header_bytes));
+      file.read(kFixedHeader, json.data(), json.size(), "the JSON header");
+      parse_json_header(json.data(), json.size(), hdr, strings);
+    }
+    check_payload_fits(hdr, size);
+    base = kFixedHeader + hdr.header_bytes;
+    window = static_cast<size_t>(std::clamp<uint64_t>(budget / 16, kMinWindow, kMaxWindow));
+    cap = static_cast<size_t>(std::max<uint64_t>(kMinRecords, (budget > window ? budget - window : 0) / sizeof(Rec)));
+    stats.sort_capacity = cap;
+    if (hdr.encoding == PCCX_ENCODING_BINCODE || hdr.encoding == PCCX_ENCODING_FLATBUF) {
+      first_pass(flags);
+    } else {
+      FileSource src(file, base, hdr.payload_bytes, window, true);
+      hdr.computed_checksum = src.finish_hash();
+    }
+    settle_checksum(hdr, flags);
+    attach_strings(hdr, strings);
+    stats.presorted = sorted;
+    stats.decode_passes = 1;
+
+    switch (mode) {
+      case Mode::kFill:
+        // Everything fits: one sort in memory (none for a sorted file).
+        if (!sorted) std::sort(buf.begin(), buf.end(), before);
+        serve = Serve::kMemory;
+        break;
+      case Mode::kTail:
+        if (sorted) {
+          serve = Serve::kTail;  // the buffer, then the rest decoded again by next()
+          stats.decode_passes = 2;
+          break;
+        }
+        // Unsorted after all, past the buffer: the buffer is a sorted run; the
+        // records after it are decoded again into runs.
+        spill_buffer();
+        mode = Mode::kRuns;
+        second_pass();
+        prepare_merge();
+        break;
+      case Mode::kRuns:
+        spill_buffer();
+        prepare_merge();
+        break;
+    }
+  } catch (const Error &e) {
+    rethrow_with_path(e, path);
+  }
+}
+
+void SortedEventStream::Impl::first_pass(uint32_t flags) {
+  const uint64_t n = hdr.payload_bytes;
+  FileSource src(file, base, n, window, true);
+  DecodedEvent ev;
+  try {
+    if (hdr.encoding == PCCX_ENCODING_BINCODE) {
+      BincodeDecoder<FileSource, Interner> d(src, names, n, hdr);
+      d.begin();
+      buf.reserve(static_cast<size_t>(std::min<uint64_t>(cap, d.count())));
+      while (d.next(ev)) {
+        absorb(ev, d.index() - 1);
+        if (mode == Mode::kTail && resume_index == 0) {
+          resume_pos = d.pos();
+          resume_index = d.index();
+        }
+      }
+      hdr.num_events = d.count();
+    } else {
+      FlatbufRecords<FileSource> d(src, n);
+      buf.reserve(static_cast<size_t>(std::min<uint64_t>(cap, n / kFlatStride)));
+      while (d.next(ev)) {
+        absorb(ev, d.count() - 1);
+        if (mode == Mode::kTail && resume_index == 0) resume_index = d.count();
+      }
+      hdr.num_events = d.count();
+      hdr.total_cycles = d.total_cycles();
+      if (d.trailer()) {
+        hdr.flatbuf_trailer = 1;
+        decode_flatbuf_trailer(src, n, d.end(), d.count(), [&](uint32_t idx, const char *s, uint16_t len) {
+          flat_names.emplace_back(idx, static_cast<uint32_t>(names.intern(s, len)));
+        });
+        // A repeated index: the last entry wins (as in the Reader).
+        std::stable_sort(flat_names.begin(), flat_names.end(),
+                         [](const auto &a, const auto &b) { return a.first < b.first; });
+        size_t k = 0;
+        for (size_t i = 0; i < flat_names.size(); ++i) {
+          if (i + 1 < flat_names.size() && flat_names[i + 1].first == flat_names[i].first) continue;
+          flat_names[k++] = flat_names[i];
+        }
+        flat_names.resize(k);
+        flat_names.shrink_to_fit();
+        hdr.num_api_names = k;
+      } else {
+        hdr.payload_trailing_bytes = n - d.end();
+      }
+    }
+    hdr.computed_checksum = src.finish_hash();
+  } catch (const FileChanged &) {
+    throw;
+  } catch (const Error &) {
+    // The Reader checks a strict checksum before it decodes: a payload that
+    // fails both is a checksum error there, so here too.
+    if ((flags & PCCX_OPEN_STRICT_CHECKSUM) && hdr.checksum_present) {
+      hdr.computed_checksum = src.finish_hash();
+      if (strict_checksum_fails(hdr, flags)) settle_checksum(hdr, flags);
+    }
+    throw;
+  }
+}
+
+// One decoded event of the first (or second) pass.
+void SortedEventStream::Impl::absorb(const DecodedEvent &ev, uint64_t index) {
+  if (ev.start < last_start) sorted = false;
+  last_start = ev.start;
+  if (mode == Mode::kTail) return;
+  buf.push_back(to_rec(ev, index));
+  if (buf.size() < cap) return;
+  if (mode == Mode::kFill && sorted) {
+    mode = Mode::kTail;  // the caller notes where the rest starts
+    return;
+  }
+  spill_buffer();
+  mode = Mode::kRuns;
+}
+
+void SortedEventStream::Impl::spill_buffer() {
+  if (buf.empty()) return;
+  std::sort(buf.begin(), buf.end(), before);  // cheap on a sorted buffer
+  const uint64_t off = spill.append(buf.data(), buf.size() * sizeof(Rec));
+  runs.push_back(Run{off, buf.size()});
+  buf.clear();
+}
+
+// The records after the buffer of a file that turned out unsorted past it.
+void SortedEventStream::Impl::second_pass() {
+  stats.decode_passes = 2;
+  const uint64_t n = hdr.payload_bytes;
+  FileSource src(file, base, n, window, false, resume_pos);
+  DecodedEvent ev;
+  scratch = hdr;
+  if (hdr.encoding == PCCX_ENCODING_BINCODE) {
+    BincodeDecoder<FileSource, Interner> d(src, names, n, scratch);
+    d.resume(resume_pos, resume_index, hdr.num_events);
+    while (d.next(ev)) absorb(ev, d.index() - 1);
+  } else {
+    FlatbufRecords<FileSource> d(src, n);
+    d.resume(resume_index, hdr.num_events);
+    while (d.next(ev)) absorb(ev, d.count() - 1);
+  }
+  spill_buffer();
+}
+
+void SortedEventStream::Impl::prepare_merge() {
+  buf.clear();
+  buf.shrink_to_fit();
+  stats.runs = runs.size();
+  // Merge at most `fan_in` runs at once, each through a buffer of at least
+  // kMinRunBuffer bytes; more runs are merged in groups into longer runs
+  // first (appended to the same file).
+  const size_t fan_in = static_cast<size_t>(std::max<uint64_t>(2, budget / kMinRunBuffer));
+  while (runs.size() > fan_in) {
+    ++stats.merge_passes;
+    const size_t per = std::max<size_t>(1, static_cast<size_t>(budget / (fan_in + 1) / sizeof(Rec)));
+    std::vector<Run> longer;
+    std::vector<Rec> out;
+    out.reserve(per);
+    for (size_t g = 0; g < runs.size(); g += fan_in) {
+      const std::vector<Run> group(runs.begin() + static_cast<std::ptrdiff_t>(g),
+                                   runs.begin() + static_cast<std::ptrdiff_t>(std::min(runs.size(), g + fan_in)));
+      merger.start(spill, group, per);
+      Run run{spill.size(), 0};
+      Rec r;
+      while (merger.next(r)) {
+        out.push_back(r);
+        if (out.size() == per) {
+          spill.append(out.data(), out.size() * sizeof(Rec));
+          run.count += out.size();
+          out.clear();
+        }
+      }
+      if (!out.empty()) {
+        spill.append(out.data(), out.size() * sizeof(Rec));
+        run.count += out.size();
+        out.clear();
+      }
+      longer.push_back(run);
+    }
+    runs = std::move(longer);
+  }
+  stats.spill_bytes = spill.size();
+  const size_t per = std::max<size_t>(1, static_cast<size_t>(budget / (runs.size() + 1) / sizeof(Rec)));
+  merger.start(spill, runs, std::max<size_t>(per, kMinRunBuffer / sizeof(Rec)));
+  serve = Serve::kMerge;
+}
+
+void SortedEventStream::Impl::start_tail() {
+  buf.clear();
+  buf.shrink_to_fit();
+  const uint64_t n = hdr.payload_bytes;
+  const uint64_t from = hdr.encoding == PCCX_ENCODING_BINCODE ? resume_pos : resume_index * kFlatStride;
+  tail_src.emplace(file, base, n, window, false, from);
+  scratch = hdr;
+  if (hdr.encoding == PCCX_ENCODING_BINCODE) {
+    tail_bincode.emplace(*tail_src, names, n, scratch);
+    tail_bincode->resume(resume_pos, resume_index, hdr.num_events);
+  } else {
+    tail_flatbuf.emplace(*tail_src, n);
+    tail_flatbuf->resume(resume_index, hdr.num_events);
+  }
+}
+
+bool SortedEventStream::Impl::tail_next(Rec &r) {
+  if (!tail_src) start_tail();
+  DecodedEvent ev;
+  uint64_t index;
+  if (tail_bincode) {
+    if (!tail_bincode->next(ev)) return false;
+    index = tail_bincode->index() - 1;
+  } else {
+    if (!tail_flatbuf->next(ev)) return false;
+    index = tail_flatbuf->count() - 1;
+  }
+  r = to_rec(ev, index);
+  return true;
+}
+
+const char *SortedEventStream::Impl::flat_api_name(uint64_t index) const {
+  auto it = std::lower_bound(flat_names.begin(), flat_names.end(), index,
+                             [](const auto &e, uint64_t i) { return e.first < i; });
+  return it != flat_names.end() && it->first == index ? names.str(it->second) : nullptr;
+}
+
+void SortedEventStream::Impl::emit(const Rec &r, SortedEvent *out) const {
+  out->index = r.index;
+  out->start = r.start;
+  out->duration = r.duration;
+  out->core_id = r.core_id;
+  out->type_id = r.type_id;
+  if (r.type_name) out->type_name = names.str(r.type_name);
+  else out->type_name = r.type_id < PCCX_EVENT_TYPE_COUNT ? kTypeNames[r.type_id] : "UNKNOWN";
+  if (r.api_name) out->api_name = names.str(r.api_name);
+  else out->api_name = flat_names.empty() ? nullptr : flat_api_name(r.index);
+}
+
+bool SortedEventStream::Impl::next(SortedEvent *out) {
+  try {
+    Rec r;
+    switch (serve) {
+      case Serve::kNothing: return false;
+      case Serve::kMemory:
+        if (pos == buf.size()) return false;
+        emit(buf[pos++], out);
+        return true;
+      case Serve::kTail:
+        if (pos < buf.size()) {
+          emit(buf[pos++], out);
+          return true;
+        }
+        if (!tail_next(r)) return false;
+        emit(r, out);
+        return true;
+      case Serve::kMerge:
+        if (!merger.next(r)) return false;
+        emit(r, out);
+        return true;
+    }
+    return false;
+  } catch (const Error &e) {
+    rethrow_with_path(e, path);
+  }
+}
+
+SortedEventStream::SortedEventStream(uint64_t memory_budget) : impl_(new Impl(memory_budget)) {}
+SortedEventStream::~SortedEventStream() = default;
+
+void SortedEventStream::open(const std::string &path, uint32_t flags) {
+  impl_.reset(new Impl(impl_->budget));
+  impl_->open(path, flags);
+}
+const pccx_header_t &SortedEventStream::header() const { return impl_->hdr; }
+uint64_t SortedEventStream::event_count() const { return impl_->hdr.num_events; }
+bool SortedEventStream::next(SortedEvent *out) { return impl_->next(out); }
+SortedEventStream::Stats SortedEventStream::stats() const { return impl_->stats; }
+
+}  // namespace uscope::pccx

@@ -1,0 +1,77 @@
+// .pccx events in time order with bounded memory, for the converters that
+// stream a whole file (pccx -> µScope, pccx -> JSON-Lines).
+//
+// The Reader (pccx_reader.hpp) keeps the whole file and every decoded event
+// for the C API's random access; this stream keeps neither. open() reads the
+// file once with pread() in bounded windows, validating it exactly as
+// Reader::open_file does (same statuses, same messages: the same parsers,
+// pccx_decode.hpp) and hashing the payload for its checksum, while it keeps
+// events as 40-byte records in a sort buffer of about memory_budget bytes:
+//  - all records fit (the common case): sorted in memory, nothing spilled;
+//  - the file is already in start order (starts never decrease): the records
+//    that fit are served, then the rest is decoded again as next() goes — no
+//    sort and no spill;
+//  - otherwise an external merge sort: each full buffer is sorted and spilled
+//    as a run to an unlinked temporary file in $TMPDIR (or /tmp), and next()
+//    merges the runs (in several passes when there are more runs than the
+//    budget can give a 4 KiB read buffer each).
+// Memory: about memory_budget (never less than a few KiB), plus each distinct
+// type/api name string once (interned), plus the JSON header while open()
+// parses it (at most 64 MiB, the format's bound), plus, for a flatbuf file
+// with a PCC2 trailer, 8 bytes per named event (the trailer's index -> name
+// map, which the records are joined with on output).
+//
+// A file rewritten between open() and the end of next() is read as it is
+// then (the second reading is validated again, so errors, not garbage).
+// Not thread-safe; one stream per thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "pccx/pccx.h"
+
+namespace uscope::pccx {
+
+struct SortedEvent {
+  uint64_t index;             // position in the file's event array
+  uint64_t start, duration;   // start_cycle, duration_cycles
+  uint32_t core_id, type_id;  // as pccx_event_t (pccx.h)
+  const char *type_name;      // as pccx_event_t.type_name: the file's unknown bincode name, else the table name
+  const char *api_name;       // NULL when absent; both strings stay valid for the stream's lifetime (interned)
+};
+
+class SortedEventStream {
+ public:
+  explicit SortedEventStream(uint64_t memory_budget = 64ull << 20);
+  ~SortedEventStream();
+  SortedEventStream(const SortedEventStream &) = delete;
+  SortedEventStream &operator=(const SortedEventStream &) = delete;
+
+  // Open and validate path (see above). Throws uscope::Error, whose message
+  // names the path. A second open() starts over with the new file.
+  void open(const std::string &path, uint32_t flags);
+  const pccx_header_t &header() const;  // same content as Reader::header()
+  uint64_t event_count() const;
+  // The next event in ascending (start, index) order; false at the end.
+  // Throws uscope::Error on I/O errors (including a file that shrank).
+  bool next(SortedEvent *out);
+
+  // How the order is obtained, for tests and reports.
+  struct Stats {
+    bool presorted;         // starts never decrease in the file
+    uint64_t sort_capacity; // records the sort buffer holds
+    uint64_t runs;          // sorted runs spilled (0: nothing spilled)
+    uint64_t merge_passes;  // intermediate merge passes before the final merge
+    uint64_t spill_bytes;   // bytes written to the temporary file
+    uint64_t decode_passes; // 1, or 2 when part of the payload is decoded again
+  };
+  Stats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace uscope::pccx
