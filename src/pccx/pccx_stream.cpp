@@ -4,12 +4,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <optional>
 #include <string_view>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -33,6 +37,8 @@ constexpr size_t kMinRecords = 64;
 // A merged run's read buffer is at least this large, which bounds the number
 // of runs merged at once (more runs: intermediate merge passes).
 constexpr size_t kMinRunBuffer = 4 << 10;
+// Payloads from this size are hashed on a second thread (hash_payload).
+constexpr uint64_t kBackgroundHashBytes = 8 << 20;
 
 // One event in the sort buffer and the spilled runs. Strings are interned
 // ids (0: none).
@@ -94,68 +100,103 @@ class Interner {
 };
 
 // The decoders' Src over the file: a window of payload bytes read with
-// pread(), refilled as the decoder moves on (positions never go back). With
-// `hash`, every payload byte read is hashed once, in order, for the checksum.
+// pread(), refilled as the decoder moves on (positions never go back).
 class FileSource {
  public:
-  FileSource(const InputFile &f, uint64_t base, uint64_t n, size_t window, bool hash, uint64_t start = 0)
-      : f_(f), base_(base), n_(n), window_(window), hash_(hash), off_(start) {}
+  FileSource(const InputFile &f, uint64_t base, uint64_t n, size_t window, uint64_t start = 0)
+      : f_(f), base_(base), n_(n), window_(window), off_(start) {}
 
   const uint8_t *at(uint64_t pos, size_t k) {
     if (pos >= off_ && pos - off_ <= len_ && k <= len_ - (pos - off_)) return buf_.data() + (pos - off_);
     return refill(pos, k);
   }
-  // The FNV-1a 64 of the whole payload: what was read, then the rest (bytes
-  // a decoder does not look at still count).
-  uint64_t finish_hash() {
-    hash_range(off_ + len_, n_);
-    off_ = n_;
-    len_ = 0;
-    return h_;
-  }
 
  private:
-  const uint8_t *refill(uint64_t pos, size_t k) {
+  // Out of line: the fast path above is the common one.
+  __attribute__((noinline)) const uint8_t *refill(uint64_t pos, size_t k) {
     const uint64_t loaded = off_ + len_;
-    if (pos < off_ || pos > loaded) {
-      // Not reached by the decoders, which read every byte in order; bytes
-      // passed over would still count in the checksum.
-      if (hash_ && pos > loaded) hash_range(loaded, pos);
-      len_ = 0;
-    } else {
+    if (pos >= off_ && pos <= loaded) {
       const size_t keep = static_cast<size_t>(loaded - pos);
       std::memmove(buf_.data(), buf_.data() + (pos - off_), keep);
       len_ = keep;
+    } else {
+      len_ = 0;
     }
     off_ = pos;
+    // A string longer than the window grows it: such a string is kept
+    // (interned) anyway.
     const size_t want = std::max(window_, k);
     if (buf_.size() < want) buf_.resize(want);
     const size_t r = static_cast<size_t>(std::min<uint64_t>(buf_.size() - len_, n_ - (off_ + len_)));
     f_.read(base_ + off_ + len_, buf_.data() + len_, r, "the payload");
-    if (hash_) h_ = fnv1a64(buf_.data() + len_, r, h_);
     len_ += r;
     return buf_.data();
-  }
-  // Read and hash payload bytes [from, to) through buf_ (its contents are lost).
-  void hash_range(uint64_t from, uint64_t to) {
-    if (buf_.size() < window_) buf_.resize(window_);
-    while (from < to) {
-      const size_t k = static_cast<size_t>(std::min<uint64_t>(to - from, buf_.size()));
-      f_.read(base_ + from, buf_.data(), k, "the payload");
-      h_ = fnv1a64(buf_.data(), k, h_);
-      from += k;
-    }
   }
 
   const InputFile &f_;
   const uint64_t base_;  // file offset of the payload
   const uint64_t n_;     // payload bytes
   const size_t window_;
-  const bool hash_;
   std::vector<uint8_t> buf_;
   uint64_t off_;         // payload offset of buf_[0]
   size_t len_ = 0;       // bytes of buf_ loaded
-  uint64_t h_ = kFnv64Offset;
+};
+
+// FNV-1a 64 of the payload (the checksum), read with its own pread()s: the
+// hash goes at about 0.6 GB/s, as slow as the decoding, so a large payload
+// is hashed on a second thread while the first decodes (both read the same
+// pages of the page cache). `stop` ends it early (the result is then unused).
+uint64_t hash_payload(const InputFile &f, uint64_t base, uint64_t n, size_t window,
+                      const std::atomic<bool> &stop) {
+  std::vector<uint8_t> buf(static_cast<size_t>(std::min<uint64_t>(n, window)));
+  uint64_t h = kFnv64Offset;
+  for (uint64_t at = 0; at < n && !stop.load(std::memory_order_relaxed);) {
+    const size_t k = static_cast<size_t>(std::min<uint64_t>(n - at, buf.size()));
+    f.read(base + at, buf.data(), k, "the payload");
+    h = fnv1a64(buf.data(), k, h);
+    at += k;
+  }
+  return h;
+}
+
+// hash_payload on a thread of its own; joined (stopped first unless
+// finish() waits for the result) before it goes away.
+class BackgroundHash {
+ public:
+  BackgroundHash() = default;
+  BackgroundHash(const BackgroundHash &) = delete;
+  BackgroundHash &operator=(const BackgroundHash &) = delete;
+  ~BackgroundHash() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  // False when no thread could be started (the caller hashes itself).
+  bool start(const InputFile &f, uint64_t base, uint64_t n, size_t window) {
+    try {
+      thread_ = std::thread([this, &f, base, n, window] {
+        try {
+          hash_ = hash_payload(f, base, n, window, stop_);
+        } catch (...) {
+          error_ = std::current_exception();
+        }
+      });
+    } catch (const std::system_error &) {
+      return false;
+    }
+    return true;
+  }
+  // Wait for the hash; rethrows the hashing thread's error.
+  uint64_t finish() {
+    thread_.join();
+    if (error_) std::rethrow_exception(error_);
+    return hash_;
+  }
+
+ private:
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  uint64_t hash_ = 0;
+  std::exception_ptr error_;
 };
 
 // The unlinked temporary file that holds spilled runs.
@@ -230,7 +271,8 @@ struct Run {
   uint64_t count;  // records
 };
 
-// A k-way merge of sorted runs, each read through its own buffer.
+// A k-way merge of sorted runs, each read through its own buffer. The heap
+// holds each run's head key, so that ordering it touches no run buffer.
 class Merger {
  public:
   void start(const SpillFile &f, const std::vector<Run> &runs, size_t per_run) {
@@ -242,24 +284,24 @@ class Merger {
       Cursor &c = cursors_[i];
       c.run = runs[i];
       c.buf.resize(per_run);
-      if (fill(c)) heap_.push_back(static_cast<uint32_t>(i));
+      if (fill(c)) heap_.push_back(Key{c.buf[0].start, c.buf[0].index, static_cast<uint32_t>(i)});
     }
-    std::make_heap(heap_.begin(), heap_.end(), Later{this});
+    for (size_t i = heap_.size() / 2; i-- > 0;) sift_down(i);
   }
   // The next record in order; false at the end.
   bool next(Rec &out) {
     if (heap_.empty()) return false;
-    std::pop_heap(heap_.begin(), heap_.end(), Later{this});
-    Cursor &c = cursors_[heap_.back()];
+    Cursor &c = cursors_[heap_[0].run];
     out = c.buf[c.pos++];
-    if (c.pos < c.len || fill(c)) std::push_heap(heap_.begin(), heap_.end(), Later{this});
-    else heap_.pop_back();
+    if (c.pos < c.len || fill(c)) {
+      heap_[0].start = c.buf[c.pos].start;
+      heap_[0].index = c.buf[c.pos].index;
+    } else {
+      heap_[0] = heap_.back();
+      heap_.pop_back();
+    }
+    if (!heap_.empty()) sift_down(0);
     return true;
-  }
-  void clear() {
-    cursors_.clear();
-    cursors_.shrink_to_fit();
-    heap_.clear();
   }
 
  private:
@@ -269,13 +311,24 @@ class Merger {
     std::vector<Rec> buf;
     size_t pos = 0, len = 0;
   };
-  struct Later {
-    const Merger *m;
-    bool operator()(uint32_t a, uint32_t b) const {
-      const Cursor &x = m->cursors_[a], &y = m->cursors_[b];
-      return before(y.buf[y.pos], x.buf[x.pos]);
-    }
+  struct Key {
+    uint64_t start, index;
+    uint32_t run;
+    bool operator<(const Key &o) const { return start != o.start ? start < o.start : index < o.index; }
   };
+  void sift_down(size_t i) {
+    const size_t n = heap_.size();
+    const Key k = heap_[i];
+    for (;;) {
+      size_t c = 2 * i + 1;
+      if (c >= n) break;
+      if (c + 1 < n && heap_[c + 1] < heap_[c]) ++c;
+      if (!(heap_[c] < k)) break;
+      heap_[i] = heap_[c];
+      i = c;
+    }
+    heap_[i] = k;
+  }
   bool fill(Cursor &c) {
     const uint64_t left = c.run.count - c.read;
     if (left == 0) return false;
@@ -289,7 +342,83 @@ class Merger {
 
   const SpillFile *file_ = nullptr;
   std::vector<Cursor> cursors_;
-  std::vector<uint32_t> heap_;
+  std::vector<Key> heap_;
+};
+
+// The api names of a flatbuf PCC2 trailer, sorted by event index, joined
+// with records that come in ascending index order.
+class NameJoin {
+ public:
+  explicit NameJoin(const std::vector<std::pair<uint32_t, uint32_t>> &names) : names_(names) {}
+  // The name id of event `index` (0: none); indexes must not decrease.
+  uint32_t at(uint64_t index) {
+    while (pos_ < names_.size() && names_[pos_].first < index) ++pos_;
+    return pos_ < names_.size() && names_[pos_].first == index ? names_[pos_].second : 0;
+  }
+
+ private:
+  const std::vector<std::pair<uint32_t, uint32_t>> &names_;
+  size_t pos_ = 0;
+};
+
+// How far back in the file an event's start can go. A min-heap of H
+// records that pushes events in file order and pops the least once it holds
+// H gives them in (start, index) order iff no event has H or more earlier
+// events with a later start. This bounds that count from above for every
+// event: the earlier events with a later start all lie after p, the first
+// position whose start exceeds the event's, and p is found (to a block of
+// `block` events) among prefix-max samples taken at each block's end. Files
+// written as events complete (start = end - duration) are ordered this way,
+// with H about the number of events in flight.
+class DisorderBound {
+ public:
+  // Bound up to `limit` (a heap the budget holds); beyond it, bounded() is false.
+  explicit DisorderBound(uint64_t limit)
+      : limit_(limit), block_(std::max<uint64_t>(1, (limit + kSamples - 1) / kSamples)), ring_(kSamples) {}
+  void add(uint64_t j, uint64_t start) {
+    if (start >= max_) {
+      max_ = start;
+    } else if (bounded_) {
+      behind(j, start);
+    }
+    if (++in_block_ == block_) {
+      ring_[samples_ % kSamples] = max_;
+      ++samples_;
+      in_block_ = 0;
+    }
+  }
+  bool bounded() const { return bounded_; }
+  uint64_t heap() const { return lag_ + 1; }  // H
+
+ private:
+  static constexpr uint64_t kSamples = 1024;
+  void behind(uint64_t j, uint64_t start) {
+    // The first sample k (block k ends at (k+1)*block - 1) whose prefix max
+    // is later than start: p lies after block k-1.
+    uint64_t lo = samples_ > kSamples ? samples_ - kSamples : 0, hi = samples_;
+    const uint64_t oldest = lo;
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo) / 2;
+      if (ring_[mid % kSamples] > start) hi = mid;
+      else lo = mid + 1;
+    }
+    if (lo == oldest && oldest > 0) {
+      bounded_ = false;  // further back than the samples reach
+      return;
+    }
+    const uint64_t lag = j + 1 - lo * block_;  // >= j - p + 1
+    if (lag > lag_) lag_ = lag;
+    if (lag_ + 1 > limit_) bounded_ = false;
+  }
+
+  const uint64_t limit_;
+  const uint64_t block_;
+  std::vector<uint64_t> ring_;  // prefix max at the end of the last kSamples blocks
+  uint64_t samples_ = 0;
+  uint64_t in_block_ = 0;
+  uint64_t max_ = 0;
+  uint64_t lag_ = 0;
+  bool bounded_ = true;
 };
 
 // The Reader's rule (pccx_reader.cpp): every open error names the file.
@@ -305,9 +434,9 @@ struct SortedEventStream::Impl {
   enum class Mode {
     kFill,  // every record so far is in buf_
     kRuns,  // full buffers were sorted and spilled
-    kTail,  // buf_ filled with a file sorted so far; later records not kept
+    kTail,  // buf_ filled (a file sorted or of bounded disorder so far, or flatbuf); later records not kept
   };
-  enum class Serve { kNothing, kMemory, kTail, kMerge };
+  enum class Serve { kNothing, kMemory, kTail, kWindow, kMerge };
 
   explicit Impl(uint64_t memory_budget) : budget(memory_budget) {}
 
@@ -318,10 +447,9 @@ struct SortedEventStream::Impl {
   void spill_buffer();
   void second_pass();
   void prepare_merge();
-  void start_tail();
+  void start_decoding(uint64_t pos, uint64_t index);
   bool tail_next(Rec &r);
   void emit(const Rec &r, SortedEvent *out) const;
-  const char *flat_api_name(uint64_t index) const;
 
   const uint64_t budget;
   std::string path;
@@ -336,6 +464,7 @@ struct SortedEventStream::Impl {
   Mode mode = Mode::kFill;
   bool sorted = true;
   uint64_t last_start = 0;
+  std::optional<DisorderBound> disorder;  // pass 1 only
   uint64_t resume_pos = 0, resume_index = 0;  // the first event after the buffer (kTail)
   std::vector<Rec> buf;
   std::vector<std::pair<uint32_t, uint32_t>> flat_names;  // (event index, name id), sorted by index
@@ -351,6 +480,10 @@ struct SortedEventStream::Impl {
   std::optional<FileSource> tail_src;
   std::optional<BincodeDecoder<FileSource, Interner>> tail_bincode;
   std::optional<FlatbufRecords<FileSource>> tail_flatbuf;
+  std::optional<NameJoin> tail_names;
+  std::vector<Rec> heap;  // kWindow: a min-heap of up to window_heap records
+  size_t window_heap = 0;
+  bool tail_done = false;
 };
 
 void SortedEventStream::Impl::open(const std::string &p, uint32_t flags) {
@@ -372,18 +505,25 @@ void SortedEventStream::Impl::open(const std::string &p, uint32_t flags) {
     check_payload_fits(hdr, size);
     base = kFixedHeader + hdr.header_bytes;
     window = static_cast<size_t>(std::clamp<uint64_t>(budget / 16, kMinWindow, kMaxWindow));
-    cap = static_cast<size_t>(std::max<uint64_t>(kMinRecords, (budget > window ? budget - window : 0) / sizeof(Rec)));
+    // The budget holds the sort buffer and two windows (decoder, hasher).
+    cap = static_cast<size_t>(
+        std::max<uint64_t>(kMinRecords, (budget > 2 * window ? budget - 2 * window : 0) / sizeof(Rec)));
     stats.sort_capacity = cap;
+    disorder.emplace(cap);
     if (hdr.encoding == PCCX_ENCODING_BINCODE || hdr.encoding == PCCX_ENCODING_FLATBUF) {
       first_pass(flags);
     } else {
-      FileSource src(file, base, hdr.payload_bytes, window, true);
-      hdr.computed_checksum = src.finish_hash();
+      hdr.computed_checksum = hash_payload(file, base, hdr.payload_bytes, window, std::atomic<bool>{false});
+      settle_checksum(hdr, flags);
     }
-    settle_checksum(hdr, flags);
     attach_strings(hdr, strings);
     stats.presorted = sorted;
     stats.decode_passes = 1;
+    disorder.reset();
+    if (!flat_names.empty()) {
+      NameJoin join(flat_names);  // buf_ holds the first events, in file order
+      for (Rec &r : buf) r.api_name = join.at(r.index);
+    }
 
     switch (mode) {
       case Mode::kFill:
@@ -395,6 +535,14 @@ void SortedEventStream::Impl::open(const std::string &p, uint32_t flags) {
         if (sorted) {
           serve = Serve::kTail;  // the buffer, then the rest decoded again by next()
           stats.decode_passes = 2;
+          break;
+        }
+        if (disorder->bounded()) {
+          // Nearly in order: decoded again through a heap of a few records.
+          serve = Serve::kWindow;
+          stats.decode_passes = 2;
+          window_heap = static_cast<size_t>(disorder->heap());
+          stats.window = window_heap;
           break;
         }
         // Unsorted after all, past the buffer: the buffer is a sorted run; the
@@ -416,7 +564,15 @@ void SortedEventStream::Impl::open(const std::string &p, uint32_t flags) {
 
 void SortedEventStream::Impl::first_pass(uint32_t flags) {
   const uint64_t n = hdr.payload_bytes;
-  FileSource src(file, base, n, window, true);
+  // The checksum: a small payload is hashed first, as the Reader does; a
+  // large one on a second thread while this one decodes.
+  BackgroundHash hasher;
+  const bool background = n >= kBackgroundHashBytes && hasher.start(file, base, n, window);
+  if (!background) {
+    hdr.computed_checksum = hash_payload(file, base, n, window, std::atomic<bool>{false});
+    settle_checksum(hdr, flags);
+  }
+  FileSource src(file, base, n, window);
   DecodedEvent ev;
   try {
     if (hdr.encoding == PCCX_ENCODING_BINCODE) {
@@ -460,17 +616,20 @@ void SortedEventStream::Impl::first_pass(uint32_t flags) {
         hdr.payload_trailing_bytes = n - d.end();
       }
     }
-    hdr.computed_checksum = src.finish_hash();
   } catch (const FileChanged &) {
     throw;
   } catch (const Error &) {
     // The Reader checks a strict checksum before it decodes: a payload that
     // fails both is a checksum error there, so here too.
-    if ((flags & PCCX_OPEN_STRICT_CHECKSUM) && hdr.checksum_present) {
-      hdr.computed_checksum = src.finish_hash();
-      if (strict_checksum_fails(hdr, flags)) settle_checksum(hdr, flags);
+    if (background && (flags & PCCX_OPEN_STRICT_CHECKSUM) && hdr.checksum_present) {
+      hdr.computed_checksum = hasher.finish();
+      settle_checksum(hdr, flags);
     }
     throw;
+  }
+  if (background) {
+    hdr.computed_checksum = hasher.finish();
+    settle_checksum(hdr, flags);
   }
 }
 
@@ -478,10 +637,13 @@ void SortedEventStream::Impl::first_pass(uint32_t flags) {
 void SortedEventStream::Impl::absorb(const DecodedEvent &ev, uint64_t index) {
   if (ev.start < last_start) sorted = false;
   last_start = ev.start;
+  if (disorder) disorder->add(index, ev.start);
   if (mode == Mode::kTail) return;
   buf.push_back(to_rec(ev, index));
   if (buf.size() < cap) return;
-  if (mode == Mode::kFill && sorted) {
+  // A flatbuf file's api names come after its records (the PCC2 trailer):
+  // its runs are made in a second pass, which knows them.
+  if (mode == Mode::kFill && (sorted || disorder->bounded() || hdr.encoding == PCCX_ENCODING_FLATBUF)) {
     mode = Mode::kTail;  // the caller notes where the rest starts
     return;
   }
@@ -501,7 +663,7 @@ void SortedEventStream::Impl::spill_buffer() {
 void SortedEventStream::Impl::second_pass() {
   stats.decode_passes = 2;
   const uint64_t n = hdr.payload_bytes;
-  FileSource src(file, base, n, window, false, resume_pos);
+  FileSource src(file, base, n, window, resume_pos);
   DecodedEvent ev;
   scratch = hdr;
   if (hdr.encoding == PCCX_ENCODING_BINCODE) {
@@ -511,7 +673,14 @@ void SortedEventStream::Impl::second_pass() {
   } else {
     FlatbufRecords<FileSource> d(src, n);
     d.resume(resume_index, hdr.num_events);
-    while (d.next(ev)) absorb(ev, d.count() - 1);
+    NameJoin join(flat_names);
+    while (d.next(ev)) {
+      const uint32_t name = join.at(d.count() - 1);
+      if (name) ev.api_name = name;
+      absorb(ev, d.count() - 1);
+    }
+    flat_names.clear();
+    flat_names.shrink_to_fit();
   }
   spill_buffer();
 }
@@ -559,24 +728,32 @@ void SortedEventStream::Impl::prepare_merge() {
   serve = Serve::kMerge;
 }
 
-void SortedEventStream::Impl::start_tail() {
-  buf.clear();
-  buf.shrink_to_fit();
+// A second decoding from event from_index at payload offset from_pos, for next().
+void SortedEventStream::Impl::start_decoding(uint64_t from_pos, uint64_t from_index) {
   const uint64_t n = hdr.payload_bytes;
-  const uint64_t from = hdr.encoding == PCCX_ENCODING_BINCODE ? resume_pos : resume_index * kFlatStride;
-  tail_src.emplace(file, base, n, window, false, from);
+  tail_src.emplace(file, base, n, window, from_pos);
   scratch = hdr;
   if (hdr.encoding == PCCX_ENCODING_BINCODE) {
     tail_bincode.emplace(*tail_src, names, n, scratch);
-    tail_bincode->resume(resume_pos, resume_index, hdr.num_events);
+    tail_bincode->resume(from_pos, from_index, hdr.num_events);
   } else {
     tail_flatbuf.emplace(*tail_src, n);
-    tail_flatbuf->resume(resume_index, hdr.num_events);
+    tail_names.emplace(flat_names);
+    tail_flatbuf->resume(from_index, hdr.num_events);
   }
 }
 
 bool SortedEventStream::Impl::tail_next(Rec &r) {
-  if (!tail_src) start_tail();
+  if (!tail_src) {
+    buf.clear();
+    buf.shrink_to_fit();
+    if (serve == Serve::kWindow) {
+      start_decoding(hdr.encoding == PCCX_ENCODING_BINCODE ? 16 : 0, 0);  // after NpuTrace's u64 total, u64 count
+      heap.reserve(window_heap);
+    } else {
+      start_decoding(hdr.encoding == PCCX_ENCODING_BINCODE ? resume_pos : resume_index * kFlatStride, resume_index);
+    }
+  }
   DecodedEvent ev;
   uint64_t index;
   if (tail_bincode) {
@@ -585,15 +762,11 @@ bool SortedEventStream::Impl::tail_next(Rec &r) {
   } else {
     if (!tail_flatbuf->next(ev)) return false;
     index = tail_flatbuf->count() - 1;
+    const uint32_t name = tail_names->at(index);
+    if (name) ev.api_name = name;
   }
   r = to_rec(ev, index);
   return true;
-}
-
-const char *SortedEventStream::Impl::flat_api_name(uint64_t index) const {
-  auto it = std::lower_bound(flat_names.begin(), flat_names.end(), index,
-                             [](const auto &e, uint64_t i) { return e.first < i; });
-  return it != flat_names.end() && it->first == index ? names.str(it->second) : nullptr;
 }
 
 void SortedEventStream::Impl::emit(const Rec &r, SortedEvent *out) const {
@@ -604,8 +777,7 @@ void SortedEventStream::Impl::emit(const Rec &r, SortedEvent *out) const {
   out->type_id = r.type_id;
   if (r.type_name) out->type_name = names.str(r.type_name);
   else out->type_name = r.type_id < PCCX_EVENT_TYPE_COUNT ? kTypeNames[r.type_id] : "UNKNOWN";
-  if (r.api_name) out->api_name = names.str(r.api_name);
-  else out->api_name = flat_names.empty() ? nullptr : flat_api_name(r.index);
+  out->api_name = r.api_name ? names.str(r.api_name) : nullptr;
 }
 
 bool SortedEventStream::Impl::next(SortedEvent *out) {
@@ -625,6 +797,22 @@ bool SortedEventStream::Impl::next(SortedEvent *out) {
         if (!tail_next(r)) return false;
         emit(r, out);
         return true;
+      case Serve::kWindow: {
+        const auto later = [](const Rec &a, const Rec &b) { return before(b, a); };
+        while (!tail_done && heap.size() < window_heap) {
+          if (!tail_next(r)) {
+            tail_done = true;
+            break;
+          }
+          heap.push_back(r);
+          std::push_heap(heap.begin(), heap.end(), later);
+        }
+        if (heap.empty()) return false;
+        std::pop_heap(heap.begin(), heap.end(), later);
+        emit(heap.back(), out);
+        heap.pop_back();
+        return true;
+      }
       case Serve::kMerge:
         if (!merger.next(r)) return false;
         emit(r, out);

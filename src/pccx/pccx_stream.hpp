@@ -11,6 +11,10 @@
 //  - the file is already in start order (starts never decrease): the records
 //    that fit are served, then the rest is decoded again as next() goes — no
 //    sort and no spill;
+//  - a file nearly in start order (every event has fewer than H earlier
+//    events with a later start, H within the budget; e.g. events written as
+//    they complete): decoded again by next() through a min-heap of H records
+//    — no spill;
 //  - otherwise an external merge sort: each full buffer is sorted and spilled
 //    as a run to an unlinked temporary file in $TMPDIR (or /tmp), and next()
 //    merges the runs (in several passes when there are more runs than the
@@ -66,6 +70,7 @@ class SortedEventStream {
     uint64_t merge_passes;  // intermediate merge passes before the final merge
     uint64_t spill_bytes;   // bytes written to the temporary file
     uint64_t decode_passes; // 1, or 2 when part of the payload is decoded again
+    uint64_t window;        // nearly ordered: records of the heap that orders them (0: not used)
   };
   Stats stats() const;
 

@@ -338,19 +338,21 @@ TEST(PccxStream, HostilePayloadsFailAsReader) {
   auto check = [&](const std::vector<uint8_t> &payload, const std::string &enc, bool good_sum) {
     const uint64_t sum = uscope::fnv1a64(payload.data(), payload.size());
     write_file(p, pccx_file(pccx_json(enc, payload.size(), std::to_string(good_sum ? sum : sum + 1)), payload));
+    // Budget 0: the smallest sort buffer, so small payloads spill and merge too.
     for (uint32_t flags : {0u, uint32_t{PCCX_OPEN_STRICT_CHECKSUM}})
-      for (uint64_t budget : {uint64_t{64} << 20, uint64_t{0}}) expect_same(p, flags, budget);
+      for (uint64_t budget : {uint64_t{64} << 20, payload.size() < 100000 ? uint64_t{0} : uint64_t{1} << 20})
+        expect_same(p, flags, budget);
   };
-  auto bincode = [](uint8_t tag, const std::string &type, const std::string &api) {
+  auto bincode = [](uint8_t tag, const std::string &type, const std::string &api, uint32_t count = 200) {
     std::vector<uint8_t> b;
     put_u64(b, 1000);
-    put_u64(b, 200);
-    for (uint32_t i = 0; i < 200; ++i) {
+    put_u64(b, count);
+    for (uint32_t i = 0; i < count; ++i) {
       put_u32(b, i);
       put_u64(b, (i * 7919u) % 97);
       put_u64(b, 1);
       put_str(b, i % 3 ? type : "MAC_COMPUTE");
-      if (i == 150) {
+      if (i == count * 3 / 4) {
         b.push_back(tag);
         if (tag == 1) put_str(b, api);
       } else {
@@ -364,6 +366,9 @@ TEST(PccxStream, HostilePayloadsFailAsReader) {
     check(bincode(2, "FANCY_NEW_TYPE", "uca_x"), "bincode", good);
     check(bincode(1, "FANCY_NEW_TYPE", "bad\xff"), "bincode", good);
     check(bincode(1, "BAD\xc3", "uca"), "bincode", good);
+    // Over 8 MiB: hashed on a second thread while the first decodes.
+    check(bincode(1, "FANCY_NEW_TYPE", "uca_x", 300000), "bincode", good);
+    check(bincode(3, "FANCY_NEW_TYPE", "uca_x", 300000), "bincode", good);
     auto trailing = bincode(0, "DMA_READ", "");
     trailing.push_back(7);
     check(trailing, "bincode", good);
@@ -409,4 +414,43 @@ TEST(PccxStream, MissingFileAndBadFlags) {
   EXPECT_EQ(error_code([&] { s.open(kPccxDummy, 0x80); }), USCOPE_ERR_INVALID_ARGUMENT);
   SortedEvent e{};
   EXPECT_FALSE(s.next(&e));  // a failed open leaves no events
+}
+
+// Events written as they complete (start = end - duration, ends in order):
+// nearly in start order. Past the sort buffer they are ordered through a
+// small heap, without a spill; an event far back in time late in the file
+// turns that into the spilled merge.
+TEST(PccxStream, NearlySortedFileUsesHeapWindow) {
+  TempDir d("pccx_stream");
+  for (uint32_t enc : {uint32_t{PCCX_ENCODING_BINCODE}, uint32_t{PCCX_ENCODING_FLATBUF}}) {
+    SCOPED_TRACE(enc);
+    auto evs = make_events(30000, [](size_t) { return uint64_t{0}; });
+    for (size_t i = 0; i < evs.size(); ++i) {
+      const uint64_t end = 1000 + 2 * uint64_t(i);
+      evs[i].dur = (i * 7919) % 300;  // up to ~150 events in flight
+      evs[i].start = end - evs[i].dur;
+    }
+    const std::string p = d.file("nearly" + std::to_string(enc) + ".pccx");
+    write_pccx(p, enc, evs);
+    for (uint64_t budget : {uint64_t{64} << 10, uint64_t{1} << 20}) {
+      const auto st = expect_same(p, PCCX_OPEN_STRICT_CHECKSUM, budget);
+      EXPECT_FALSE(st.presorted);
+      EXPECT_GT(st.window, 1u);
+      EXPECT_LT(st.window, st.sort_capacity);
+      EXPECT_EQ(st.runs, 0u);
+      EXPECT_EQ(st.spill_bytes, 0u);
+    }
+    // The smallest buffer (64 records) cannot hold ~150 in flight: spilled.
+    auto st = expect_same(p, 0, 0);
+    EXPECT_EQ(st.window, 0u);
+    EXPECT_GT(st.runs, 1u);
+
+    evs[25000].start = 3;  // far back, late in the file
+    const std::string q = d.file("nearly_late" + std::to_string(enc) + ".pccx");
+    write_pccx(q, enc, evs);
+    st = expect_same(q, 0, 64 << 10);
+    EXPECT_EQ(st.window, 0u);
+    EXPECT_GT(st.runs, 1u);
+    EXPECT_EQ(st.decode_passes, 2u);
+  }
 }
