@@ -10,6 +10,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <optional>
 #include <string_view>
 #include <system_error>
@@ -63,6 +64,10 @@ inline Rec to_rec(const DecodedEvent &ev, uint64_t index) {
 inline bool before(const Rec &a, const Rec &b) {
   return a.start != b.start ? a.start < b.start : a.index < b.index;
 }
+// As a type, so that sorts and heaps inline it.
+struct Before {
+  bool operator()(const Rec &a, const Rec &b) const { return before(a, b); }
+};
 
 // Each distinct string once, NUL-terminated at a stable address.
 class Interner {
@@ -271,6 +276,34 @@ struct Run {
   uint64_t count;  // records
 };
 
+// Binary min-heaps (4 children a node measured slower: the branchy choice
+// of the least child costs more than the levels it saves).
+constexpr size_t kHeapArity = 2;
+
+// Move h[i] down a min-heap of n elements (less: the order) to its place.
+template <class T, class Less>
+void sift_down(T *h, size_t n, size_t i, Less less) {
+  const T k = h[i];
+  for (;;) {
+    const size_t first = kHeapArity * i + 1;
+    if (first >= n) break;
+    size_t c = first;
+    const size_t last = std::min(n, first + kHeapArity);
+    for (size_t j = first + 1; j < last; ++j)
+      if (less(h[j], h[c])) c = j;
+    if (!less(h[c], k)) break;
+    h[i] = h[c];
+    i = c;
+  }
+  h[i] = k;
+}
+// Order n elements as a heap.
+template <class T, class Less>
+void make_heap(T *h, size_t n, Less less) {
+  for (size_t i = n / kHeapArity + 1; i-- > 0;)
+    if (i < n) sift_down(h, n, i, less);
+}
+
 // A k-way merge of sorted runs, each read through its own buffer. The heap
 // holds each run's head key, so that ordering it touches no run buffer.
 class Merger {
@@ -286,7 +319,7 @@ class Merger {
       c.buf.resize(per_run);
       if (fill(c)) heap_.push_back(Key{c.buf[0].start, c.buf[0].index, static_cast<uint32_t>(i)});
     }
-    for (size_t i = heap_.size() / 2; i-- > 0;) sift_down(i);
+    make_heap(heap_.data(), heap_.size(), std::less<Key>());
   }
   // The next record in order; false at the end.
   bool next(Rec &out) {
@@ -300,7 +333,7 @@ class Merger {
       heap_[0] = heap_.back();
       heap_.pop_back();
     }
-    if (!heap_.empty()) sift_down(0);
+    if (!heap_.empty()) sift_down(heap_.data(), heap_.size(), 0, std::less<Key>());
     return true;
   }
 
@@ -316,19 +349,6 @@ class Merger {
     uint32_t run;
     bool operator<(const Key &o) const { return start != o.start ? start < o.start : index < o.index; }
   };
-  void sift_down(size_t i) {
-    const size_t n = heap_.size();
-    const Key k = heap_[i];
-    for (;;) {
-      size_t c = 2 * i + 1;
-      if (c >= n) break;
-      if (c + 1 < n && heap_[c + 1] < heap_[c]) ++c;
-      if (!(heap_[c] < k)) break;
-      heap_[i] = heap_[c];
-      i = c;
-    }
-    heap_[i] = k;
-  }
   bool fill(Cursor &c) {
     const uint64_t left = c.run.count - c.read;
     if (left == 0) return false;
@@ -528,7 +548,7 @@ void SortedEventStream::Impl::open(const std::string &p, uint32_t flags) {
     switch (mode) {
       case Mode::kFill:
         // Everything fits: one sort in memory (none for a sorted file).
-        if (!sorted) std::sort(buf.begin(), buf.end(), before);
+        if (!sorted) std::sort(buf.begin(), buf.end(), Before());
         serve = Serve::kMemory;
         break;
       case Mode::kTail:
@@ -653,7 +673,7 @@ void SortedEventStream::Impl::absorb(const DecodedEvent &ev, uint64_t index) {
 
 void SortedEventStream::Impl::spill_buffer() {
   if (buf.empty()) return;
-  std::sort(buf.begin(), buf.end(), before);  // cheap on a sorted buffer
+  std::sort(buf.begin(), buf.end(), Before());  // cheap on a sorted buffer
   const uint64_t off = spill.append(buf.data(), buf.size() * sizeof(Rec));
   runs.push_back(Run{off, buf.size()});
   buf.clear();
@@ -798,19 +818,35 @@ bool SortedEventStream::Impl::next(SortedEvent *out) {
         emit(r, out);
         return true;
       case Serve::kWindow: {
-        const auto later = [](const Rec &a, const Rec &b) { return before(b, a); };
+        // A min-heap of window_heap records; each new one replaces the
+        // least, which goes out (or goes out itself when it is the least).
         while (!tail_done && heap.size() < window_heap) {
           if (!tail_next(r)) {
             tail_done = true;
+            make_heap(heap.data(), heap.size(), Before());
             break;
           }
           heap.push_back(r);
-          std::push_heap(heap.begin(), heap.end(), later);
+          if (heap.size() == window_heap) make_heap(heap.data(), heap.size(), Before());
+        }
+        if (!tail_done) {
+          if (!tail_next(r)) {
+            tail_done = true;
+          } else if (before(r, heap[0])) {
+            emit(r, out);
+            return true;
+          } else {
+            emit(heap[0], out);
+            heap[0] = r;
+            sift_down(heap.data(), heap.size(), 0, Before());
+            return true;
+          }
         }
         if (heap.empty()) return false;
-        std::pop_heap(heap.begin(), heap.end(), later);
-        emit(heap.back(), out);
+        emit(heap[0], out);
+        heap[0] = heap.back();
         heap.pop_back();
+        if (!heap.empty()) sift_down(heap.data(), heap.size(), 0, Before());
         return true;
       }
       case Serve::kMerge:
