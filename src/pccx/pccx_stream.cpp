@@ -539,7 +539,9 @@ void SortedEventStream::Impl::open(const std::string &p, uint32_t flags) {
     attach_strings(hdr, strings);
     stats.presorted = sorted;
     stats.decode_passes = 1;
-    disorder.reset();
+    const bool bounded = disorder->bounded();
+    const uint64_t heap_need = disorder->heap();
+    disorder.reset();  // a second pass does not track it
     if (!flat_names.empty()) {
       NameJoin join(flat_names);  // buf_ holds the first events, in file order
       for (Rec &r : buf) r.api_name = join.at(r.index);
@@ -557,11 +559,11 @@ void SortedEventStream::Impl::open(const std::string &p, uint32_t flags) {
           stats.decode_passes = 2;
           break;
         }
-        if (disorder->bounded()) {
+        if (bounded) {
           // Nearly in order: decoded again through a heap of a few records.
           serve = Serve::kWindow;
           stats.decode_passes = 2;
-          window_heap = static_cast<size_t>(disorder->heap());
+          window_heap = static_cast<size_t>(heap_need);
           stats.window = window_heap;
           break;
         }
@@ -663,7 +665,7 @@ void SortedEventStream::Impl::absorb(const DecodedEvent &ev, uint64_t index) {
   if (buf.size() < cap) return;
   // A flatbuf file's api names come after its records (the PCC2 trailer):
   // its runs are made in a second pass, which knows them.
-  if (mode == Mode::kFill && (sorted || disorder->bounded() || hdr.encoding == PCCX_ENCODING_FLATBUF)) {
+  if (mode == Mode::kFill && (sorted || (disorder && disorder->bounded()) || hdr.encoding == PCCX_ENCODING_FLATBUF)) {
     mode = Mode::kTail;  // the caller notes where the rest starts
     return;
   }
