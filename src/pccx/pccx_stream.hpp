@@ -4,29 +4,34 @@
 // The Reader (pccx_reader.hpp) keeps the whole file and every decoded event
 // for the C API's random access; this stream keeps neither. open() reads the
 // file once with pread() in bounded windows, validating it exactly as
-// Reader::open_file does (same statuses, same messages: the same parsers,
-// pccx_decode.hpp) and hashing the payload for its checksum, while it keeps
-// events as 40-byte records in a sort buffer of about memory_budget bytes:
+// Reader::open_file does (same statuses, same messages: the same parsers and
+// decoders, pccx_decode.hpp), while a second thread hashes the payload for
+// its checksum (payloads from 8 MiB; FNV-1a runs at about 0.6 GB/s, as slow
+// as the decoding). It keeps events as 40-byte records in a sort buffer of
+// about memory_budget bytes, and then:
 //  - all records fit (the common case): sorted in memory, nothing spilled;
-//  - the file is already in start order (starts never decrease): the records
-//    that fit are served, then the rest is decoded again as next() goes — no
-//    sort and no spill;
-//  - a file nearly in start order (every event has fewer than H earlier
+//  - the file is in start order (starts never decrease): the records that
+//    fit are served, then the rest is decoded again as next() goes;
+//  - the file is nearly in start order (every event has fewer than H earlier
 //    events with a later start, H within the budget; e.g. events written as
-//    they complete): decoded again by next() through a min-heap of H records
-//    — no spill;
-//  - otherwise an external merge sort: each full buffer is sorted and spilled
-//    as a run to an unlinked temporary file in $TMPDIR (or /tmp), and next()
+//    they complete): decoded again by next() through a min-heap of H records;
+//  - otherwise an external merge sort: full buffers are sorted and spilled as
+//    runs to an unlinked temporary file in $TMPDIR (or /tmp), and next()
 //    merges the runs (in several passes when there are more runs than the
-//    budget can give a 4 KiB read buffer each).
+//    budget gives a 4 KiB read buffer each). A flatbuf file's api names come
+//    after its records (the PCC2 trailer), so its runs are made by a second
+//    decoding, which knows them; so are the runs after the buffer of a file
+//    found out of order only after the buffer filled.
+// Only the last case writes a temporary file (about 40 bytes an event, more
+// with merge passes) or sorts more than the buffer.
 // Memory: about memory_budget (never less than a few KiB), plus each distinct
 // type/api name string once (interned), plus the JSON header while open()
 // parses it (at most 64 MiB, the format's bound), plus, for a flatbuf file
 // with a PCC2 trailer, 8 bytes per named event (the trailer's index -> name
-// map, which the records are joined with on output).
+// map, joined with the records in index order).
 //
 // A file rewritten between open() and the end of next() is read as it is
-// then (the second reading is validated again, so errors, not garbage).
+// then (the second decoding validates again: errors, not garbage).
 // Not thread-safe; one stream per thread.
 #pragma once
 
