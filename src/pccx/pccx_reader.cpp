@@ -80,9 +80,6 @@ bool parse_checksum(element e, uint64_t &out) {
 
 }  // namespace
 
-// The container and JSON header parsers (pccx_decode.hpp), shared with the
-// stream reader.
-
 void Reader::open_file(const std::string &path, uint32_t flags) {
   try {
     InputFile f;
@@ -107,6 +104,9 @@ void Reader::open_memory(const void *data, size_t n, uint32_t flags) {
   size_ = copy_.size();
   parse(flags);
 }
+
+// The container and JSON header parsers (pccx_decode.hpp), shared with
+// SortedEventStream (pccx_stream.cpp): same checks, same messages.
 
 void check_open_flags(uint32_t flags) {
   if (flags & ~uint32_t{PCCX_OPEN_STRICT_CHECKSUM})
