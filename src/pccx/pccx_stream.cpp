@@ -467,7 +467,7 @@ struct SortedEventStream::Impl {
   void spill_buffer();
   void second_pass();
   void prepare_merge();
-  void start_decoding(uint64_t pos, uint64_t index);
+  void start_decoding(uint64_t from_pos, uint64_t from_index);
   bool tail_next(Rec &r);
   void emit(const Rec &r, SortedEvent *out) const;
 
