@@ -16,6 +16,7 @@
 
 #include "pccx/pccx.h"
 #include "io/input_file.hpp"
+#include "pccx/pccx_decode.hpp"
 
 namespace uscope::pccx {
 
@@ -35,30 +36,24 @@ class Reader {
 
  private:
   static constexpr size_t kJsonOff = 16;
-  struct Ev {
-    uint32_t core_id;
-    uint32_t type_id;
-    uint64_t start;
-    uint64_t duration;
-    uint64_t type_name;  // offset into pool_, or kNone: the table name of type_id
-    uint64_t api_name;   // offset into pool_, or kNone
+  // NUL-separated strings; an event keeps the offset of its own.
+  struct Pool {
+    std::string bytes;
+    uint64_t intern(const char *s, size_t n);
   };
-  static constexpr uint64_t kNone = ~uint64_t{0};
 
   void parse(uint32_t flags);
-  void parse_json();
   void decode_bincode();
   void decode_flatbuf();
-  uint64_t intern(const char *s, size_t n);
 
   std::vector<uint8_t> copy_;
   const uint8_t *data_ = nullptr;
   size_t size_ = 0;
   const uint8_t *payload_ = nullptr;
   pccx_header_t hdr_{};
-  std::string lab_version_, isa_version_, encoding_;
-  std::vector<Ev> events_;
-  std::string pool_;  // NUL-separated strings
+  HeaderStrings strings_;
+  std::vector<DecodedEvent> events_;
+  Pool pool_;
 };
 
 }  // namespace uscope::pccx
