@@ -10,7 +10,7 @@
 #include "base/last_error.hpp"
 #include "convert/pipeline.hpp"
 #include "pccx/pccx_common.hpp"
-#include "pccx/pccx_reader.hpp"
+#include "pccx/pccx_stream.hpp"
 #include "pccx/pccx_writer.hpp"
 
 namespace uscope::convert {
@@ -45,7 +45,7 @@ uint32_t instant_type(uint8_t ev) {
 // name, kTypeNames has none for it and the reader "UNKNOWN";
 // "UNKNOWN_<id>" keeps the id. A bincode event_type this library does not
 // know keeps its own string (type_name).
-std::string type_label(const pccx_event_t &ev) {
+std::string type_label(const pccx::SortedEvent &ev) {
   if (ev.type_id >= PCCX_EVENT_TYPE_COUNT) return "UNKNOWN_" + std::to_string(ev.type_id);
   if (ev.type_name && *ev.type_name) return ev.type_name;
   const char *n = pccx::kTypeNames[ev.type_id];
@@ -335,7 +335,7 @@ class PccxIn final : public EvSource {
   // Gives e to fn; an event fn does not place is an issue numbered by its
   // 1-based pccx event index.
   Status emit(const Ev &e, uint64_t number, const Fn &fn, std::string *error);
-  Status start_pair(uint8_t kind, const pccx_event_t &ev, uint64_t number, uint64_t phase, uint64_t label,
+  Status start_pair(uint8_t kind, const pccx::SortedEvent &ev, uint64_t number, uint64_t phase, uint64_t label,
                     const Fn &fn, std::string *error);
   Status flush_ends(uint64_t upto, bool all, const Fn &fn, std::string *error);
 
@@ -345,7 +345,9 @@ class PccxIn final : public EvSource {
   StringPool &pool_ = strs_.pool;
   TraceMeta meta_;
   uint64_t size_ = 0;
-  pccx::Reader r_;
+  // Bounded memory whatever the file size, and time order whatever the
+  // file's (pccx_stream.hpp).
+  pccx::SortedEventStream r_;
   std::priority_queue<End, std::vector<End>, std::greater<End>> ends_;
   UnitPool units_[kNumPairKinds];
   uint64_t seq_ = 0, pairs_ = 0;
@@ -355,7 +357,7 @@ class PccxIn final : public EvSource {
 
 Status PccxIn::open(const char *in, std::string *error) {
   const Status s = guard([&] {
-    r_.open_file(in, 0);
+    r_.open(in, 0);
     return USCOPE_OK;
   });
   if (s) {
@@ -434,16 +436,16 @@ Status PccxIn::flush_ends(uint64_t upto, bool all, const Fn &fn, std::string *er
 // A pair: its START now, its END queued for start + duration. Ids are the
 // pair's number in time order; DMA/DRAM channels and NoC links the lowest
 // free one (UnitPool).
-Status PccxIn::start_pair(uint8_t kind, const pccx_event_t &ev, uint64_t number, uint64_t phase, uint64_t label,
-                          const Fn &fn, std::string *error) {
+Status PccxIn::start_pair(uint8_t kind, const pccx::SortedEvent &ev, uint64_t number, uint64_t phase,
+                          uint64_t label, const Fn &fn, std::string *error) {
   // start + duration past 2^64 saturates, as pccx-lab's total_cycles does.
   const uint64_t end =
-      ev.duration > ~uint64_t{0} - ev.start_cycle ? ~uint64_t{0} : ev.start_cycle + ev.duration;
+      ev.duration > ~uint64_t{0} - ev.start ? ~uint64_t{0} : ev.start + ev.duration;
   const uint64_t id = pairs_++;
   const uint32_t unit = kind == P_DMA || kind == P_DRAM || kind == P_NOC ? units_[kind].take() : kNoUnit;
   e_.mask = 0;
   e_.type = kPairStart[kind];
-  e_.t_cycle = ev.start_cycle;
+  e_.t_cycle = ev.start;
   e_.set(K_core_id, ev.core_id);
   switch (kind) {
     case P_CMD: e_.set(K_cmd_id, id); break;
@@ -461,26 +463,22 @@ Status PccxIn::start_pair(uint8_t kind, const pccx_event_t &ev, uint64_t number,
 // pccx -> Ev, the inverse of PccxOut (pccx_side.hpp): each event in start
 // order (stable), its END lines merged in by time.
 Status PccxIn::run(const Fn &fn, std::string *error) {
-  const uint64_t n = r_.event_count();
-  stats_.events = n;
-  // Start order: the file's events are in no particular order (PccxOut
-  // writes a pair when it ends).
-  std::vector<uint64_t> order(n);
-  std::vector<uint64_t> starts(n);
-  for (uint64_t i = 0; i < n; ++i) {
-    pccx_event_t ev{};
-    r_.event(i, &ev);
-    starts[i] = ev.start_cycle;
-    order[i] = i;
-  }
-  std::stable_sort(order.begin(), order.end(), [&](uint64_t a, uint64_t b) { return starts[a] < starts[b]; });
-  std::vector<uint64_t>().swap(starts);
-  for (uint64_t k = 0; k < n; ++k) {
-    const uint64_t i = order[k];
-    pccx_event_t ev{};
-    r_.event(i, &ev);
+  stats_.events = r_.event_count();
+  pccx::SortedEvent ev{};
+  for (;;) {
+    bool more = false;
+    const Status rs = guard([&] {
+      more = r_.next(&ev);
+      return USCOPE_OK;
+    });
+    if (rs) {
+      *error = thread_error();
+      return rs;
+    }
+    if (!more) break;
+    const uint64_t i = ev.index;
     const uint64_t number = i + 1;
-    if (Status s = flush_ends(ev.start_cycle, false, fn, error)) return s;
+    if (Status s = flush_ends(ev.start, false, fn, error)) return s;
     const bool has_name = ev.api_name != nullptr;
     const std::string_view name = has_name ? std::string_view(ev.api_name) : std::string_view();
     const uint64_t name_id = has_name ? pool_.intern(name) : kNoLabel;
@@ -492,7 +490,7 @@ Status PccxIn::run(const Fn &fn, std::string *error) {
           it != E_WARN) {
         e_.mask = 0;
         e_.type = static_cast<uint8_t>(it);
-        e_.t_cycle = ev.start_cycle;
+        e_.t_cycle = ev.start;
         e_.set(K_core_id, ev.core_id);
         // What the npu protocol needs of these and pccx does not keep: a
         // documented assignment (docs/conversions.md), never a drop.
@@ -542,7 +540,7 @@ Status PccxIn::run(const Fn &fn, std::string *error) {
         msg += std::to_string(ev.duration) + (ev.duration == 1 ? " cycle" : " cycles");
         e_.mask = 0;
         e_.type = E_WARN;
-        e_.t_cycle = ev.start_cycle;
+        e_.t_cycle = ev.start;
         e_.set(K_core_id, ev.core_id);
         e_.set(K_component, s_pccx_);
         e_.set(K_code, pool_.intern(type_label(ev)));
