@@ -140,8 +140,15 @@ Status PccxOut::add(const Ev &e, std::string *reason) {
 }
 
 void PccxOut::put(uint32_t core, uint64_t start, uint64_t duration, uint32_t type, const char *name) {
-  const char *n = name ? names_.emplace(name).first->c_str() : nullptr;
-  held_.push(Held{start, held_seq_++, duration, core, type, n});
+  held_.push(Held{start, held_seq_++, duration, core, type, name ? intern(name) : nullptr});
+}
+
+const char *PccxOut::intern(const char *name) {
+  const auto it = names_.find(std::string_view(name));
+  if (it != names_.end()) return it->second;
+  const std::string &s = name_store_.emplace_back(name);
+  names_.emplace(std::string_view(s), s.c_str());
+  return s.c_str();
 }
 
 void PccxOut::release(uint64_t h) {

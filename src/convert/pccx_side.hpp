@@ -17,7 +17,9 @@
 #include <memory>
 #include <queue>
 #include <string>
-#include <unordered_set>
+#include <deque>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "convert/matrix.hpp"
@@ -70,7 +72,11 @@ class PccxOut final : public EvSink, public PairSink {
   // earliest are written anyway, and counted.
   static constexpr size_t kMaxHeld = 1u << 20;
   std::priority_queue<Held, std::vector<Held>, std::greater<Held>> held_;
-  std::unordered_set<std::string> names_;
+  // Interned names: looked up by view (no allocation per event), kept in a
+  // deque (stable addresses).
+  const char *intern(const char *name);
+  std::unordered_map<std::string_view, const char *> names_;
+  std::deque<std::string> name_store_;
   uint64_t held_seq_ = 0, since_release_ = 0, out_of_order_ = 0, written_upto_ = 0;
   const StringSource &strs_;
   uint64_t queue_bytes_;
