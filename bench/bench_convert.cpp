@@ -15,7 +15,8 @@
 //                              >= 300 MB/s of input on a 1 GB file, peak
 //                              RSS <= 128 MB).
 // The .uscope and .pccx inputs of the matrix are converted once from the
-// generated JSONL, in a child of their own, before their first benchmark
+// generated JSONL (BM_Convert/pccx1g_to_*: a 1 GB .pccx written with the
+// pccx writer, USCOPE_BENCH_PCCX_MB), in a child of their own, before their first benchmark
 // (outside every timed region; a child, so that the parent, whose pages
 // every later child starts with, keeps no conversion's heap).
 // Counters of the matrix: in_MB_per_s (input file bytes / wall),
@@ -43,6 +44,7 @@
 #include <cstring>
 #include <string>
 
+#include <pccx/pccx.h>
 #include <uscope/convert.h>
 
 namespace {
@@ -281,33 +283,91 @@ struct Input {
 };
 Input g_inputs[] = {{"jsonl", USCOPE_CONVERT_JSONL, {}, true, {}},
                     {"uscope", USCOPE_CONVERT_USCOPE, {}, false, {}},
-                    {"pccx", USCOPE_CONVERT_PCCX, {}, false, {}}};
+                    {"pccx", USCOPE_CONVERT_PCCX, {}, false, {}},
+                    {"pccx1g", USCOPE_CONVERT_PCCX, {}, false, {}}};
+constexpr int kPccx1g = 3;
+
+// A .pccx file of USCOPE_BENCH_PCCX_MB megabytes (default 1024) written
+// with the pccx C writer: the generated JSONL's .pccx is 4x smaller than the
+// JSONL, so the pccx-input directions get a 1 GB file of their own. The
+// events are what the converters write (commands, jobs, TE, DMA, DRAM, NoC,
+// SRAM instants, stalls, IRQs), in start order, on 32 cores.
+int write_pccx_1g(const std::string &path) {
+  const char *mb = std::getenv("USCOPE_BENCH_PCCX_MB");
+  const uint64_t target = (mb ? std::strtoull(mb, nullptr, 10) : 1024) << 20;
+  pccx_writer_options_t o;
+  pccx_writer_options_init(&o);
+  o.cores = 32;
+  pccx_writer_t *w = nullptr;
+  if (pccx_writer_open(&w, path.c_str(), &o) != USCOPE_OK) return 1;
+  const char *phases[] = {"QKV_PROJ", "ATTENTION_SCORE", "ATTENTION_APPLY", "MLP", "LN1"};
+  uint64_t t = 0, n = 0;
+  bool ok = true;
+  auto ev = [&](uint32_t core, uint64_t start, uint64_t dur, uint32_t type, const char *name) {
+    ok = ok && pccx_writer_event(w, core, start, dur, type, name) == USCOPE_OK;
+    ++n;
+  };
+  for (uint32_t cmd = 0; ok; ++cmd) {
+    // About 40 bytes an event in bincode (pccx-format.md: core, type, start,
+    // duration, the name): stop near the target size.
+    if (n * 40 >= target) break;
+    const uint32_t core = cmd % 32;
+    const char *ph = phases[cmd % 5];
+    ev(core, t, 300, PCCX_EVENT_API_CALL, ph);
+    for (int j = 0; j < 4; ++j) {
+      ev(core, t + 1, 46, PCCX_EVENT_API_CALL, "JOB:TE_GEMM");
+      ev(core, t + 1, 20, PCCX_EVENT_DMA_READ, ph);
+      ev(core, t + 2, 19, PCCX_EVENT_UNKNOWN, "DRAM_TX");
+      ev(core, t + 2, 19, PCCX_EVENT_UNKNOWN, "NOC_TX");
+      ev(core, t + 22, 24, PCCX_EVENT_MAC_COMPUTE, ph);
+      for (int a = 0; a < 24; ++a) {
+        ev(core, t + 23 + a, 0, PCCX_EVENT_UNKNOWN, "SRAM_ACCESS");
+        if (a % 16 == 5) ev(core, t + 23 + a, 0, PCCX_EVENT_SYSTOLIC_STALL, "SRAM_CONFLICT");
+      }
+      t += 47;
+    }
+    ev(core, t, 8, PCCX_EVENT_UNKNOWN, "VE");
+    ev(core, t + 9, 0, PCCX_EVENT_BARRIER_SYNC, "IRQ_EMIT");
+    ev(core, t + 9, 0, PCCX_EVENT_BARRIER_SYNC, "TOKEN_COMPLETE");
+    t += 10;
+  }
+  return pccx_writer_close(w) == USCOPE_OK && ok ? 0 : 1;
+}
 
 // The input of a direction: the generated JSONL, or its .uscope / .pccx
 // conversion made once, in a child, on first use (never timed).
-const Input &input(uint32_t format) {
-  Input &in = g_inputs[format == USCOPE_CONVERT_JSONL ? 0 : format == USCOPE_CONVERT_USCOPE ? 1 : 2];
+const Input &input(int which) {
+  Input &in = g_inputs[which];
+  const uint32_t format = in.format;
   if (format == USCOPE_CONVERT_JSONL) {
     in.path = g_jsonl;
     return in;
   }
   if (in.tried) return in;
   in.tried = true;
-  in.path = g_dir + "/input." + in.name;
+  in.path = g_dir + "/input." + in.name + (which == kPccx1g ? ".pccx" : "");
   double secs = 0, rss = 0;
   reset_report();
-  if (!in_child([&] { return convert_in_child(g_jsonl, USCOPE_CONVERT_JSONL, in.path, format); }, &secs, &rss))
+  if (which == kPccx1g) {
+    if (!in_child([&] { return write_pccx_1g(in.path); }, &secs, &rss))
+      in.error = "writing the 1 GB .pccx input failed";
+  } else if (!in_child([&] { return convert_in_child(g_jsonl, USCOPE_CONVERT_JSONL, in.path, format); }, &secs,
+                       &rss)) {
     in.error = "making the ." + std::string(in.name) + " input: " + failure_message();
-  else
+  }
+  if (!in.error.empty()) {
+  } else {
     std::fprintf(stderr, "made %s: %.1f MB in %.1f s\n", in.path.c_str(), static_cast<double>(file_bytes(in.path)) / 1e6,
                  secs);
+  }
   return in;
 }
 
 // One direction: in_format's input converted to out_name (its format by
 // out_format; ".jsonl.gz" writes gzip).
-void convert_direction(benchmark::State &state, uint32_t in_format, uint32_t out_format, const char *out_name) {
-  const Input &in = input(in_format);
+void convert_direction(benchmark::State &state, int which, uint32_t out_format, const char *out_name) {
+  const Input &in = input(which);
+  const uint32_t in_format = in.format;
   if (!in.error.empty()) {
     state.SkipWithError(in.error.c_str());
     return;
@@ -329,7 +389,8 @@ void convert_direction(benchmark::State &state, uint32_t in_format, uint32_t out
   const uint64_t events = g_report->stats.events_in ? g_report->stats.events_in : g_report->stats.events_out;
   state.SetBytesProcessed(static_cast<int64_t>(in_bytes) * state.iterations());
   state.counters["in_MB_per_s"] = static_cast<double>(in_bytes) / 1e6 / secs;
-  state.counters["jsonl_MB_per_s"] = static_cast<double>(g_bytes) / 1e6 / secs;
+  // The 1 GB .pccx is not the generated JSONL's trace: no JSONL-equivalent figure.
+  if (which != kPccx1g) state.counters["jsonl_MB_per_s"] = static_cast<double>(g_bytes) / 1e6 / secs;
   state.counters["events_per_s"] = static_cast<double>(events) / secs;
   state.counters["peak_rss_MB"] = rss;
   state.counters["in_MB"] = static_cast<double>(in_bytes) / 1e6;
@@ -338,20 +399,23 @@ void convert_direction(benchmark::State &state, uint32_t in_format, uint32_t out
 
 #define USCOPE_DIRECTION(NAME, IN, OUT, OUT_NAME)                                           \
   void BM_Convert_##NAME(benchmark::State &state) {                                         \
-    convert_direction(state, USCOPE_CONVERT_##IN, USCOPE_CONVERT_##OUT, OUT_NAME);          \
+    convert_direction(state, IN, USCOPE_CONVERT_##OUT, OUT_NAME);                           \
   }                                                                                         \
   BENCHMARK(BM_Convert_##NAME)->Name("BM_Convert/" #NAME)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1)
 
-USCOPE_DIRECTION(jsonl_to_uscope, JSONL, USCOPE, "out.uscope");
-USCOPE_DIRECTION(jsonl_to_pccx, JSONL, PCCX, "out.pccx");
-USCOPE_DIRECTION(jsonl_to_jsonl, JSONL, JSONL, "out.jsonl");
-USCOPE_DIRECTION(jsonl_to_jsonl_gz, JSONL, JSONL, "out.jsonl.gz");
-USCOPE_DIRECTION(uscope_to_jsonl, USCOPE, JSONL, "out.jsonl");
-USCOPE_DIRECTION(uscope_to_pccx, USCOPE, PCCX, "out.pccx");
-USCOPE_DIRECTION(uscope_to_uscope, USCOPE, USCOPE, "out.uscope");
-USCOPE_DIRECTION(pccx_to_jsonl, PCCX, JSONL, "out.jsonl");
-USCOPE_DIRECTION(pccx_to_uscope, PCCX, USCOPE, "out.uscope");
-USCOPE_DIRECTION(pccx_to_pccx, PCCX, PCCX, "out.pccx");
+USCOPE_DIRECTION(jsonl_to_uscope, 0, USCOPE, "out.uscope");
+USCOPE_DIRECTION(jsonl_to_pccx, 0, PCCX, "out.pccx");
+USCOPE_DIRECTION(jsonl_to_jsonl, 0, JSONL, "out.jsonl");
+USCOPE_DIRECTION(jsonl_to_jsonl_gz, 0, JSONL, "out.jsonl.gz");
+USCOPE_DIRECTION(uscope_to_jsonl, 1, JSONL, "out.jsonl");
+USCOPE_DIRECTION(uscope_to_pccx, 1, PCCX, "out.pccx");
+USCOPE_DIRECTION(uscope_to_uscope, 1, USCOPE, "out.uscope");
+USCOPE_DIRECTION(pccx_to_jsonl, 2, JSONL, "out.jsonl");
+USCOPE_DIRECTION(pccx_to_uscope, 2, USCOPE, "out.uscope");
+USCOPE_DIRECTION(pccx_to_pccx, 2, PCCX, "out.pccx");
+USCOPE_DIRECTION(pccx1g_to_jsonl, kPccx1g, JSONL, "out.jsonl");
+USCOPE_DIRECTION(pccx1g_to_uscope, kPccx1g, USCOPE, "out.uscope");
+USCOPE_DIRECTION(pccx1g_to_pccx, kPccx1g, PCCX, "out.pccx");
 #undef USCOPE_DIRECTION
 
 }  // namespace

@@ -122,7 +122,7 @@ class FileSource {
     const uint64_t loaded = off_ + len_;
     if (pos >= off_ && pos <= loaded) {
       const size_t keep = static_cast<size_t>(loaded - pos);
-      std::memmove(buf_.data(), buf_.data() + (pos - off_), keep);
+      if (keep) std::memmove(buf_.data(), buf_.data() + (pos - off_), keep);  // data() is NULL before the first fill
       len_ = keep;
     } else {
       len_ = 0;
