@@ -308,9 +308,10 @@ int write_pccx_1g(const std::string &path) {
     ++n;
   };
   for (uint32_t cmd = 0; ok; ++cmd) {
-    // About 40 bytes an event in bincode (pccx-format.md: core, type, start,
-    // duration, the name): stop near the target size.
-    if (n * 40 >= target) break;
+    // About 58 bytes an event in bincode (pccx-format.md: core, type, start,
+    // duration, the name and its option tag; measured): stop near the
+    // target size.
+    if (n * 58 >= target) break;
     const uint32_t core = cmd % 32;
     const char *ph = phases[cmd % 5];
     ev(core, t, 300, PCCX_EVENT_API_CALL, ph);

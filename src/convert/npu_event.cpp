@@ -3,11 +3,13 @@
 // (docs/convert.md).
 #include "convert/npu_event.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <iterator>
+#include <vector>
 
 #include "protocol/npu_table.hpp"
 
@@ -232,35 +234,6 @@ void append_u64(std::string &out, uint64_t v) {
   out.append(b, r.ptr);
 }
 
-void append_value(std::string &out, Key k, uint64_t v, const StringSource &strs) {
-  if (v == kNull) {
-    out += "null";
-    return;
-  }
-  switch (kKeys[k].kind) {
-    case Kind::U16: case Kind::U32: case Kind::U64: append_u64(out, v); break;
-    case Kind::Str: append_json_string(out, strs.str(v)); break;
-    // 0 is the first value of the enum, anything else the second.
-    case Kind::SourceEnum: append_json_string(out, uscope::proto::npu::kSources[v != 0]); break;
-    case Kind::AccessEnum: append_json_string(out, uscope::proto::npu::kAccessTypes[v != 0]); break;
-    case Kind::Bool: out += v ? "true" : "false"; break;
-    case Kind::StrArray: {
-      const std::string_view s = strs.str(v);
-      out += '[';
-      size_t from = 0;
-      for (;;) {
-        const size_t comma = s.find(',', from);
-        if (from) out += ',';
-        append_json_string(out, s.substr(from, comma == std::string_view::npos ? std::string_view::npos : comma - from));
-        if (comma == std::string_view::npos) break;
-        from = comma + 1;
-      }
-      out += ']';
-      break;
-    }
-  }
-}
-
 void append_key(std::string &out, const char *k) {
   out += ",\"";
   out += k;
@@ -285,37 +258,135 @@ const Prefixes &prefixes() {
 }
 }  // namespace
 
+namespace {
+// A line of the canonical form is made in a scratch buffer through a raw
+// cursor and appended to the output once: std::string's per-append
+// capacity checks and the strlen of each key were most of the formatting
+// time. room(n) makes n bytes of room before each piece; a string value
+// asks for its worst case (6 bytes per character, \u00XX).
+class LineOut {
+ public:
+  LineOut() {
+    static thread_local std::vector<char> buf(4096);
+    buf_ = &buf;
+    p_ = buf.data();
+  }
+  void room(size_t n) {
+    const size_t used = static_cast<size_t>(p_ - buf_->data());
+    if (buf_->size() - used < n) {
+      buf_->resize(std::max(buf_->size() * 2, used + n));
+      p_ = buf_->data() + used;
+    }
+  }
+  void put(const char *s, size_t n) {
+    room(n);
+    std::memcpy(p_, s, n);
+    p_ += n;
+  }
+  void put(const std::string &s) { put(s.data(), s.size()); }
+  void put(char c) {
+    room(1);
+    *p_++ = c;
+  }
+  void u64(uint64_t v) {
+    room(24);
+    p_ = std::to_chars(p_, p_ + 24, v).ptr;
+  }
+  void str(std::string_view s) {
+    room(s.size() * 6 + 2);
+    *p_++ = '"';
+    for (const char ch : s) {
+      const unsigned char c = static_cast<unsigned char>(ch);
+      if (c >= 0x20 && c != '"' && c != '\\') {
+        *p_++ = ch;
+        continue;
+      }
+      *p_++ = '\\';
+      switch (c) {
+        case '"': *p_++ = '"'; break;
+        case '\\': *p_++ = '\\'; break;
+        case '\n': *p_++ = 'n'; break;
+        case '\r': *p_++ = 'r'; break;
+        case '\t': *p_++ = 't'; break;
+        case '\b': *p_++ = 'b'; break;
+        case '\f': *p_++ = 'f'; break;
+        default: {
+          static const char kHex[] = "0123456789abcdef";
+          *p_++ = 'u';
+          *p_++ = '0';
+          *p_++ = '0';
+          *p_++ = kHex[c >> 4];
+          *p_++ = kHex[c & 15];
+        }
+      }
+    }
+    *p_++ = '"';
+  }
+  void value(Key k, uint64_t v, const StringSource &strs) {
+    if (v == kNull) return put("null", 4);
+    switch (kKeys[k].kind) {
+      case Kind::U16: case Kind::U32: case Kind::U64: return u64(v);
+      case Kind::Str: return str(strs.str(v));
+      // 0 is the first value of the enum, anything else the second.
+      case Kind::SourceEnum: return str(uscope::proto::npu::kSources[v != 0]);
+      case Kind::AccessEnum: return str(uscope::proto::npu::kAccessTypes[v != 0]);
+      case Kind::Bool: return v ? put("true", 4) : put("false", 5);
+      case Kind::StrArray: {
+        const std::string_view s = strs.str(v);
+        put('[');
+        size_t from = 0;
+        for (;;) {
+          const size_t comma = s.find(',', from);
+          if (from) put(',');
+          str(s.substr(from, comma == std::string_view::npos ? std::string_view::npos : comma - from));
+          if (comma == std::string_view::npos) break;
+          from = comma + 1;
+        }
+        return put(']');
+      }
+    }
+  }
+  void flush_to(std::string &out) { out.append(buf_->data(), static_cast<size_t>(p_ - buf_->data())); }
+
+ private:
+  std::vector<char> *buf_;
+  char *p_;
+};
+}  // namespace
+
 void format_jsonl(const Ev &e, const StringSource &strs, const TraceMeta &meta, uint64_t period_ps,
                   std::string &out) {
   const EvTypeInfo &ti = kEvTypes[e.type];
   const Prefixes &px = prefixes();
-  out += px.head[e.type];
-  append_u64(out, e.t_cycle);
+  LineOut l;
+  l.put(px.head[e.type]);
+  l.u64(e.t_cycle);
   if (meta.has_t_ns) {
     // t_ns is derived (npu-protocol.md §2.6): the shortest text that reads
     // back as the same double.
-    out += ",\"t_ns\":";
+    l.put(",\"t_ns\":", 8);
     const double ns = static_cast<double>(e.t_cycle) * static_cast<double>(period_ps) / 1000.0;
     char b[40];
     auto r = std::to_chars(b, b + sizeof b, ns);
-    out.append(b, r.ptr);
+    l.put(b, static_cast<size_t>(r.ptr - b));
   }
   if (meta.has_sim_id) {
-    append_key(out, "sim_id");
-    append_json_string(out, meta.sim_id);
+    l.put(",\"sim_id\":", 10);
+    l.str(meta.sim_id);
   }
   for (int i = 0; i < ti.num_fields; ++i) {
     const Key k = ti.fields[i];
     if (!e.has(k)) continue;
-    out += px.key[k];
-    append_value(out, k, e.v[k], strs);
+    l.put(px.key[k]);
+    l.value(k, e.v[k], strs);
   }
   for (uint64_t ctx = e.mask & kMetaMask & ~ti.own_mask; ctx; ctx &= ctx - 1) {
     const int k = __builtin_ctzll(ctx);
-    out += px.key[k];
-    append_value(out, static_cast<Key>(k), e.v[k], strs);
+    l.put(px.key[k]);
+    l.value(static_cast<Key>(k), e.v[k], strs);
   }
-  out += "}\n";
+  l.put("}\n", 2);
+  l.flush_to(out);
 }
 
 void format_pccx_meta(const PccxMeta &m, std::string &out) {

@@ -157,6 +157,10 @@ struct TraceMeta {
   // The npu scope's tensor engine (µScope "<scope>/npu.te_dims"): pccx's
   // mac_dims when the trace has no pccx header fields. 0: none.
   uint32_t te_rows = 0, te_cols = 0;
+  // A .pccx input's event count: pccx -> pccx writes as many (the two
+  // mappings are inverses), which lets the pccx writer hash its bincode
+  // payload as it writes it (pccx_writer.hpp Writer::Expect). ~0: unknown.
+  uint64_t pccx_events = ~uint64_t{0};
 };
 
 // A TRACE_META line is written when the trace had one or has something only

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 #include <queue>
+#include <unordered_map>
 #include <vector>
 
 #include "base/guard.hpp"
@@ -119,7 +120,12 @@ Status PccxOut::open(const char *path, const TraceMeta &tm, uint64_t period_ps, 
   cycles_ = meta.cycles;
   o.queue_bytes = queue_bytes_ ? queue_bytes_ : kDefaultQueue;
   const Status s = guard([&] {
-    w_ = std::make_unique<pccx::Writer>(path, &o);
+    // pccx -> pccx: the same events and total, so the checksum can be hashed
+    // as the payload is written (checked at close; a wrong guess costs the
+    // read-back it saves).
+    const pccx::Writer::Expect expect{meta.cycles, tm.pccx_events};
+    const bool guess = tm.pccx_events != ~uint64_t{0} && meta.has_cycles;
+    w_ = std::make_unique<pccx::Writer>(path, &o, guess ? &expect : nullptr);
     return USCOPE_OK;
   });
   if (s) *error = about_file(path, thread_error());
@@ -129,9 +135,10 @@ Status PccxOut::open(const char *path, const TraceMeta &tm, uint64_t period_ps, 
 Status PccxOut::add(const Ev &e, std::string *reason) {
   if (e.mask & ~(kKeptKeys | (synthetic_ids_ ? kAssignedKeys : 0))) ++lost_fields_;
   if (!pccx_warn(e)) pairer_.add(e);
-  // Every few thousand events (the horizon costs one pass over the open
-  // STARTs): write what can no longer be preceded.
-  if (++since_release_ >= 4096 || held_.size() > kMaxHeld) {
+  // Every few hundred events (the horizon costs one pass over the open
+  // STARTs; fewer held events make the heap cheaper): write what can no
+  // longer be preceded.
+  if (++since_release_ >= 256 || held_.size() > kMaxHeld) {
     since_release_ = 0;
     release(std::min(pairer_.horizon(), e.t_cycle));
   }
@@ -356,6 +363,11 @@ class PccxIn final : public EvSource {
   // file's (pccx_stream.hpp).
   pccx::SortedEventStream r_;
   std::priority_queue<End, std::vector<End>, std::greater<End>> ends_;
+  struct Name {
+    uint64_t id;  // in pool_
+    int ev_type;  // ev_type_by_name of it
+  };
+  std::unordered_map<const char *, Name> names_;
   UnitPool units_[kNumPairKinds];
   uint64_t seq_ = 0, pairs_ = 0;
   uint32_t s_pccx_ = 0, s_read_ = 0, s_write_ = 0;
@@ -399,6 +411,7 @@ Status PccxIn::open(const char *in, std::string *error) {
   m.clock_mhz = h.clock_mhz;
   m.has_encoding = h.encoding_name != nullptr;
   if (h.encoding_name) m.encoding = h.encoding_name;
+  meta_.pccx_events = r_.event_count();
   s_pccx_ = pool_.intern("pccx");
   s_read_ = pool_.intern(kReadDir);
   s_write_ = pool_.intern(kWriteDir);
@@ -488,11 +501,20 @@ Status PccxIn::run(const Fn &fn, std::string *error) {
     if (Status s = flush_ends(ev.start, false, fn, error)) return s;
     const bool has_name = ev.api_name != nullptr;
     const std::string_view name = has_name ? std::string_view(ev.api_name) : std::string_view();
-    const uint64_t name_id = has_name ? pool_.intern(name) : kNoLabel;
+    // The stream interns its names (one address per distinct name): their
+    // pool id and event type are looked up once per address, not hashed
+    // per event.
+    Name nm{kNoLabel, -1};
+    if (has_name) {
+      auto [at, fresh] = names_.try_emplace(ev.api_name);
+      if (fresh) at->second = Name{pool_.intern(name), ev_type_by_name(name)};
+      nm = at->second;
+    }
+    const uint64_t name_id = nm.id;
     // An instant of ours: a zero-length event named by an event type whose
     // pccx type it has.
     if (ev.duration == 0 && has_name) {
-      const int it = ev_type_by_name(name);
+      const int it = nm.ev_type;
       if (it >= 0 && it < kNumEvTypes && instant_type(static_cast<uint8_t>(it)) == ev.type_id &&
           it != E_WARN) {
         e_.mask = 0;

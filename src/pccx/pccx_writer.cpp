@@ -41,7 +41,7 @@ void check_text(const char *s, const char *what) {
 
 }  // namespace
 
-Writer::Writer(const char *path, const pccx_writer_options_t *opts) : path_(path) {
+Writer::Writer(const char *path, const pccx_writer_options_t *opts, const Expect *expect) : path_(path) {
   pccx_writer_options_t o{};
   o.struct_size = sizeof(o);
   if (opts) {
@@ -113,6 +113,15 @@ Writer::Writer(const char *path, const pccx_writer_options_t *opts) : path_(path
     out(zero, sizeof zero);  // total_cycles and the event count, patched at close
   }
   hash_ = kFnv64Offset;
+  if (encoding_ == PCCX_ENCODING_BINCODE && expect) {
+    // The expected prefix is hashed now; flush_out hashes what follows it.
+    expect_ = true;
+    expected_ = *expect;
+    uint8_t pre[16];
+    std::memcpy(pre, &expected_.total_cycles, 8);
+    std::memcpy(pre + 8, &expected_.events, 8);
+    hash_ = fnv1a64(pre, sizeof pre, hash_);
+  }
   queue_.start(*this, kProgressStep);
 }
 
@@ -282,10 +291,12 @@ void Writer::io_fail(const char *what) {
 
 void Writer::flush_out() {
   if (!olen_) return;
-  if (encoding_ != PCCX_ENCODING_BINCODE) {
-    // Streaming FNV over the payload part of the buffer.
+  if (encoding_ != PCCX_ENCODING_BINCODE || expect_) {
+    // Streaming FNV over the payload part of the buffer (bincode: after its
+    // prefix, hashed as expected at open).
+    const uint64_t from = payload_start_ + (encoding_ == PCCX_ENCODING_BINCODE ? 16 : 0);
     const uint64_t buf_start = file_pos_;
-    const uint64_t skip = payload_start_ > buf_start ? payload_start_ - buf_start : 0;
+    const uint64_t skip = from > buf_start ? from - buf_start : 0;
     if (skip < olen_) hash_ = fnv1a64(obuf_.get() + skip, olen_ - skip, hash_);
   }
   if (sticky_.load(std::memory_order_relaxed) != USCOPE_ERR_IO) {
@@ -453,8 +464,11 @@ uscope_status_t Writer::finish() {
       std::memcpy(pre + 8, &nev, 8);
       pwrite_all(payload_start_, pre, sizeof pre);
       // The count is known only now, and FNV runs front to back: hash the
-      // payload by reading it back (from the page cache, in practice).
-      uint64_t h = kFnv64Offset, off = payload_start_, left = payload_len;
+      // payload by reading it back (from the page cache, in practice),
+      // unless the prefix is the one it was hashed with as it was written.
+      const bool guessed = expect_ && total == expected_.total_cycles && nev == expected_.events;
+      uint64_t h = kFnv64Offset, off = payload_start_, left = guessed ? 0 : payload_len;
+      if (guessed) h = hash_;
       while (left) {
         const size_t k = static_cast<size_t>(std::min<uint64_t>(left, obuf_cap_));
         const ssize_t r = ::pread(fd_, obuf_.get(), k, static_cast<off_t>(off));

@@ -22,7 +22,16 @@ namespace uscope::pccx {
 
 class Writer {
  public:
-  Writer(const char *path, const pccx_writer_options_t *opts);
+  // What a bincode payload's 16-byte prefix (NpuTrace.total_cycles, the
+  // event count; pccx-format.md) is expected to be at close, when the caller
+  // knows (a conversion from a .pccx file gives back its events): the
+  // checksum is then hashed as the payload is written, and the pass that
+  // reads the payload back to hash it after patching the prefix (FNV-1a runs
+  // front to back, ~0.7 GB/s) is needed only if the guess was wrong.
+  struct Expect {
+    uint64_t total_cycles, events;
+  };
+  Writer(const char *path, const pccx_writer_options_t *opts, const Expect *expect = nullptr);
   ~Writer();
   Writer(const Writer &) = delete;
   Writer &operator=(const Writer &) = delete;
@@ -98,7 +107,9 @@ class Writer {
   size_t olen_ = 0;
   uint64_t file_pos_ = 0;       // bytes written to the OS
   uint64_t payload_start_ = 0;
-  uint64_t hash_ = 0;           // streaming FNV (flatbuf, raw)
+  uint64_t hash_ = 0;           // streaming FNV (flatbuf, raw; bincode with an Expect)
+  bool expect_ = false;         // bincode: hash_ streams from the expected prefix
+  Expect expected_{};
   uint64_t max_end_ = 0;
   uint32_t max_core_ = 0;
   bool any_event_ = false;
