@@ -9,6 +9,7 @@
 
 #include "format/checksum.hpp"
 #include "pccx/pccx_common.hpp"
+#include "pccx/pccx_writer.hpp"
 #include "pccx/pccx.h"
 #include "support/pccx_test_util.hpp"
 #include "support/test_util.hpp"
@@ -340,4 +341,44 @@ TEST(PccxWriter, PeakTopsIsWrittenAsSerdeJsonDoes) {
     EXPECT_EQ(std::memcmp(&h.peak_tops, &v, 8), 0);
     pccx_reader_close(r);
   }
+}
+
+// A bincode payload's checksum hashed as it is written (Writer::Expect, what
+// pccx -> pccx uses): right whether the expected prefix (total_cycles, event
+// count) was the real one or not (then the payload is read back), for the
+// strict reader.
+TEST(PccxWriter, ExpectedPrefixGivesTheSameChecksum) {
+  uscope::test::TempDir d("pccx");
+  struct Case {
+    const char *name;
+    uint64_t total, events;
+  };
+  // 1000 events, the last ending at 10,990 (total_cycles = max end, no set_total_cycles).
+  const Case cases[] = {{"right", 10990, 1000}, {"wrong_count", 10990, 999}, {"wrong_total", 5, 1000}};
+  uint64_t sums[3] = {};
+  for (int c = 0; c < 3; ++c) {
+    const std::string path = d.file(std::string(cases[c].name) + ".pccx");
+    pccx_writer_options_t o;
+    pccx_writer_options_init(&o);
+    const uscope::pccx::Writer::Expect e{cases[c].total, cases[c].events};
+    {
+      uscope::pccx::Writer w(path.c_str(), &o, &e);
+      for (uint64_t i = 0; i < 1000; ++i)
+        ASSERT_EQ(w.event(static_cast<uint32_t>(i % 4), i * 10, 1009 - (i % 10), PCCX_EVENT_MAC_COMPUTE,
+                          i % 3 ? "gemm" : nullptr),
+                  USCOPE_OK);
+      ASSERT_EQ(w.finish(), USCOPE_OK) << w.error();
+    }
+    pccx_reader_t *r = nullptr;
+    ASSERT_EQ(pccx_reader_open(&r, path.c_str(), PCCX_OPEN_STRICT_CHECKSUM), USCOPE_OK) << uscope_last_error();
+    pccx_header_t h{};
+    h.struct_size = sizeof h;
+    ASSERT_EQ(pccx_reader_header(r, &h), USCOPE_OK);
+    EXPECT_EQ(h.checksum_status, static_cast<uint32_t>(PCCX_CHECKSUM_OK)) << cases[c].name;
+    EXPECT_EQ(h.num_events, 1000u);
+    sums[c] = h.checksum;
+    pccx_reader_close(r);
+  }
+  EXPECT_EQ(sums[0], sums[1]);
+  EXPECT_EQ(sums[0], sums[2]);
 }
