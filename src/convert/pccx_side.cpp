@@ -326,7 +326,7 @@ class PccxStrings final : public StringSource {
 
 class PccxIn final : public EvSource {
  public:
-  explicit PccxIn(const Options &o) : issues_(issues_of(o)) {}
+  explicit PccxIn(const Options &o) : issues_(issues_of(o)), strict_(o.o.strict != 0) {}
   Status open(const char *in, std::string *error) override;
   Status run(const Fn &fn, std::string *error) override;
   const StringSource &strings() const override { return strs_; }
@@ -335,6 +335,15 @@ class PccxIn final : public EvSource {
   Issues &issues() override { return issues_; }
   IngestStats stats() const override { return stats_; }
   uint64_t input_size() const override { return size_; }
+  void notes(std::vector<std::string> *out) const override {
+    // Without strict checking a wrong checksum does not stop the reader
+    // (pccx-lab only warns either): say so.
+    const pccx_header_t &h = r_.header();
+    if (h.checksum_status == PCCX_CHECKSUM_MISMATCH)
+      out->push_back("checksum mismatch: checksum_fnv64 is " + std::to_string(h.checksum) +
+                     " but the payload hashes to " + std::to_string(h.computed_checksum) +
+                     "; the events were converted as read");
+  }
 
  private:
   // An END waiting for its time: the pair's kind, core, id and unit.
@@ -354,6 +363,7 @@ class PccxIn final : public EvSource {
   Status flush_ends(uint64_t upto, bool all, const Fn &fn, std::string *error);
 
   Issues issues_;
+  bool strict_;  // also: a wrong checksum fails the open (PCCX_OPEN_STRICT_CHECKSUM)
   IngestStats stats_;
   PccxStrings strs_;
   StringPool &pool_ = strs_.pool;
@@ -376,7 +386,7 @@ class PccxIn final : public EvSource {
 
 Status PccxIn::open(const char *in, std::string *error) {
   const Status s = guard([&] {
-    r_.open(in, 0);
+    r_.open(in, strict_ ? PCCX_OPEN_STRICT_CHECKSUM : 0);
     return USCOPE_OK;
   });
   if (s) {

@@ -6,6 +6,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -512,4 +513,31 @@ TEST(ConvertRoundTrip, EveryPairOfFormatsConverts) {
       EXPECT_EQ(read_pccx(out + ".back.pccx"), want);
     }
   }
+}
+
+// A .pccx input whose payload no longer matches its checksum converts (as
+// pccx-lab reads it: a warning), and says so in a note; strict refuses it.
+TEST(ConvertRoundTrip, PccxChecksumMismatchIsANote) {
+  TempDir d("rt");
+  std::string bytes = read_all(std::string(USCOPE_SHARED_DIR) + "/conformance/pccx/dummy_trace.pccx");
+  uint64_t header = 0;
+  std::memcpy(&header, bytes.data() + 8, 8);  // pccx-format.md: u64 JSON header length at offset 8
+  bytes[16 + header + 16 + 4 + 1] ^= 1;       // the first bincode event's start_cycle (after the 16-byte prefix, core)
+  write_all(d.file("bad.pccx"), bytes);
+  std::vector<std::string> notes;
+  uscope_convert_options_t o;
+  uscope_convert_options_init(&o);
+  o.user = &notes;
+  o.on_issue = [](void *u, uint64_t line, const char *why) {
+    if (line == 0) static_cast<std::vector<std::string> *>(u)->emplace_back(why);
+  };
+  uscope_convert_stats_t st{};
+  st.struct_size = sizeof st;
+  ASSERT_EQ(uscope_convert(&st, d.file("bad.pccx").c_str(), 0, d.file("bad.jsonl").c_str(), 0, &o), USCOPE_OK)
+      << uscope_last_error();
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("checksum mismatch"), std::string::npos) << notes[0];
+  o.strict = 1;
+  EXPECT_EQ(uscope_convert(&st, d.file("bad.pccx").c_str(), 0, d.file("bad2.jsonl").c_str(), 0, &o),
+            USCOPE_ERR_CHECKSUM);
 }
