@@ -338,6 +338,24 @@ std::string summary_hint(const std::string &path) {
 // cmd_start's) at the time of that event: the contexts storage is replayed
 // from the ops of every segment, and each lookup is answered once the ops of
 // its frame are applied. A command without one is "(no cmd_type)".
+// Calls fn for every item (op or event) of segment seg, in stream order.
+template <class Fn>
+void for_each_item(const Trace &t, uint32_t seg, Fn &&fn) {
+  uscope_item_iter_t *it = nullptr;
+  check(uscope_reader_segment_items(t.r(), &it, seg), "segment items");
+  struct Free {
+    uscope_item_iter_t *it;
+    ~Free() { uscope_item_iter_free(it); }
+  } free_it{it};
+  uscope_item_t item{};
+  for (;;) {
+    const uscope_status_t st = uscope_item_iter_next(it, &item);
+    if (st == USCOPE_DONE) break;
+    check(st, "segment items");
+    fn(item);
+  }
+}
+
 void name_by_context(const Trace &t, const uscope_file_info_t &info, std::vector<Npu> &npus) {
   struct Lookup {
     uint64_t time;
@@ -374,19 +392,9 @@ void name_by_context(const Trace &t, const uscope_file_info_t &info, std::vector
       }
     };
     for (uint32_t seg = 0; seg < info.num_segments && next < look.size(); ++seg) {
-      uscope_item_iter_t *it = nullptr;
-      check(uscope_reader_segment_items(t.r(), &it, seg), "segment items");
-      struct Free {
-        uscope_item_iter_t *it;
-        ~Free() { uscope_item_iter_free(it); }
-      } free_it{it};
-      uscope_item_t item{};
-      for (;;) {
-        const uscope_status_t st = uscope_item_iter_next(it, &item);
-        if (st == USCOPE_DONE) break;
-        check(st, "segment items");
+      for_each_item(t, seg, [&](const uscope_item_t &item) {
         answer(item.time_ps, false);  // every op of the earlier frames is applied
-        if (item.is_event) continue;
+        if (item.is_event) return;
         for (size_t i = 0; i < npus.size(); ++i) {
           Ctx &c = ctx[i];
           if (item.storage_id != npus[i].contexts || item.slot >= c.valid.size()) continue;
@@ -398,7 +406,7 @@ void name_by_context(const Trace &t, const uscope_file_info_t &info, std::vector
             c.valid[item.slot] = 0;
           }
         }
-      }
+      });
     }
     answer(0, true);
   }
@@ -572,24 +580,14 @@ void cmd_summary(const Trace &t, bool json) {
     }
   }
   for (uint32_t seg = 0; need_ops && seg < info.num_segments; ++seg) {
-    uscope_item_iter_t *it = nullptr;
-    check(uscope_reader_segment_items(t.r(), &it, seg), "segment items");
-    struct Free {
-      uscope_item_iter_t *it;
-      ~Free() { uscope_item_iter_free(it); }
-    } free_it{it};
-    uscope_item_t item{};
-    for (;;) {
-      const uscope_status_t st = uscope_item_iter_next(it, &item);
-      if (st == USCOPE_DONE) break;
-      check(st, "segment items");
+    for_each_item(t, seg, [&](const uscope_item_t &item) {
       if (item.time_ps != frame_time) {
         for (auto &c : cpus) c.resolve();
         frame_time = item.time_ps;
       }
       if (item.is_event) on_event(item.time_ps, item.event_type_id, item.payload);
       else on_op(item);
-    }
+    });
   }
   for (auto &c : cpus) c.resolve();
   name_by_context(t, info, npus);
