@@ -175,6 +175,9 @@ void attach_strings(pccx_header_t &hdr, const HeaderStrings &strings) {
 }
 
 void parse_json_header(const char *js, size_t n, pccx_header_t &hdr, HeaderStrings &strings) {
+  // An empty header (length 0) may come as NULL from an empty buffer (the
+  // stream's): simdjson copies from the pointer, which must not be NULL.
+  if (n == 0) js = "";
   if (!valid_utf8(js, n)) fail(USCOPE_ERR_BAD_UTF8, "pccx JSON header is not valid UTF-8");
   simdjson::dom::parser parser;
   element root;
