@@ -322,17 +322,22 @@ TEST(RiscvDisasm, Every16BitEncodingMatchesObjdump) {
   EXPECT_EQ(check_source(source, Xlen::k64), halves.size());
 }
 
-// A sweep of 32-bit encodings: every major opcode x funct3 x funct7 with random register and
-// immediate fields, every CSR number (with each csr* instruction), the SYSTEM and MISC-MEM
+// A sweep of 32-bit encodings: every major opcode x funct3 x funct7 with random, zero and ra
+// register and immediate fields, every CSR number (with each csr* instruction), the SYSTEM and MISC-MEM
 // spaces, and 0x00000000 / 0xffffffff-like edge words.
 TEST(RiscvDisasm, Sweep32BitEncodingsMatchesObjdump) {
   std::mt19937 rng(13);
   std::vector<uint32_t> words;
+  // rs2 / imm[4:0] and rs1, rd: random, and each zero or ra (the aliases test for x0 and ra).
+  const uint32_t fields[][3] = {{99, 99, 99}, {99, 99, 99}, {0, 99, 99}, {99, 0, 99}, {99, 99, 0},
+                                {0, 0, 0},    {1, 1, 0},    {0, 1, 1}};
   for (uint32_t op = 0; op < 32; ++op)
     for (uint32_t f3 = 0; f3 < 8; ++f3)
       for (uint32_t f7 = 0; f7 < 128; ++f7)
-        for (int k = 0; k < 2; ++k) {
-          const uint32_t w = (f7 << 25) | ((rng() & 0x3ff) << 15) | (f3 << 12) | ((rng() & 31) << 7) | (op << 2) | 3;
+        for (const auto &f : fields) {
+          const auto pick = [&](uint32_t v) { return v == 99 ? rng() & 31 : v; };
+          const uint32_t w = (f7 << 25) | (pick(f[0]) << 20) | (pick(f[1]) << 15) | (f3 << 12) | (pick(f[2]) << 7) |
+                             (op << 2) | 3;
           if ((w & 0x1f) != 0x1f) words.push_back(w);
         }
   for (uint32_t csr = 0; csr < 4096; ++csr)
