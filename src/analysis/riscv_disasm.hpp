@@ -5,6 +5,13 @@
 // the MCP server and the exporters show what a RISC-V engineer sees in objdump (issue 13, §4).
 // Debian's Capstone (4.0.2) has no RISC-V, hence this file.
 //
+// "As objdump prints it" includes the quirks of that version: addi, andi, ori, xori, slli, srli,
+// srai (and their W forms, and the compressed ones) print under their register-register names
+// (`add sp,sp,-16`, `sll a0,a0,0x2`), rdcycle/csrr/... aliases, `.2byte 0x...` for an unknown
+// encoding. Every extension above is always decoded; objdump decodes what the ELF's
+// Tag_RISCV_arch names (its default rv64gc when there is none), so for a program built without
+// C, M or A an encoding of those prints here as the instruction and there as `.2byte`/`.4byte`.
+//
 // Never aborts and never reads past `avail` on any input: an encoding outside the supported set
 // is printed the way objdump prints it (a `.2byte`/`.4byte`/`.8byte`/`.byte` directive).
 #pragma once
@@ -56,19 +63,22 @@ struct DisasmOptions {
 // by `lui` / `auipc` / `c.lui` in each register and comments the address that a later `addi`,
 // load, store or `jalr` on that register forms (`auipc a0,0x1` then `add a0,a0,16 # 0x1010`).
 // Feed it the instructions in address order (objdump's state runs across a whole disassembly,
-// functions included); call reset() to start afresh. Not thread-safe; one per thread.
+// functions included); call reset() to start afresh. As in objdump, the upper bits of a register
+// stay until a use consumes them, even when another instruction wrote that register in between.
+// Not thread-safe; one per thread.
 class Disassembler {
  public:
   explicit Disassembler(Xlen xlen, DisasmOptions options = {});
 
-  // bytes: `avail` readable bytes at address `pc` (little-endian, as RISC-V code always is).
+  // bytes: `avail` readable bytes at address `pc` (little-endian, as RISC-V code always is);
+  // may be null when `avail` is 0. Reads at most min(avail, 22) bytes.
   Decoded next(const uint8_t *bytes, size_t avail, uint64_t pc);
   void reset();
 
  private:
   Xlen xlen_;
   DisasmOptions options_;
-  uint64_t hi_addr_[32];  // upper bits from lui/auipc per register; kNoAddr: none
+  uint64_t hi_addr_[32];  // upper bits from lui/auipc per register; all ones: none
 };
 
 // One instruction on its own (a fresh Disassembler): what objdump prints for it when it is the
