@@ -27,8 +27,7 @@ constexpr const char *kGpr[32] = {"zero", "ra", "sp",  "gp",  "tp", "t0", "t1", 
                                   "a6",   "a7", "s2",  "s3",  "s4", "s5", "s6", "s7",
                                   "s8",   "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
 
-// The extension that defines an entry (documentation and a future -march filter; every one of
-// them is decoded).
+// The extension that defines an entry (DisasmOptions::extensions selects them).
 enum class Ext : uint8_t { kI, kM, kA, kC, kZicsr, kZifencei, kPriv };
 
 // Conditions beyond mask/match (reserved and HINT encodings of the C extension, chapter 16).
@@ -69,7 +68,7 @@ using E = Ext;
 // objdump's preferred spellings (binutils 2.40 opcodes/riscv-opc.c order: the first match wins).
 constexpr Entry kAliases[] = {
     {"unimp", "", 0x0000, 0xffff, C::kNone, 0, E::kC},                  // 16.8: all-zero is illegal
-    {"unimp", "", 0xc0001073, 0xffffffff, C::kNone, 0, E::kZicsr},      // csrrw x0,cycle,x0
+    {"unimp", "", 0xc0001073, 0xffffffff, C::kNone, 0, E::kI},  // csrrw x0,cycle,x0 (base in objdump)
     {"ebreak", "", 0x9002, 0xffff, C::kNone, 0, E::kC},
     {"ebreak", "", 0x00100073, 0xffffffff, C::kNone, 0, E::kI},
     {"ret", "", 0x8082, 0xffff, C::kNone, 0, E::kC},                    // c.jr ra
@@ -135,12 +134,13 @@ constexpr Entry kAliases[] = {
     {"sw", "CV,CM(Cc)", 0xc002, 0xe003, C::kNone, 0, E::kC},            // c.swsp
     {"sw", "Ct,Ck(Cs)", 0xc000, 0xe003, C::kNone, 0, E::kC},
     {"fence", "", 0x0ff0000f, 0xffffffff, C::kNone, 0, E::kI},          // fence iorw,iorw
-    {"rdcycle", "d", 0xc0002073, 0xfffff07f, C::kNone, 0, E::kZicsr},   // csrrs rd,cycle,x0
-    {"rdinstret", "d", 0xc0202073, 0xfffff07f, C::kNone, 0, E::kZicsr},
-    {"rdtime", "d", 0xc0102073, 0xfffff07f, C::kNone, 0, E::kZicsr},
-    {"rdcycleh", "d", 0xc8002073, 0xfffff07f, C::kNone, 32, E::kZicsr},
-    {"rdinstreth", "d", 0xc8202073, 0xfffff07f, C::kNone, 32, E::kZicsr},
-    {"rdtimeh", "d", 0xc8102073, 0xfffff07f, C::kNone, 32, E::kZicsr},
+    // csrrs rd,cycle,x0 ...: objdump counts these (and unimp) as base, decoded without Zicsr
+    {"rdcycle", "d", 0xc0002073, 0xfffff07f, C::kNone, 0, E::kI},
+    {"rdinstret", "d", 0xc0202073, 0xfffff07f, C::kNone, 0, E::kI},
+    {"rdtime", "d", 0xc0102073, 0xfffff07f, C::kNone, 0, E::kI},
+    {"rdcycleh", "d", 0xc8002073, 0xfffff07f, C::kNone, 32, E::kI},
+    {"rdinstreth", "d", 0xc8202073, 0xfffff07f, C::kNone, 32, E::kI},
+    {"rdtimeh", "d", 0xc8102073, 0xfffff07f, C::kNone, 32, E::kI},
     {"xor", "Cs,Cw,Ct", 0x8c21, 0xfc63, C::kNone, 0, E::kC},
     {"xor", "d,s,t", 0x00004033, 0xfe00707f, C::kNone, 0, E::kI},
     {"xor", "d,s,j", 0x00004013, 0x0000707f, C::kNone, 0, E::kI},       // xori
@@ -439,10 +439,25 @@ bool check_ok(Check c, uint32_t w) {
   return false;
 }
 
-bool entry_matches(const Entry &e, uint32_t w, unsigned length, unsigned xlen) {
+// The DisasmOptions::extensions bit an entry needs (0: the base, always decoded).
+uint32_t extension_bit(Ext e) {
+  switch (e) {
+    case Ext::kM: return kExtM;
+    case Ext::kA: return kExtA;
+    case Ext::kC: return kExtC;
+    case Ext::kZicsr: return kExtZicsr;
+    case Ext::kZifencei: return kExtZifencei;
+    case Ext::kI: case Ext::kPriv: return 0;
+  }
+  return 0;
+}
+
+bool entry_matches(const Entry &e, uint32_t w, unsigned length, unsigned xlen, uint32_t extensions) {
   const bool compressed_entry = e.ext == Ext::kC;
   if (compressed_entry != (length == 2)) return false;
   if (e.xlen != 0 && e.xlen != xlen) return false;
+  const uint32_t needs = extension_bit(e.ext);
+  if (needs != 0 && (extensions & needs) == 0) return false;
   return (w & e.mask) == e.match && check_ok(e.check, w);
 }
 
@@ -665,11 +680,11 @@ Decoded Disassembler::next(const uint8_t *bytes, size_t avail, uint64_t pc) {
     if (length == 4) w |= (static_cast<uint32_t>(bytes[2]) << 16) | (static_cast<uint32_t>(bytes[3]) << 24);
     const Entry *hit = nullptr;
     for (const Entry &e : kAliases) {
-      if (entry_matches(e, w, length, xlen)) { hit = &e; break; }
+      if (entry_matches(e, w, length, xlen, options_.extensions)) { hit = &e; break; }
     }
     if (hit == nullptr) {
       for (const Entry &e : kInstructions) {
-        if (entry_matches(e, w, length, xlen)) { hit = &e; break; }
+        if (entry_matches(e, w, length, xlen, options_.extensions)) { hit = &e; break; }
       }
     }
     if (hit != nullptr) {

@@ -8,9 +8,8 @@
 // "As objdump prints it" includes the quirks of that version: addi, andi, ori, xori, slli, srli,
 // srai (and their W forms, and the compressed ones) print under their register-register names
 // (`add sp,sp,-16`, `sll a0,a0,0x2`), rdcycle/csrr/... aliases, `.2byte 0x...` for an unknown
-// encoding. Every extension above is always decoded; objdump decodes what the ELF's
-// Tag_RISCV_arch names (its default rv64gc when there is none), so for a program built without
-// C, M or A an encoding of those prints here as the instruction and there as `.2byte`/`.4byte`.
+// encoding. objdump decodes the extensions the ELF's Tag_RISCV_arch names (rv64gc when it has
+// none); DisasmOptions::extensions says which to decode here (all by default).
 //
 // Never aborts and never reads past `avail` on any input: an encoding outside the supported set
 // is printed the way objdump prints it (a `.2byte`/`.4byte`/`.8byte`/`.byte` directive).
@@ -51,7 +50,19 @@ using Symbolizer = std::function<std::string(uint64_t address)>;
 // attribute (gas records 1.11 when a file names a CSR), 1.12 for a file without one.
 enum class PrivSpec : uint8_t { k1_9_1, k1_10, k1_11, k1_12 };
 
+// The extensions beyond the base (RV32I / RV64I and the privileged instructions, always on) to
+// decode, as bits; an encoding of one left out prints as objdump prints an unknown one.
+enum Extension : uint32_t {
+  kExtM = 1u << 0,
+  kExtA = 1u << 1,
+  kExtC = 1u << 2,
+  kExtZicsr = 1u << 3,
+  kExtZifencei = 1u << 4,
+  kExtAll = kExtM | kExtA | kExtC | kExtZicsr | kExtZifencei,
+};
+
 struct DisasmOptions {
+  uint32_t extensions = kExtAll;
   PrivSpec priv_spec = PrivSpec::k1_12;
   // The value of `__global_pointer$` when the program has one: objdump then comments gp-relative
   // addresses (`lw a0,-2016(gp) # 100004e0`).

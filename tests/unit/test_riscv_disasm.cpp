@@ -211,14 +211,41 @@ struct Listing {
   return ::testing::AssertionSuccess();
 }
 
+// `march` empty: rv32imac_zicsr_zifencei or rv64imac_zicsr_zifencei.
 ::testing::AssertionResult assemble(const std::string &source, const std::string &object, Xlen xlen,
-                                    const std::string &flags) {
+                                    const std::string &flags, std::string march = "") {
   int st;
-  const std::string march = xlen == Xlen::k64 ? "rv64imac_zicsr_zifencei" : "rv32imac_zicsr_zifencei";
+  if (march.empty()) march = xlen == Xlen::k64 ? "rv64imac_zicsr_zifencei" : "rv32imac_zicsr_zifencei";
   const std::string o = run(std::string(kAs) + " -march=" + march + (xlen == Xlen::k64 ? " --defsym RV64=1 " : " ") +
                                 flags + " -o '" + object + "' '" + source + "'",
                             &st);
   if (st != 0) return ::testing::AssertionFailure() << kAs << " failed (" << st << "): " << o;
+  return ::testing::AssertionSuccess();
+}
+
+// The extensions objdump decodes for an object: its Tag_RISCV_arch ("rv32i2p1_m2p0_c2p0_zicsr2p0")
+// or, without one, all of ours (objdump's default rv64gc has them all).
+::testing::AssertionResult extensions_of(const std::string &object, uint32_t *ext) {
+  int st;
+  const std::string o = run(std::string(kReadelf) + " -A '" + object + "'", &st);
+  if (st != 0) return ::testing::AssertionFailure() << kReadelf << " -A failed: " << o;
+  const size_t tag = o.find("Tag_RISCV_arch: \"");
+  if (tag == std::string::npos) {
+    *ext = uscope::analysis::kExtAll;
+    return ::testing::AssertionSuccess();
+  }
+  const size_t begin = tag + std::strlen("Tag_RISCV_arch: \"");
+  const std::string arch = o.substr(begin, o.find('"', begin) - begin);
+  *ext = 0;
+  std::istringstream parts(arch.substr(4));  // after "rv32" / "rv64": "i2p1_m2p0_..."
+  std::string part;
+  while (std::getline(parts, part, '_')) {
+    if (part.rfind("zicsr", 0) == 0) *ext |= uscope::analysis::kExtZicsr;
+    else if (part.rfind("zifencei", 0) == 0) *ext |= uscope::analysis::kExtZifencei;
+    else if (part[0] == 'm') *ext |= uscope::analysis::kExtM;
+    else if (part[0] == 'a') *ext |= uscope::analysis::kExtA;
+    else if (part[0] == 'c') *ext |= uscope::analysis::kExtC;
+  }
   return ::testing::AssertionSuccess();
 }
 
@@ -243,14 +270,16 @@ struct Listing {
   return ::testing::AssertionSuccess();
 }
 
-// Assembles `source`, strips it, and compares every instruction; returns how many.
-size_t check_source(const std::string &source, Xlen xlen, const std::string &flags = "") {
+// Assembles `source`, strips it, and compares every instruction under the object's own
+// extensions and privileged spec; returns how many.
+size_t check_source(const std::string &source, Xlen xlen, const std::string &flags = "", const std::string &march = "") {
   TempDir dir;
   EXPECT_FALSE(dir.path().empty());
   const std::string object = dir.path() + "/a.o";
-  EXPECT_TRUE(assemble(source, object, xlen, flags));
+  EXPECT_TRUE(assemble(source, object, xlen, flags, march));
   DisasmOptions options;
   EXPECT_TRUE(priv_spec_of(object, &options.priv_spec));
+  EXPECT_TRUE(extensions_of(object, &options.extensions));
   Listing l;
   EXPECT_TRUE(objdump_stripped(object, dir.path(), &l));
   const Comparison c = compare(l.text, l.vma, l.lines, xlen, options);
@@ -320,6 +349,8 @@ TEST(RiscvDisasm, Every16BitEncodingMatchesObjdump) {
   const std::string source = write_words(dir.path(), halves, 2);
   EXPECT_EQ(check_source(source, Xlen::k32), halves.size());
   EXPECT_EQ(check_source(source, Xlen::k64), halves.size());
+  // Without C (-march=rv32i: objdump then prints every one as .2byte).
+  EXPECT_EQ(check_source(source, Xlen::k32, "", "rv32i"), halves.size());
 }
 
 // A sweep of 32-bit encodings: every major opcode x funct3 x funct7 with random, zero and ra
@@ -361,6 +392,9 @@ TEST(RiscvDisasm, Sweep32BitEncodingsMatchesObjdump) {
   const std::string source = write_words(dir.path(), words, 4);
   EXPECT_EQ(check_source(source, Xlen::k32), words.size());
   EXPECT_EQ(check_source(source, Xlen::k64), words.size());
+  // Fewer extensions: objdump prints the encodings of the others as .4byte.
+  EXPECT_EQ(check_source(source, Xlen::k32, "", "rv32i"), words.size());
+  EXPECT_EQ(check_source(source, Xlen::k64, "", "rv64ia_zicsr"), words.size());
 }
 
 // Every CSR number under each privileged-spec version objdump knows (the names differ: the
