@@ -395,6 +395,7 @@ TEST(RiscvDisasm, Sweep32BitEncodingsMatchesObjdump) {
   // Fewer extensions: objdump prints the encodings of the others as .4byte.
   EXPECT_EQ(check_source(source, Xlen::k32, "", "rv32i"), words.size());
   EXPECT_EQ(check_source(source, Xlen::k64, "", "rv64ia_zicsr"), words.size());
+  std::printf("32-bit sweep: %zu words, 4 times\n", words.size());
 }
 
 // Every CSR number under each privileged-spec version objdump knows (the names differ: the
