@@ -110,7 +110,7 @@ bool hex_after(const std::string &text, size_t pos, uint64_t *value) {
 }
 
 // Replaces every "<...>" with "<sym>".
-std::string anonymize_symbols(const std::string &text) {
+[[maybe_unused]] std::string anonymize_symbols(const std::string &text) {  // used only with USCOPE_TB_FW_ELF
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '<') {
