@@ -1142,6 +1142,12 @@ struct Server::Impl {
       j.field("description", t.description);
       j.key("inputSchema");
       j.raw(t.input_schema.data(), t.input_schema.size());
+      // Every tool only reads the trace (2025-03-26 tool annotations; hints to the client).
+      j.key("annotations");
+      j.begin_object();
+      j.field("readOnlyHint", true);
+      j.field("openWorldHint", false);
+      j.end_object();
       j.end_object();
     }
     j.end_array();

@@ -283,6 +283,7 @@ TEST_F(McpServer, ToolsListHasEveryToolWithItsSchema) {
     EXPECT_FALSE(s(t["description"]).empty()) << name;
     dom::element schema = t["inputSchema"].value();
     EXPECT_EQ(s(schema["type"]), "object") << name;
+    EXPECT_TRUE(t["annotations"]["readOnlyHint"].get_bool().value()) << name;
     dom::object props;
     ASSERT_EQ(schema["properties"].get(props), simdjson::SUCCESS) << name;
     const dom::array required = schema["required"].get_array().value();
