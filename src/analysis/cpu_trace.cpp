@@ -22,6 +22,10 @@ namespace cpu = proto::cpu;
 // before and after its window. An instruction alive longer than this many
 // segments is reported from what was seen (its fetch unknown, or in flight).
 constexpr size_t kMaxFollow = 64;
+// How far past a window's end the segment holding it is decoded at first:
+// most instructions alive at the end of the window retire within it, and
+// then the rest of the segment is never decoded.
+constexpr uint64_t kTailCycles = 256;
 
 const char *str(const Schema &s, uint16_t off) {
   const char *p = s.str(off);
@@ -386,6 +390,7 @@ bool CpuTrace::counter_downsample(uint32_t c, uint64_t start, uint64_t end, uint
     // first frame's cycle (COMPAT 16); level L entries cover fan_out^L of them.
     const auto &levels = sum->counters[ctr.tsum_index].levels;
     const uint64_t origin = segment_first_cycle(0);
+    const uint64_t trace_end = max_cycle() + 1;
     const double width = static_cast<double>(range) / n;
     size_t level = 0;
     uint64_t w = sum->base_interval_cycles;
@@ -405,13 +410,15 @@ bool CpuTrace::counter_downsample(uint32_t c, uint64_t start, uint64_t end, uint
         uint64_t mn = UINT64_MAX, mx = 0;
         for (uint64_t e = e0; e < e1; ++e) {
           const MipmapEntry &m = entries[e];
-          const uint64_t lo = std::max(b0, origin + e * w), hi = std::min(b1, origin + (e + 1) * w);
+          // The last entry stops at the trace's end.
+          const uint64_t es = origin + e * w, ee = std::min(origin + (e + 1) * w, trace_end);
+          const uint64_t lo = std::max(b0, es), hi = std::min(b1, ee);
           if (hi <= lo) continue;
-          if (hi - lo == w) {
+          if (hi - lo == ee - es) {
             s += static_cast<double>(m.sum);
           } else {
             exact = false;
-            s += static_cast<double>(m.sum) * static_cast<double>(hi - lo) / static_cast<double>(w);
+            s += static_cast<double>(m.sum) * static_cast<double>(hi - lo) / static_cast<double>(ee - es);
           }
           if (m.sum) {
             mn = std::min(mn, m.min_delta);
@@ -467,9 +474,10 @@ bool CpuTrace::counter_downsample(uint32_t c, uint64_t start, uint64_t end, uint
 
 // ── instructions: one segment ──
 
-SegmentDecode CpuTrace::decode_uncached(size_t i) {
+SegmentDecode CpuTrace::decode_uncached(size_t i, uint64_t upto) {
   SegmentDecode d;
   d.index = i;
+  d.upto = upto;
   d.first_cycle = segment_first_cycle(i);
   d.last_cycle = segment_last_cycle(i);
   auto states = r_.initial_state();
@@ -499,7 +507,7 @@ SegmentDecode CpuTrace::decode_uncached(size_t i) {
         InsnPiece p;
         p.entity_id = static_cast<uint32_t>(e.get(slot, ids.f_entity_id));
         p.slot = slot;
-        p.flags = InsnPiece::kStartsBefore;
+        p.flags = InsnPiece::kStartsBefore | InsnPiece::kIdSet;
         p.pc = e.get(slot, ids.f_pc);
         if (ids.f_inst_bits >= 0) {
           p.inst_bits = static_cast<uint32_t>(e.get(slot, static_cast<uint16_t>(ids.f_inst_bits)));
@@ -510,11 +518,18 @@ SegmentDecode CpuTrace::decode_uncached(size_t i) {
         add(p);
       }
     }
+    // Where an open piece of an entity is found without the hash map: at
+    // slot entity_id (our writer: ids are slots), or at entity_id modulo the
+    // catalog's size (writers that number instructions and wrap them onto
+    // the slots). Only pieces elsewhere go into by_other.
+    bool direct(uint32_t entity_id, uint16_t slot) const {
+      return entity_id == slot || (ids.num_slots && entity_id % ids.num_slots == slot);
+    }
     void add(const InsnPiece &p) {
       const auto idx = static_cast<int32_t>(d.pieces.size());
       d.pieces.push_back(p);
       by_slot[p.slot] = idx;
-      if (p.entity_id != p.slot) by_other[p.entity_id] = idx;
+      if (!direct(p.entity_id, p.slot)) by_other[p.entity_id] = idx;
     }
     // The open piece of an entity; else one closed earlier in this frame:
     // v0.1 frames carry all their ops before their events (§8.6), so the
@@ -522,9 +537,13 @@ SegmentDecode CpuTrace::decode_uncached(size_t i) {
     // comes after its clear.
     InsnPiece *find(uint32_t entity_id, int32_t *idx, bool *closed = nullptr) {
       int32_t i = -1;
+      const size_t mod = ids.num_slots ? entity_id % ids.num_slots : 0;
       if (entity_id < by_slot.size() && by_slot[entity_id] >= 0 &&
           d.pieces[static_cast<size_t>(by_slot[entity_id])].entity_id == entity_id)
         i = by_slot[entity_id];
+      else if (mod < by_slot.size() && by_slot[mod] >= 0 &&
+               d.pieces[static_cast<size_t>(by_slot[mod])].entity_id == entity_id)
+        i = by_slot[mod];
       else if (!by_other.empty()) {
         auto it = by_other.find(entity_id);
         if (it != by_other.end()) i = it->second;
@@ -554,12 +573,14 @@ SegmentDecode CpuTrace::decode_uncached(size_t i) {
       if (p.status == USCOPE_INSN_IN_FLIGHT) p.status = status;
       p.last_cycle = cycle;
       if (by_slot[p.slot] == idx) by_slot[p.slot] = -1;
-      if (p.entity_id != p.slot) by_other.erase(p.entity_id);
+      if (!direct(p.entity_id, p.slot)) by_other.erase(p.entity_id);
       closed_now.emplace_back(p.entity_id, idx);
     }
 
     void frame(uint64_t time) {
-      cycle = t.cycle_of(time);
+      const uint64_t cy = t.cycle_of(time);
+      if (cy > d.upto) throw StopReplay{};
+      cycle = cy;
       closed_now.clear();
       if (!started) start();
     }
@@ -567,15 +588,40 @@ SegmentDecode CpuTrace::decode_uncached(size_t i) {
       if (o.storage_id != ids.entities) return;
       const int32_t cur = o.slot < by_slot.size() ? by_slot[o.slot] : -1;
       if (o.action == wire::DA_SLOT_SET) {
+        // An instruction starts when its catalog slot becomes valid (a set
+        // on a free slot, whichever field; the reference counts sets of
+        // entity_id), or when entity_id is set to a new id on a live slot.
         if (o.field == ids.f_entity_id) {
-          if (cur >= 0) close(cur, USCOPE_INSN_IN_FLIGHT);  // replaced without a clear
+          InsnPiece *live = cur >= 0 ? &d.pieces[static_cast<size_t>(cur)] : nullptr;
+          if (live && !(live->flags & InsnPiece::kIdSet) && live->first_cycle == cycle &&
+              !(live->flags & InsnPiece::kStartsBefore)) {
+            // Its other fields came first this cycle: now it gets its id.
+            if (!direct(live->entity_id, live->slot)) by_other.erase(live->entity_id);
+            live->entity_id = static_cast<uint32_t>(o.value);
+            live->flags |= InsnPiece::kIdSet;
+            if (!direct(live->entity_id, live->slot)) by_other[live->entity_id] = cur;
+            return;
+          }
+          if (live) close(cur, USCOPE_INSN_IN_FLIGHT);  // replaced without a clear
           InsnPiece p;
           p.entity_id = static_cast<uint32_t>(o.value);
           p.slot = o.slot;
+          p.flags = InsnPiece::kIdSet;
           p.first_cycle = p.last_cycle = cycle;
           add(p);
-        } else if (cur >= 0) {
-          InsnPiece &p = d.pieces[static_cast<size_t>(cur)];
+          return;
+        }
+        int32_t at = cur;
+        if (at < 0) {
+          InsnPiece p;
+          p.entity_id = static_cast<uint32_t>(st[ids.entities].get(o.slot, ids.f_entity_id));
+          p.slot = o.slot;
+          p.first_cycle = p.last_cycle = cycle;
+          at = static_cast<int32_t>(d.pieces.size());
+          add(p);
+        }
+        {
+          InsnPiece &p = d.pieces[static_cast<size_t>(at)];
           if (o.field == ids.f_pc) {
             p.pc = o.value;
           } else if (static_cast<int32_t>(o.field) == ids.f_inst_bits) {
@@ -623,7 +669,12 @@ SegmentDecode CpuTrace::decode_uncached(size_t i) {
   } b{*this, ids_, d, states, false, 0, {}, {}, {}, {}, {}, {}};
   b.by_slot.assign(ids_.num_slots, -1);
 
-  d.ok = r_.replay(i, states, b);
+  try {
+    d.ok = r_.replay(i, states, b);
+  } catch (const StopReplay &) {
+    d.complete = false;
+    d.last_cycle = b.cycle;
+  }
   if (!d.ok) {
     d.pieces.clear();
     d.stalls.clear();
@@ -631,8 +682,7 @@ SegmentDecode CpuTrace::decode_uncached(size_t i) {
   }
   for (size_t k = 0; k < d.pieces.size(); ++k) {
     InsnPiece &p = d.pieces[k];
-    if (b.by_slot[p.slot] == static_cast<int32_t>(k) ||
-        (p.entity_id != p.slot && b.by_other.count(p.entity_id) && b.by_other[p.entity_id] == static_cast<int32_t>(k))) {
+    if (b.by_slot[p.slot] == static_cast<int32_t>(k)) {
       p.flags |= InsnPiece::kOpenAtEnd;
       p.last_cycle = std::max(p.last_cycle, d.last_cycle);
     }
@@ -673,14 +723,17 @@ SegmentDecode CpuTrace::decode_uncached(size_t i) {
   return d;
 }
 
-const SegmentDecode &CpuTrace::decode(size_t i) {
+const SegmentDecode &CpuTrace::decode(size_t i, uint64_t upto) {
   for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-    if (it->index == i) {
+    if (it->index != i) continue;
+    if (it->complete || it->upto >= upto) {
       cache_.splice(cache_.begin(), cache_, it);
       return cache_.front();
     }
+    cache_.erase(it);  // decoded not far enough: again, further
+    break;
   }
-  cache_.push_front(decode_uncached(i));
+  cache_.push_front(decode_uncached(i, upto));
   while (cache_.size() > cache_cap_) cache_.pop_back();
   return cache_.front();
 }
@@ -716,9 +769,14 @@ InsnStream::InsnStream(CpuTrace &t, uint64_t start, uint64_t end, std::optional<
   }
   // Go back to the segments holding the fetch of the instructions alive at
   // the window's start (the pieces of `first` that start before it).
+  // Only those still alive at the window's start, and of the entity asked
+  // for, need it.
+  seg_ = first;
+  end_seg_ = last;
   std::unordered_map<uint32_t, uint32_t> unresolved;  // slot -> entity id
-  for (const InsnPiece &p : t_.decode(first).pieces)
-    if (p.flags & InsnPiece::kStartsBefore) unresolved.emplace(p.slot, p.entity_id);
+  for (const InsnPiece &p : decode_for(first).pieces)
+    if ((p.flags & InsnPiece::kStartsBefore) && p.last_cycle >= start && (!entity || *entity == p.entity_id))
+      unresolved.emplace(p.slot, p.entity_id);
   size_t lo = first;
   while (!unresolved.empty() && lo > 0 && first - lo < kMaxFollow) {
     std::unordered_map<uint32_t, uint32_t> still;
@@ -802,6 +860,10 @@ void InsnStream::add_piece(const SegmentDecode &d, const InsnPiece &p) {
     }
   }
   if (!i) {
+    // A piece that cannot be (part of) an instruction this stream returns
+    // costs nothing more: most of a segment around a short window.
+    const bool open = p.flags & InsnPiece::kOpenAtEnd;
+    if ((entity_ && *entity_ != p.entity_id) || p.first_cycle > end_ || (!open && p.last_cycle < start_)) return;
     i = take();
     i->head = p;
     append(i);
@@ -809,6 +871,18 @@ void InsnStream::add_piece(const SegmentDecode &d, const InsnPiece &p) {
   }
   if (p.flags & InsnPiece::kOpenAtEnd) open_[p.slot] = i;
   else finish(i);
+}
+
+const SegmentDecode &InsnStream::decode_for(size_t i) {
+  if (i < end_seg_) return t_.decode(i);
+  const uint64_t from = std::max(end_, t_.segment_first_cycle(i));
+  const uint64_t upto = from > UINT64_MAX - kTailCycles ? UINT64_MAX : from + kTailCycles;
+  const SegmentDecode &d = t_.decode(i, upto);
+  if (d.complete) return d;
+  for (const InsnPiece &p : d.pieces)
+    if ((p.flags & InsnPiece::kOpenAtEnd) && p.first_cycle <= end_ && (!entity_ || *entity_ == p.entity_id))
+      return t_.decode(i);
+  return d;
 }
 
 bool InsnStream::step() {
@@ -828,7 +902,7 @@ bool InsnStream::step() {
     done_all_ = true;
     return false;
   }
-  const SegmentDecode &d = t_.decode(seg_++);
+  const SegmentDecode &d = decode_for(seg_++);
   carried_.clear();
   carried_.swap(open_);
   if (d.ok && d.pieces.empty() && d.last_cycle == d.first_cycle && !carried_.empty()) {
@@ -869,6 +943,53 @@ const Insn *InsnStream::next() {
 }
 
 // ── analyze ──
+
+void CpuTrace::states_at(const uint64_t *cycles, size_t n, std::vector<StorageState> *out) {
+  // One pass forward through the segments from the first cycle's to the
+  // last's: each state is taken when the replay reaches the first frame
+  // after its cycle, so nothing is decompressed or applied twice (n calls of
+  // state_at would each start again from a checkpoint).
+  size_t k = 0;
+  while (k < n) {
+    size_t seg = 0, last = 0;
+    if (!segments_for(cycles[k], UINT64_MAX, &seg, &last)) {
+      // Past the end: the state at the end.
+      const auto end = r_.state_at(UINT64_MAX);
+      for (; k < n; ++k) out[k] = end;
+      return;
+    }
+    if (segment_first_cycle(seg) > cycles[k]) {
+      out[k] = state_at_cycle(cycles[k]);  // before that segment: a gap or the trace's start
+      ++k;
+      continue;
+    }
+    auto states = r_.initial_state();
+    struct V {
+      CpuTrace &t;
+      std::vector<StorageState> &st;
+      const uint64_t *cycles;
+      size_t n;
+      size_t &k;
+      std::vector<StorageState> *out;
+      void frame(uint64_t time) {
+        const uint64_t cy = t.cycle_of(time);
+        while (k < n && cycles[k] < cy) out[k++] = st;
+        if (k == n) throw StopReplay{};
+      }
+      void op(uint64_t, const DeltaOp &) {}
+      void event(uint64_t, uint16_t, const uint8_t *, uint32_t) {}
+    } v{*this, states, cycles, n, k, out};
+    bool stopped = false;
+    try {
+      r_.replay(seg, states, v);
+    } catch (const StopReplay &) {
+      stopped = true;
+    }
+    if (stopped) return;
+    // The segment ended first: what remains within it is its end state.
+    while (k < n && cycles[k] <= segment_last_cycle(seg)) out[k++] = states;
+  }
+}
 
 void CpuTrace::analyze(uint64_t start, uint64_t end, Report &out) {
   if (start >= end)
@@ -924,7 +1045,8 @@ void CpuTrace::analyze(uint64_t start, uint64_t end, Report &out) {
 
   // Counters from the states at start and end; buffers at start, mid and end.
   const uint64_t at[3] = {start, start + (end - start) / 2, end};
-  std::vector<StorageState> st[3] = {state_at_cycle(at[0]), state_at_cycle(at[1]), state_at_cycle(at[2])};
+  std::vector<StorageState> st[3];
+  states_at(at, 3, st);
   for (size_t c = 0; c < counters_.size(); ++c) {
     const uint64_t a = st[0][counters_[c].storage_id].get(0, 0), b = st[2][counters_[c].storage_id].get(0, 0);
     out.counters.push_back({static_cast<uint32_t>(c), 0, a, b, b - a,

@@ -48,7 +48,7 @@ struct CpuIds {
 
 // One instruction as rebuilt from one segment (or stitched from several).
 struct InsnPiece {
-  enum : uint8_t { kStartsBefore = 1, kOpenAtEnd = 2, kHasBits = 4, kDisasmAnnotation = 8 };
+  enum : uint8_t { kStartsBefore = 1, kOpenAtEnd = 2, kHasBits = 4, kDisasmAnnotation = 8, kIdSet = 16 };
   uint32_t entity_id = 0;
   uint16_t slot = 0;
   uint8_t status = USCOPE_INSN_IN_FLIGHT;
@@ -73,7 +73,11 @@ struct InsnPiece {
 struct SegmentDecode {
   size_t index = 0;
   bool ok = true;  // false: the segment did not decode; it holds nothing
-  uint64_t first_cycle = 0, last_cycle = 0;
+  // false: decoded only up to `upto` (its frames after it not visited); the
+  // pieces open there are marked kOpenAtEnd like those open at its end.
+  bool complete = true;
+  uint64_t upto = UINT64_MAX;
+  uint64_t first_cycle = 0, last_cycle = 0;  // last_cycle: of the last frame decoded
   std::vector<InsnPiece> pieces;  // in creation order: kStartsBefore ones first, then by fetch
   std::vector<uscope_stage_span_t> spans;
   std::vector<uint32_t> annotations;  // string-table indices
@@ -110,6 +114,10 @@ class InsnStream {
 
  private:
   bool step();  // decode the next segment into the queue; false at the end
+  // The decode of segment i this stream needs: within the window, all of
+  // it; at its last segment (and past it), up to a little after the window,
+  // unless an instruction it wants is still open there.
+  const SegmentDecode &decode_for(size_t i);
   void add_piece(const SegmentDecode &d, const InsnPiece &p);
   void finish(Insn *insn);
   Insn *take();
@@ -194,9 +202,13 @@ class CpuTrace {
   // convention: cycle * period).
   std::vector<StorageState> state_at_cycle(uint64_t cycle) { return r_.state_at(cycle * ids_.period_ps); }
   void buffers_at(uint64_t cycle, BufferSnapshot &out);
+  // The states at n ascending cycles, in one pass.
+  void states_at(const uint64_t *cycles, size_t n, std::vector<StorageState> *out);
 
   // ── instructions ──
-  const SegmentDecode &decode(size_t segment);
+  // Segment i's instructions, from its start up to the frames of cycle
+  // `upto` at least (all of it by default). Cached.
+  const SegmentDecode &decode(size_t segment, uint64_t upto = UINT64_MAX);
   // Segment range [first, last] whose cycles meet [start, end]; false when none.
   bool segments_for(uint64_t start, uint64_t end, size_t *first, size_t *last) const;
   uint64_t segment_first_cycle(size_t i) const;
@@ -219,7 +231,7 @@ class CpuTrace {
   void resolve(const char *scope);
   void build_metadata();
   void open_elf(const char *path);
-  SegmentDecode decode_uncached(size_t segment);
+  SegmentDecode decode_uncached(size_t segment, uint64_t upto);
 
   TraceReader &r_;
   CpuIds ids_;
