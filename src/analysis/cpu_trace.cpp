@@ -823,6 +823,10 @@ void InsnStream::finish(Insn *i) {
     i->head.cur_stage = -1;
   }
   i->done = true;
+  if (sink_) {
+    if (wanted(*i)) sink_(sink_ctx_, View{i->head, i->spans.data(), i->spans.size()});
+    free_.push_back(i);
+  }
 }
 
 void InsnStream::add_piece(const SegmentDecode &d, const InsnPiece &p) {
@@ -864,10 +868,14 @@ void InsnStream::add_piece(const SegmentDecode &d, const InsnPiece &p) {
     // costs nothing more: most of a segment around a short window.
     const bool open = p.flags & InsnPiece::kOpenAtEnd;
     if ((entity_ && *entity_ != p.entity_id) || p.first_cycle > end_ || (!open && p.last_cycle < start_)) return;
+    if (sink_ && !open && !(p.flags & InsnPiece::kStartsBefore)) {
+      sink_(sink_ctx_, View{p, d.spans.data() + p.span_begin, p.span_count});
+      return;
+    }
     i = take();
     i->head = p;
     append(i);
-    queue_.push_back(i);
+    if (!sink_) queue_.push_back(i);
   }
   if (p.flags & InsnPiece::kOpenAtEnd) open_[p.slot] = i;
   else finish(i);
@@ -1004,15 +1012,16 @@ void CpuTrace::analyze(uint64_t start, uint64_t end, Report &out) {
 
   std::vector<uint64_t> stage_total(stages_.size()), stage_count(stages_.size());
   InsnStream s(*this, start, end - 1, std::nullopt);
-  while (const Insn *i = s.next()) {
-    const InsnPiece &p = i->head;
+  s.scan([&](const InsnStream::View &i) {
+    const InsnPiece &p = i.head;
     if (p.status == USCOPE_INSN_RETIRED && p.last_cycle >= start && p.last_cycle < end) ++h.retired_in_range;
-    if (p.first_cycle < start || p.first_cycle >= end) continue;
+    if (p.first_cycle < start || p.first_cycle >= end) return;
     ++h.total;
     if (p.status == USCOPE_INSN_RETIRED) ++h.retired;
     else if (p.status == USCOPE_INSN_FLUSHED) ++h.flushed;
     else ++h.in_flight;
-    for (const auto &sp : i->spans) {
+    for (size_t k = 0; k < i.num_spans; ++k) {
+      const auto &sp = i.spans[k];
       if (sp.stage >= stage_total.size()) {
         stage_total.resize(sp.stage + 1u);
         stage_count.resize(sp.stage + 1u);
@@ -1020,7 +1029,7 @@ void CpuTrace::analyze(uint64_t start, uint64_t end, Report &out) {
       stage_total[sp.stage] += sp.end_cycle - sp.start_cycle;
       ++stage_count[sp.stage];
     }
-  }
+  });
   h.flush_rate = h.total ? static_cast<double>(h.flushed) / static_cast<double>(h.total) : 0.0;
   h.ipc = static_cast<double>(h.retired) / static_cast<double>(h.range_cycles);
   h.commit_ipc = static_cast<double>(h.retired_in_range) / static_cast<double>(h.range_cycles);

@@ -112,6 +112,26 @@ class InsnStream {
   // decoded so far (all of them once next() returned nullptr).
   const std::vector<uint64_t> &stalls() const { return stalls_; }
 
+  // The same instructions in no particular order, each as a view valid
+  // during the call: an instruction whole within one segment is read in
+  // place, with no record built (what analyze needs over a long range).
+  struct View {
+    const InsnPiece &head;
+    const uscope_stage_span_t *spans;
+    size_t num_spans;
+  };
+  template <class F>
+  void scan(F &&f) {
+    struct Thunk {
+      static void call(void *ctx, const View &v) { (*static_cast<F *>(ctx))(v); }
+    };
+    sink_ = &Thunk::call;
+    sink_ctx_ = &f;
+    while (step()) {
+    }
+    sink_ = nullptr;
+  }
+
  private:
   bool step();  // decode the next segment into the queue; false at the end
   // The decode of segment i this stream needs: within the window, all of
@@ -136,6 +156,8 @@ class InsnStream {
   std::unordered_map<uint32_t, Insn *> carried_;  // open_ of the previous segment, being matched
   std::vector<uint64_t> stalls_;
   Insn *current_ = nullptr;
+  void (*sink_)(void *, const View &) = nullptr;  // scan(): finished instructions go here, not to queue_
+  void *sink_ctx_ = nullptr;
 };
 
 // Every buffer's contents at a cycle (uscope_cpu_trace_buffers_at).
