@@ -155,9 +155,18 @@ void CpuTrace::resolve(const char *want) {
   for (const EventDef &e : s.events) {
     if (e.scope_id != ids_.scope) continue;
     const char *n = str(s, e.name);
+    // A payload field the decoder reads: it must be there with the size of
+    // its protocol type (a u32 id or string ref, a 1-byte enum), since the
+    // decoder reads it at that offset with that size.
     auto off = [&](const char *field, uint32_t *out) {
       const int64_t o = payload_offset(s, e, field);
       if (o < 0) fail(USCOPE_ERR_SCHEMA, "cpu event '%s' has no field '%s'", n, field);
+      const int32_t k = find_field(s, e.fields, field);
+      const unsigned size = wire::field_type_size(e.fields[static_cast<size_t>(k)].type);
+      const bool is_enum = std::strcmp(field, "stage") == 0 || std::strcmp(field, "reason") == 0;
+      if (size != (is_enum ? 1u : 4u))
+        fail(USCOPE_ERR_SCHEMA, "cpu event '%s': field '%s' is %u bytes, the cpu protocol's is %u", n, field, size,
+             is_enum ? 1u : 4u);
       *out = static_cast<uint32_t>(o);
     };
     const auto &ev = cpu::kEvents;
@@ -189,7 +198,7 @@ void CpuTrace::resolve(const char *want) {
 
   // Stage names: the stage field's enum, indexed by value; the reference's
   // cpu.pipeline_stages property when the enum is missing.
-  const FieldDef &sf = stage_ev->fields[static_cast<size_t>(find_field(s, stage_ev->fields, "stage"))];
+  const FieldDef &sf = stage_ev->fields[static_cast<size_t>(find_field(s, stage_ev->fields, "stage"))];  // off() found it
   if (sf.type == wire::FT_ENUM && sf.enum_id < s.enums.size()) {
     for (const EnumValue &v : s.enums[sf.enum_id].values) {
       if (stages_.size() <= v.value) stages_.resize(v.value + 1u);
