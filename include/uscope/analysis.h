@@ -92,6 +92,10 @@ typedef struct uscope_cpu_trace_info_s {
   const char *elf_path;          /* the ELF in use, or "" */
   uint32_t has_symbols;          /* 1: the ELF gave symbols or line tables */
   uint32_t reserved;
+  /* Why the cpu.elf_path ELF is not in use (missing, unreadable, another
+     ISA), or "": an ELF named by the trace is optional, one named by the
+     caller (opts->elf_path) is not. */
+  const char *elf_note;
 } uscope_cpu_trace_info_t;
 USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_trace_info(const uscope_cpu_trace_t *t,
                                                                  uscope_cpu_trace_info_t *out);
