@@ -181,9 +181,9 @@ std::string enum_name_of(const Trace &t, const char *enum_name, uint64_t v) {
   return std::to_string(v);
 }
 
-// A closed range [start, end] (half_open: [start, end), which the analysis
-// clamps itself), checked, and clamped to the trace's last cycle; the clamp
-// is said in "warning".
+// A closed range [start, end] (half_open: [start, end)), checked, and
+// clamped to the trace's last cycle; the clamp is said in "warning" (an IPC
+// over cycles past the end would count cycles the trace does not have).
 struct Range {
   uint64_t start, end;
   std::string warning;
@@ -196,10 +196,12 @@ Range cycle_range(const Session &s, const Args &a, bool half_open) {
   if (half_open ? r.start >= r.end : r.start > r.end)
     throw ToolError(std::string("start_cycle must be ") + (half_open ? "less than" : "at most") + " end_cycle");
   const uint64_t last = s.max_cycle();
-  if (!half_open && r.end > last) {
-    if (r.start > last) throw ToolError("start_cycle " + std::to_string(r.start) + " is past the trace's last cycle " + std::to_string(last));
-    r.warning = clamp_warning(r.end, last);
-    r.end = last;
+  if (r.start > last)
+    throw ToolError("start_cycle " + std::to_string(r.start) + " is past the trace's last cycle " + std::to_string(last));
+  const uint64_t end = half_open ? last + 1 : last;
+  if (r.end > end) {
+    r.warning = clamp_warning(r.end, end);
+    r.end = end;
   }
   return r;
 }
@@ -367,6 +369,8 @@ void tool_file_info(Session &s, const Args &a, Json &j) {
   if (s.has_cpu()) {
     j.field("cpu_scope", s.cpu_info().scope_name);
     j.field("isa", s.cpu_info().isa);
+    j.field("elf_path", s.cpu_info().elf_path);
+    if (s.cpu_info().elf_note && *s.cpu_info().elf_note) j.field("elf_note", s.cpu_info().elf_note);
   } else {
     j.field("cpu_scope_note", s.cpu_error().c_str());
   }
@@ -624,8 +628,11 @@ void tool_entity_timeline(Session &s, const Args &a, Json &j) {
   const uint64_t id = a.number("entity_id");
   if (id > UINT32_MAX) throw ToolError("entity " + std::to_string(id) + " not found in trace (ids are 32-bit)");
   const Page pg = page(a, 100, 100000);
+  // Optional window: the instructions whose life meets [start_cycle, end_cycle] (default: the whole trace).
+  const uint64_t from = a.number_or("start_cycle", 0), to = a.number_or("end_cycle", UINT64_MAX);
+  if (from > to) throw ToolError("start_cycle must be at most end_cycle");
   InsnIter it;
-  cpu_check(uscope_cpu_trace_entity(t, &it.it, static_cast<uint32_t>(id), 0, UINT64_MAX), "entity");
+  cpu_check(uscope_cpu_trace_entity(t, &it.it, static_cast<uint32_t>(id), from, to), "entity");
   uscope_insn_t in{};
   uint64_t n = 0, shown = 0;
   bool truncated = false;
@@ -642,7 +649,20 @@ void tool_entity_timeline(Session &s, const Args &a, Json &j) {
     insn_json(j, t, s.trace(), in);
     ++shown;
   }
-  if (n == 0) throw ToolError("entity " + std::to_string(id) + " not found in trace");
+  if (n == 0) {
+    // Name the ids there are: the slots of the scope's entity catalog.
+    std::string known;
+    uint16_t sid = 0;
+    const std::string catalog = std::string(s.cpu_info().scope_name) + ".entities";
+    if (uscope_reader_find_storage(s.trace().r(), &sid, catalog.c_str()) == USCOPE_OK)
+      known = " (entity ids are the slots 0.." + std::to_string(s.trace().storage(sid).num_slots - 1) + " of " +
+              catalog + "; each is reused by later instructions)";
+    throw ToolError("entity " + std::to_string(id) + " not found in " +
+                    (a.has("start_cycle") || a.has("end_cycle") ? "cycles " + std::to_string(from) + ".." +
+                                                                      std::to_string(to)
+                                                                : std::string("trace")) +
+                    known);
+  }
   j.end_array();
   j.field("offset", pg.offset);
   j.field("returned", shown);
@@ -725,7 +745,7 @@ void tool_analyze_performance(Session &s, const Args &a, Json &j) {
   j.field("start_cycle", rep.start_cycle);
   j.field("end_cycle", rep.end_cycle);
   j.field("range_cycles", rep.range_cycles);
-  if (rep.end_cycle < r.end) j.field("warning", clamp_warning(r.end, rep.end_cycle));
+  if (!r.warning.empty()) j.field("warning", r.warning);
   j.key("instructions");
   j.begin_object();
   j.field("total", rep.total);
@@ -734,9 +754,12 @@ void tool_analyze_performance(Session &s, const Args &a, Json &j) {
   j.field("in_flight", rep.in_flight);
   j.key("flush_rate");
   j.real(rep.flush_rate);
+  j.field("retired_in_range", rep.retired_in_range);  // ours: retired in the range, whenever fetched
   j.end_object();
   j.key("ipc");
   j.real(rep.ipc);
+  j.key("commit_ipc");  // ours: retired_in_range / range_cycles
+  j.real(rep.commit_ipc);
   j.key("counter_summaries");
   j.begin_array();
   for (uint32_t i = 0; i < rep.num_counters; ++i) {
@@ -871,7 +894,7 @@ void tool_find_stalls(Session &s, const Args &a, Json &j) {
   cpu_check(uscope_cpu_trace_analyze(t, &rep, r.start, r.end), "analyze");
   const auto infos = buffer_infos(t, s.cpu_info());
   // Cycles where a buffer was full, one buffer state per cycle, at most max_scan cycles.
-  const uint64_t end = std::min(r.end, rep.end_cycle);
+  const uint64_t end = r.end;
   const uint64_t scan_end = std::min(end, r.start + max_scan);  // [r.start, scan_end)
   struct Full {
     uint64_t cycles = 0;
@@ -894,7 +917,7 @@ void tool_find_stalls(Session &s, const Args &a, Json &j) {
   j.begin_object();
   j.field("start_cycle", rep.start_cycle);
   j.field("end_cycle", rep.end_cycle);
-  if (rep.end_cycle < r.end) j.field("warning", clamp_warning(r.end, rep.end_cycle));
+  if (!r.warning.empty()) j.field("warning", r.warning);
   j.field("stall_events", stall_events);
   j.key("stall_reasons");
   j.begin_array();
@@ -993,6 +1016,8 @@ const std::vector<Tool> &tools() {
        "Get the full lifecycle of an instruction entity: pipeline stages, disassembly, retire/flush status. An entity "
        "id is a slot of the entity catalog, reused by later instructions: every instruction that had it is listed.",
        R"({"type":"object","properties":{"entity_id":{"type":"integer","minimum":0,"description":"The entity ID to look up"},)"
+       R"("start_cycle":{"type":"integer","minimum":0,"description":"Only instructions alive at or after this cycle, default 0"},)"
+       R"("end_cycle":{"type":"integer","minimum":0,"description":"Only instructions alive at or before this cycle, default the end"},)"
        R"("limit":{"type":"integer","minimum":1,"description":"Instructions to return, default 100"},)"
        R"("offset":{"type":"integer","minimum":0,"description":"Instructions to skip, default 0"}},"required":["entity_id"]})",
        tool_entity_timeline},

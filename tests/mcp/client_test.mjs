@@ -132,9 +132,9 @@ async function main() {
   // analyze_performance
   const wa = want.analyze_performance;
   const ap = await call(client, "analyze_performance", { start_cycle: wa.start_cycle, end_cycle: wa.end_cycle });
-  eq(pick(ap, ["start_cycle", "end_cycle", "range_cycles", "ipc"]),
-     pick(wa, ["start_cycle", "end_cycle", "range_cycles", "ipc"]), "analyze_performance");
-  eq(ap.instructions, pick(wa, ["total", "retired", "flushed", "in_flight", "flush_rate"]),
+  eq(pick(ap, ["start_cycle", "end_cycle", "range_cycles", "ipc", "commit_ipc"]),
+     pick(wa, ["start_cycle", "end_cycle", "range_cycles", "ipc", "commit_ipc"]), "analyze_performance");
+  eq(ap.instructions, pick(wa, ["total", "retired", "flushed", "in_flight", "flush_rate", "retired_in_range"]),
      "analyze_performance.instructions");
   eq(ap.counter_summaries.map((c) => c.delta), wa.counter_deltas, "analyze_performance.counter_summaries");
   eq(ap.buffer_snapshots.map((b) => b.samples.map((s) => s.occupied)), wa.buffer_occupied,

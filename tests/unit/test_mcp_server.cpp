@@ -98,13 +98,9 @@ std::string write_cpu_trace(const TempDir &dir) {
       ok(uscope_cpu_retire(w, cpu, 1));
       ok(uscope_cpu_buffer_remove(w, cpu, kRob, 0));
       ok(uscope_cpu_buffer_remove(w, cpu, kRob, 1));
-      ok(uscope_cpu_counter_add(w, cpu, USCOPE_CPU_COUNTER_COMMITTED_INSNS, 2));
     }
     if (c == 12) ok(uscope_cpu_stage_transition(w, cpu, 5, kRetire));
-    if (c == 13) {
-      ok(uscope_cpu_retire(w, cpu, 5));
-      ok(uscope_cpu_counter_add(w, cpu, USCOPE_CPU_COUNTER_COMMITTED_INSNS, 1));
-    }
+    if (c == 13) ok(uscope_cpu_retire(w, cpu, 5));  // retire counts committed_insns itself
     ok(uscope_end_cycle(w));
   }
   ok(uscope_writer_close(w));
@@ -359,7 +355,7 @@ TEST_F(McpServer, ToolFailuresAreErrorResults) {
   const Case cases[] = {
       {"no_such_tool", "{}", "unknown tool"},
       {"entity_timeline", R"({"entity_id":7})", "entity 7 not found"},  // in the catalog, never used
-      {"entity_timeline", R"({"entity_id":4000000})", "entity"},       // past the catalog
+      {"entity_timeline", R"({"entity_id":4000000})", "slots 0..7 of core0.entities"},  // past the catalog
       {"entity_timeline", R"({})", "missing 'entity_id'"},
       {"counter_values", R"({"counter":"nope","start_cycle":0,"end_cycle":5})", "committed_insns, bp_misses"},
       {"buffer_occupancy", R"({"buffer":"lsq","cycle":3})", "Available: rob, iq"},
@@ -526,6 +522,12 @@ TEST_F(McpServer, EntityTimelineMatchesTheApi) {
   const ToolReply p2 = call(*srv, "entity_timeline", R"({"entity_id":5,"limit":1,"offset":1})");
   EXPECT_FALSE(p2.answer["truncated"].get_bool().value());
   EXPECT_EQ(u(p2.answer["results"].at(0)["first_cycle"]), 16u);
+  // A window: only the second life of entity 5 (fetched at 16).
+  const ToolReply w = call(*srv, "entity_timeline", R"({"entity_id":5,"start_cycle":15,"end_cycle":20})");
+  ASSERT_FALSE(w.is_error) << w.text;
+  ASSERT_EQ(n(w.answer["results"]), 1u);
+  EXPECT_EQ(u(w.answer["results"].at(0)["first_cycle"]), 16u);
+  EXPECT_TRUE(call(*srv, "entity_timeline", R"({"entity_id":0,"start_cycle":20,"end_cycle":21})").is_error);
 }
 
 TEST_F(McpServer, CounterValuesMatchTheApi) {
@@ -570,6 +572,8 @@ TEST_F(McpServer, AnalyzePerformanceMatchesTheApi) {
   EXPECT_EQ(u(a["instructions"]["in_flight"]), rep.in_flight);
   EXPECT_DOUBLE_EQ(d(a["instructions"]["flush_rate"]), rep.flush_rate);
   EXPECT_DOUBLE_EQ(d(a["ipc"]), rep.ipc);
+  EXPECT_DOUBLE_EQ(d(a["commit_ipc"]), rep.commit_ipc);
+  EXPECT_EQ(u(a["instructions"]["retired_in_range"]), rep.retired_in_range);
   ASSERT_EQ(n(a["counter_summaries"]), rep.num_counters);
   for (uint32_t i = 0; i < rep.num_counters; ++i) {
     EXPECT_EQ(u(a["counter_summaries"].at(i)["delta"]), rep.counters[i].delta);
@@ -589,6 +593,12 @@ TEST_F(McpServer, AnalyzePerformanceMatchesTheApi) {
     EXPECT_DOUBLE_EQ(d(a["stage_latencies"].at(i)["avg_latency"]), rep.stages[i].avg_latency);
   }
   ASSERT_EQ(n(a["stall_reasons"]), rep.num_stalls);
+  // A range past the trace's end is clamped to it (cycles 0..23: [0, 24)), with a warning.
+  const ToolReply past = call(*srv, "analyze_performance", R"({"start_cycle":10,"end_cycle":500})");
+  ASSERT_FALSE(past.is_error) << past.text;
+  EXPECT_EQ(u(past.answer["end_cycle"]), api.info().max_cycle + 1);
+  EXPECT_TRUE(has(past.answer.doc, "warning"));
+  EXPECT_TRUE(call(*srv, "analyze_performance", R"({"start_cycle":500,"end_cycle":600})").is_error);
   // What the trace wrote.
   EXPECT_EQ(u(a["instructions"]["total"]), 6u);  // fetched in [0, 20): e0..e3, e5 twice
   EXPECT_EQ(u(a["instructions"]["retired"]), 3u);
