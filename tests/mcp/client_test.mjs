@@ -4,7 +4,12 @@
 // every tool called, and each answer compared field by field with what the C
 // API says for the same question (expect_main.cpp prints that).
 //
-//   node client_test.mjs USCOPE USCOPE_MCP EXPECTED.json
+//   node client_test.mjs USCOPE USCOPE_MCP EXPECTED.json README.md
+//
+// The second server is started from the README's own mcpServers entry (its
+// "Use it from an AI assistant" section), with the built program for
+// "uscope-mcp" and the test's trace for /path/to/trace.uscope, so that the
+// snippet users copy is the one tested.
 //
 // Prints "mcp sdk client: OK" when every check passed; exits 1 on the first
 // failure, with what differed.
@@ -13,9 +18,9 @@ import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
-const [uscope, uscopeMcp, expectedPath] = process.argv.slice(2);
-if (!uscope || !uscopeMcp || !expectedPath) {
-  console.error("usage: node client_test.mjs USCOPE USCOPE_MCP EXPECTED.json");
+const [uscope, uscopeMcp, expectedPath, readmePath] = process.argv.slice(2);
+if (!uscope || !uscopeMcp || !expectedPath || !readmePath) {
+  console.error("usage: node client_test.mjs USCOPE USCOPE_MCP EXPECTED.json README.md");
   process.exit(2);
 }
 const want = JSON.parse(readFileSync(expectedPath, "utf8"));
@@ -171,8 +176,15 @@ async function main() {
   await callFails(client, "no_such_tool", {}, /unknown tool/);
   await client.close();
 
-  // ── uscope-mcp --trace npu.uscope: the installed program ──
-  const npu = await connect(uscopeMcp, ["--trace", want.npu_trace]);
+  // ── uscope-mcp --trace npu.uscope: the installed program, as the README registers it ──
+  const readme = readFileSync(readmePath, "utf8");
+  const section = readme.split("## Use it from an AI assistant")[1]?.split("\n## ")[0];
+  assert.ok(section, "README.md has the section \"Use it from an AI assistant\"");
+  const snippet = /```json\n([\s\S]*?)\n```/.exec(section);
+  assert.ok(snippet, "the section has a ```json block");
+  const entry = JSON.parse(snippet[1]).mcpServers?.uscope;
+  eq(entry, { command: "uscope-mcp", args: ["--trace", "/path/to/trace.uscope"] }, "README mcpServers entry");
+  const npu = await connect(uscopeMcp, entry.args.map((a) => (a === "/path/to/trace.uscope" ? want.npu_trace : a)));
   eq(npu.getServerVersion().name, "uscope-mcp", "uscope-mcp serverInfo.name");
   const ns = await call(npu, "npu_summary", {});
   eq(ns, want.npu_summary, "npu_summary is the npu report");

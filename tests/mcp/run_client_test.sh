@@ -4,12 +4,12 @@
 # package-lock.json) spawns `uscope mcp` and `uscope-mcp` over stdio, calls
 # every tool and compares the answers with the C API's (expect_main.cpp).
 #
-#   run_client_test.sh USCOPE USCOPE_MCP USCOPE_MCP_EXPECT SOURCE_DIR WORK_DIR
+#   run_client_test.sh USCOPE USCOPE_MCP USCOPE_MCP_EXPECT SOURCE_DIR WORK_DIR README
 #
 # `npm ci` installs the SDK into a copy under WORK_DIR (the source tree stays
 # clean). No node, no npm or no registry is a failure, never a skip.
 set -euo pipefail
-uscope=$1 uscope_mcp=$2 expect=$3 src=$4 work=$5
+uscope=$1 uscope_mcp=$2 expect=$3 src=$4 work=$5 readme=$6
 
 fail() { echo "mcp sdk client: FAILED: $*" >&2; exit 1; }
 command -v node >/dev/null || fail "node is not installed (Debian: apt-get install nodejs npm)"
@@ -27,4 +27,4 @@ fi
 
 rm -f cpu.uscope npu.uscope npu.jsonl expected.json
 "$expect" "$work" > expected.json || fail "uscope_mcp_expect failed"
-node client_test.mjs "$uscope" "$uscope_mcp" "$work/expected.json"
+node client_test.mjs "$uscope" "$uscope_mcp" "$work/expected.json" "$readme"
