@@ -655,8 +655,9 @@ void tool_entity_timeline(Session &s, const Args &a, Json &j) {
     uint16_t sid = 0;
     const std::string catalog = std::string(s.cpu_info().scope_name) + ".entities";
     if (uscope_reader_find_storage(s.trace().r(), &sid, catalog.c_str()) == USCOPE_OK)
-      known = " (entity ids are the slots 0.." + std::to_string(s.trace().storage(sid).num_slots - 1) + " of " +
-              catalog + "; each is reused by later instructions)";
+      known = " (" + catalog + " holds " + std::to_string(s.trace().storage(sid).num_slots) +
+              " entities at a time; the cpu protocol's writers use its slots 0.." +
+              std::to_string(s.trace().storage(sid).num_slots - 1) + " as ids, reused by later instructions)";
     throw ToolError("entity " + std::to_string(id) + " not found in " +
                     (a.has("start_cycle") || a.has("end_cycle") ? "cycles " + std::to_string(from) + ".." +
                                                                       std::to_string(to)

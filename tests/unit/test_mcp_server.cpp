@@ -355,7 +355,7 @@ TEST_F(McpServer, ToolFailuresAreErrorResults) {
   const Case cases[] = {
       {"no_such_tool", "{}", "unknown tool"},
       {"entity_timeline", R"({"entity_id":7})", "entity 7 not found"},  // in the catalog, never used
-      {"entity_timeline", R"({"entity_id":4000000})", "slots 0..7 of core0.entities"},  // past the catalog
+      {"entity_timeline", R"({"entity_id":4000000})", "core0.entities holds 8 entities"},  // past the catalog
       {"entity_timeline", R"({})", "missing 'entity_id'"},
       {"counter_values", R"({"counter":"nope","start_cycle":0,"end_cycle":5})", "committed_insns, bp_misses"},
       {"buffer_occupancy", R"({"buffer":"lsq","cycle":3})", "Available: rob, iq"},
