@@ -176,6 +176,14 @@ USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_trace_buffer(const uscope_
 USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_trace_find_buffer(const uscope_cpu_trace_t *t, uint32_t *index,
                                                                         const char *name);
 
+/**
+ * Occupied slots of buffer at cycles start .. start + count - 1 into
+ * occupied[count], in one pass (what "when was the ROB full" needs).
+ */
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_trace_buffer_occupancy(uscope_cpu_trace_t *t, uint32_t *occupied,
+                                                                             uint32_t buffer, uint64_t start,
+                                                                             uint64_t count);
+
 typedef struct uscope_buffer_state uscope_buffer_state_t;
 /** Every buffer's state at the end of cycle. Free with uscope_buffer_state_free(). */
 USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_trace_buffers_at(uscope_cpu_trace_t *t,

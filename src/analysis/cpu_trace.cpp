@@ -346,10 +346,10 @@ namespace {
 struct StopReplay {};
 }  // namespace
 
-void CpuTrace::counter_series(uint32_t c, uint64_t start, uint64_t count, uint64_t *out) {
+template <class T, class Read>
+void CpuTrace::storage_series(uint16_t sid, uint64_t start, uint64_t count, Read read, T *out) {
   if (!count) return;
-  const uint16_t sid = counters_.at(c).storage_id;
-  uint64_t cur = counter_value(c, start);
+  T cur = read(state_at_cycle(start)[sid]);
   out[0] = cur;
   uint64_t k = 1;  // out[k] is the value at cycle start + k
   size_t first = 0, last = 0;
@@ -361,8 +361,10 @@ void CpuTrace::counter_series(uint32_t c, uint64_t start, uint64_t count, uint64
       std::vector<StorageState> &st;
       uint16_t sid;
       uint64_t start, end, count;
-      uint64_t &cur, &k;
-      uint64_t *out;
+      T &cur;
+      uint64_t &k;
+      T *out;
+      Read &read;
       void frame(uint64_t time) {
         const uint64_t cy = t.cycle_of(time);
         if (cy > end) throw StopReplay{};
@@ -370,16 +372,24 @@ void CpuTrace::counter_series(uint32_t c, uint64_t start, uint64_t count, uint64
         while (k < count && start + k < cy) out[k++] = cur;
       }
       void op(uint64_t time, const DeltaOp &o) {
-        if (o.storage_id == sid && t.cycle_of(time) > start) cur = st[sid].get(0, 0);
+        if (o.storage_id == sid && t.cycle_of(time) > start) cur = read(st[sid]);
       }
       void event(uint64_t, uint16_t, const uint8_t *, uint32_t) {}
-    } v{*this, states, sid, start, end, count, cur, k, out};
+    } v{*this, states, sid, start, end, count, cur, k, out, read};
     try {
       for (size_t i = first; i <= last; ++i) r_.replay(i, states, v);
     } catch (const StopReplay &) {
     }
   }
   while (k < count) out[k++] = cur;
+}
+
+void CpuTrace::counter_series(uint32_t c, uint64_t start, uint64_t count, uint64_t *out) {
+  storage_series(counters_.at(c).storage_id, start, count, [](const StorageState &s) { return s.get(0, 0); }, out);
+}
+
+void CpuTrace::buffer_occupancy(uint32_t b, uint64_t start, uint64_t count, uint32_t *out) {
+  storage_series(buffers_.at(b).storage_id, start, count, [](const StorageState &s) { return s.occupancy(); }, out);
 }
 
 bool CpuTrace::counter_downsample(uint32_t c, uint64_t start, uint64_t end, uint32_t n,
@@ -1019,6 +1029,15 @@ void CpuTrace::analyze(uint64_t start, uint64_t end, Report &out) {
   if (start >= end)
     fail(USCOPE_ERR_INVALID_ARGUMENT, "analyze: start_cycle (%" PRIu64 ") must be less than end_cycle (%" PRIu64 ")",
          start, end);
+  // A range past the trace's end is clamped to it (analysis.h), so that the
+  // rates are per cycle of trace.
+  if (!r_.segments().empty()) {
+    const uint64_t last = max_cycle() + 1;
+    if (start >= last)
+      fail(USCOPE_ERR_INVALID_ARGUMENT, "analyze: start_cycle %" PRIu64 " is past the trace's end (cycle %" PRIu64 ")",
+           start, last - 1);
+    end = std::min(end, last);
+  }
   out = Report{};
   uscope_perf_report_t &h = out.head;
   h.struct_size = sizeof h;

@@ -216,6 +216,8 @@ class CpuTrace {
   // ── counters ──
   uint64_t counter_value(uint32_t c, uint64_t cycle);
   void counter_series(uint32_t c, uint64_t start, uint64_t count, uint64_t *out);
+  // Occupied slots of buffer b at each cycle of [start, start + count).
+  void buffer_occupancy(uint32_t b, uint64_t start, uint64_t count, uint32_t *out);
   // Returns true when exact.
   bool counter_downsample(uint32_t c, uint64_t start, uint64_t end, uint32_t n, uscope_counter_bucket_t *out);
 
@@ -250,6 +252,9 @@ class CpuTrace {
   void analyze(uint64_t start, uint64_t end, Report &out);
 
  private:
+  // Per-cycle values read(state of storage sid) over [start, start + count), in one pass.
+  template <class T, class Read>
+  void storage_series(uint16_t sid, uint64_t start, uint64_t count, Read read, T *out);
   void resolve(const char *scope);
   void build_metadata();
   void open_elf(const char *path);

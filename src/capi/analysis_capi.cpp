@@ -229,6 +229,18 @@ USCOPE_API uscope_status_t uscope_cpu_trace_find_buffer(const uscope_cpu_trace_t
   });
 }
 
+USCOPE_API uscope_status_t uscope_cpu_trace_buffer_occupancy(uscope_cpu_trace_t *t, uint32_t *occupied,
+                                                             uint32_t buffer, uint64_t start, uint64_t count) {
+  return uscope::guard([&] {
+    NEED(t && (occupied || !count), "uscope_cpu_trace_buffer_occupancy: NULL argument");
+    if (buffer >= t->impl.buffers().size())
+      fail(USCOPE_ERR_NOT_FOUND, "buffer %u: the trace has %zu", buffer, t->impl.buffers().size());
+    NEED(start + count >= start, "uscope_cpu_trace_buffer_occupancy: start + count overflows");
+    t->impl.buffer_occupancy(buffer, start, count, occupied);
+    return USCOPE_OK;
+  });
+}
+
 USCOPE_API uscope_status_t uscope_cpu_trace_buffers_at(uscope_cpu_trace_t *t, uscope_buffer_state_t **out,
                                                        uint64_t cycle) {
   return uscope::guard([&] {

@@ -443,6 +443,11 @@ TEST_F(CpuAnalysis, BuffersAtACycle) {
     }
     uscope_buffer_slot_t sl{};
     EXPECT_EQ(uscope_buffer_state_slot(s, &sl, 0, f.occupied), USCOPE_ERR_NOT_FOUND);
+    if (cy + 300 <= kCycles) {
+      std::vector<uint32_t> occ(300);
+      ASSERT_EQ(uscope_cpu_trace_buffer_occupancy(o.t, occ.data(), 0, cy, occ.size()), USCOPE_OK);
+      for (size_t k = 0; k < occ.size(); ++k) ASSERT_EQ(occ[k], model_->rob_occupied[cy + k]) << cy + k;
+    }
     EXPECT_EQ(uscope_buffer_state_fill(s, &f, 1), USCOPE_ERR_NOT_FOUND);
     uscope_buffer_state_free(s);
   }
@@ -498,6 +503,11 @@ TEST_F(CpuAnalysis, AnalyzeAgreesWithTheModel) {
   uscope_perf_report_t r{};
   r.struct_size = sizeof r;
   EXPECT_EQ(uscope_cpu_trace_analyze(o.t, &r, 10, 10), USCOPE_ERR_INVALID_ARGUMENT);
+  // Past the end: clamped to it; starting past it: refused.
+  ASSERT_EQ(uscope_cpu_trace_analyze(o.t, &r, 2000, 9000), USCOPE_OK);
+  EXPECT_EQ(r.end_cycle, kCycles);
+  EXPECT_EQ(r.range_cycles, kCycles - 2000);
+  EXPECT_EQ(uscope_cpu_trace_analyze(o.t, &r, kCycles, kCycles + 5), USCOPE_ERR_INVALID_ARGUMENT);
 }
 
 TEST(CpuAnalysisErrors, NoCpuScopeIsNamed) {
