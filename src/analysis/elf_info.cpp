@@ -251,6 +251,7 @@ struct ElfInfo::Impl {
   void open_file();
   void read_header();
   void read_sections();
+  void check_string_sections();
   void read_symbols();
   void read_segments();
   void read_dwarf();
@@ -353,6 +354,26 @@ void ElfInfo::Impl::read_sections() {
             [](const ExecSection &a, const ExecSection &b) { return a.addr < b.addr; });
   abs_section = static_cast<uint32_t>(section_names.size());
   section_names.push_back("*ABS*");
+}
+
+// libelf and libdw (0.188) read the strings of string sections with strlen: one that does not
+// end with a NUL (a corrupt file) would be read past its buffer. Refused before either reads it.
+void ElfInfo::Impl::check_string_sections() {
+  size_t shstrndx = 0;
+  if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
+    for (Elf_Scn *scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr sh;
+      if (gelf_getshdr(scn, &sh) == nullptr || sh.sh_type == SHT_NOBITS || sh.sh_size == 0) continue;
+      const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+      const bool strings = (sh.sh_flags & SHF_STRINGS) != 0 || sh.sh_type == SHT_STRTAB ||
+                           (name != nullptr && std::strncmp(name, ".debug_", 7) == 0 &&
+                            std::strstr(name, "str") != nullptr && std::strstr(name, "offsets") == nullptr);
+      if (!strings || (sh.sh_flags & SHF_COMPRESSED) != 0) continue;
+      uint8_t last = 1;
+      if (::pread(fd, &last, 1, static_cast<off_t>(sh.sh_offset + sh.sh_size - 1)) != 1 || last != 0)
+        invalid("corrupt ELF file: the string section " + std::string(name ? name : "?") + " does not end with a NUL");
+    }
+  }
 }
 
 void ElfInfo::Impl::read_symbols() {
@@ -614,6 +635,7 @@ ElfInfo::ElfInfo(const std::string &path) : impl_(std::make_unique<Impl>()) {
   impl_->open_file();
   impl_->read_header();
   impl_->read_sections();
+  impl_->check_string_sections();
   impl_->read_symbols();
   impl_->read_segments();
   impl_->read_dwarf();

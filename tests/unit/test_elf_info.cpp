@@ -522,6 +522,39 @@ TEST(ElfInfo, TruncatedElfIsRefused) {
   EXPECT_NO_THROW(ua::ElfInfo info(path));
 }
 
+// A string section without its final NUL (libdw 0.188 would strlen past it): refused, whichever.
+TEST(ElfInfo, StringSectionWithoutNulIsRefused) {
+  REQUIRE_PROGRAMS();
+  const std::vector<uint8_t> whole = read_bytes(programs().rv32);
+  Elf32_Ehdr eh;
+  ASSERT_GT(whole.size(), sizeof eh);
+  std::memcpy(&eh, whole.data(), sizeof eh);
+  ASSERT_LT(eh.e_shstrndx, eh.e_shnum);
+  const auto shdr = [&](unsigned i) {
+    Elf32_Shdr sh;
+    std::memcpy(&sh, whole.data() + eh.e_shoff + i * eh.e_shentsize, sizeof sh);
+    return sh;
+  };
+  const Elf32_Shdr names = shdr(eh.e_shstrndx);
+  const std::string path = programs().dir + "/nul.elf";
+  size_t checked = 0;
+  for (unsigned i = 1; i < eh.e_shnum; ++i) {
+    const Elf32_Shdr sh = shdr(i);
+    const std::string name = reinterpret_cast<const char *>(whole.data() + names.sh_offset + sh.sh_name);
+    if (name != ".debug_str" && name != ".debug_line_str" && name != ".strtab") continue;
+    SCOPED_TRACE(name);
+    std::vector<uint8_t> bad = whole;
+    bad[sh.sh_offset + sh.sh_size - 1] = 'x';
+    write_bytes(path, bad.data(), bad.size());
+    uscope_status_t code;
+    const std::string m = error_of(path, &code);
+    EXPECT_EQ(code, USCOPE_ERR_INVALID_ARGUMENT) << m;
+    EXPECT_EQ(m, path + ": corrupt ELF file: the string section " + name + " does not end with a NUL");
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3u);
+}
+
 // The firmware tests exist in a build with the testbench (USCOPE_BUILD_TB), which defines
 // USCOPE_TB_FW_ELF and builds the firmware first; a missing ELF fails.
 #ifdef USCOPE_TB_FW_ELF
