@@ -184,7 +184,7 @@ struct Listing {
     size_t i = 0;
     while (i < line.size() && line[i] == ' ') ++i;
     const size_t digits = i;
-    while (i < line.size() && std::isxdigit(static_cast<unsigned char>(line[i])) && !std::isupper(static_cast<unsigned char>(line[i]))) ++i;
+    while (i < line.size() && line[i] != '\0' && std::strchr("0123456789abcdef", line[i]) != nullptr) ++i;
     if (i == digits) continue;
     const uint64_t addr = std::stoull(line.substr(digits, i - digits), nullptr, 16);
     if (digits == 0 && line.compare(i, 2, " <") == 0 && line.size() > i + 4 && line.compare(line.size() - 2, 2, ">:") == 0) {
