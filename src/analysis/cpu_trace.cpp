@@ -7,6 +7,7 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "analysis/elf_info.hpp"
 #include "analysis/riscv_disasm.hpp"
 #include "base/error.hpp"
 #include "format/wire.hpp"
@@ -280,10 +281,26 @@ void CpuTrace::build_metadata() {
 }
 
 void CpuTrace::open_elf(const char *path) {
-  // The ELF (libdw) is wired in elf_info.cpp; until a file is named the
-  // disassembly comes from inst_bits alone.
-  if (path && *path) elf_path_ = path;
+  // An ELF the caller names must open and match the trace's ISA (the error
+  // is the caller's to see); one the trace names (cpu.elf_path) is optional:
+  // a file that has moved or another ISA's leaves a note, not a failure.
+  if (path && *path) {
+    elf_path_ = path;
+    elf_ = std::make_unique<ElfInfo>(elf_path_);
+    elf_->check_isa(isa_);
+    return;
+  }
+  if (elf_path_.empty()) return;
+  try {
+    auto elf = std::make_unique<ElfInfo>(elf_path_);
+    elf->check_isa(isa_);
+    elf_ = std::move(elf);
+  } catch (const Error &e) {
+    elf_note_ = e.what();
+  }
 }
+
+const SourceLine *CpuTrace::locate(uint64_t pc) { return elf_ ? &elf_->locate(pc) : nullptr; }
 
 uint64_t CpuTrace::max_cycle() const {
   uint64_t t = r_.header().total_time_ps;
@@ -769,13 +786,25 @@ std::string CpuTrace::disasm(const Insn &i) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "0x%08" PRIx64, i.head.pc);
   std::string out = buf;
-  if (!(i.head.flags & InsnPiece::kHasBits)) return out;
   uint8_t bytes[4];
-  for (int k = 0; k < 4; ++k) bytes[k] = static_cast<uint8_t>(i.head.inst_bits >> (8 * k));
-  const Xlen xlen = lower(isa_).rfind("rv64", 0) == 0 ? Xlen::k64 : Xlen::k32;
-  // A compressed instruction's 16 bits come alone (the upper half is 0).
-  const size_t avail = (bytes[0] & 3) == 3 ? 4 : 2;
-  const Decoded dec = disassemble(bytes, avail, i.head.pc, xlen);
+  const uint8_t *code = bytes;
+  size_t avail = 0;
+  if (i.head.flags & InsnPiece::kHasBits) {
+    for (int k = 0; k < 4; ++k) bytes[k] = static_cast<uint8_t>(i.head.inst_bits >> (8 * k));
+    // A compressed instruction's 16 bits come alone (the upper half is 0).
+    avail = (bytes[0] & 3) == 3 ? 4 : 2;
+  } else if (elf_) {
+    code = elf_->code_at(i.head.pc, &avail);  // no inst_bits: the program's bytes at pc
+  }
+  if (!code || !avail) return out;
+  const Xlen xlen = elf_ ? elf_->xlen() : lower(isa_).rfind("rv64", 0) == 0 ? Xlen::k64 : Xlen::k32;
+  DisasmOptions o;
+  if (elf_ && elf_->has_symbols()) {
+    o.gp = elf_->global_pointer();
+    ElfInfo *e = elf_.get();
+    o.symbolize = [e](uint64_t a) { return e->symbol_at(a); };
+  }
+  const Decoded dec = Disassembler(xlen, o).next(code, avail, i.head.pc);
   std::string text = dec.text;
   std::replace(text.begin(), text.end(), '\t', ' ');
   return out + " " + text;

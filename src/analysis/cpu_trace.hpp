@@ -195,6 +195,9 @@ class CpuTrace {
   const std::string &isa() const { return isa_; }
   const std::string &elf_path() const { return elf_path_; }
   ElfInfo *elf() { return elf_.get(); }
+  const std::string &elf_note() const { return elf_note_; }
+  // Function, file and line of pc from the ELF (empty without one).
+  const struct SourceLine *locate(uint64_t pc);
   const std::vector<std::string> &stage_names() const { return stages_; }
   const std::vector<std::pair<std::string, std::string>> &metadata() const { return metadata_; }
   const std::string &version() const { return version_; }
@@ -263,7 +266,8 @@ class CpuTrace {
   TraceReader &r_;
   CpuIds ids_;
   std::string scope_name_, isa_, elf_path_, version_;
-  std::shared_ptr<ElfInfo> elf_;
+  std::unique_ptr<ElfInfo> elf_;
+  std::string elf_note_;  // why the trace's cpu.elf_path is not in use, or ""
   std::vector<std::string> stages_;
   std::vector<std::pair<std::string, std::string>> metadata_;
   std::vector<Counter> counters_;
