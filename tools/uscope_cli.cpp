@@ -60,6 +60,7 @@ int uscope_cli_main(int argc, char **argv) {
   const std::unique_ptr<Command> commands[] = {
       info_command(),    dump_command(),  state_command(),   events_command(),
       summary_command(), check_command(), convert_command(), npu_report_command(),
+      noc_latency_command(),
   };
   for (const auto &c : commands) c->add_to(app);
   check_all_numbers(app);

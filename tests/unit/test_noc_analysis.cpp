@@ -19,6 +19,7 @@
 #include "analysis/noc_analysis.hpp"
 #include "base/error.hpp"
 #include "reader/trace_reader.hpp"
+#include "support/cli_run.hpp"
 #include "support/test_util.hpp"
 #include "test_protocol_util.hpp"
 
@@ -102,6 +103,35 @@ void write_txns(Writer &t, const std::vector<Txn> &txns, uint64_t last_cycle,
     ASSERT_NO_FATAL_FAILURE(t.end());
   }
 }
+
+// uscope noc-latency's output on write_four's trace.
+const std::string kGoldenJson =
+    R"({"start_cycle":0,"end_cycle":50,"max_cycle":50,"clamped":false,"period_ps":1000,"completed":4)"
+    R"(,"unknown_issue":0,"retries":2,"timeouts":1,"credit_stalls":1,"in_flight":0,"handoffs":0)"
+    R"(,"multi_hop":0,"retries_by_reason":{"target_busy":0,"no_credits":1,"vc_full":0,"arb_lost":1)"
+    R"(,"protocol_retry":0},"latency":{"count":4,"min":10,"max":40,"mean":25.000000,"p50":20,"p90":40)"
+    R"(,"p99":40,"exact":true},"end_to_end":{"count":4,"min":10,"max":40,"mean":25.000000,"p50":20,"p90":40)"
+    R"(,"p99":40,"exact":true},"scopes":[{"name":"xbar","scope_id":1,"period_ps":1000,"in_flight":0)"
+    R"(,"completed":4,"unknown_issue":0,"retries":2,"timeouts":1,"credit_stalls":1,"latency":{"count":4)"
+    R"(,"min":10,"max":40,"mean":25.000000,"p50":20,"p90":40,"p99":40,"exact":true}}])"
+    R"(,"pairs":[{"scope":"xbar","src_port":0,"dst_port":4,"completed":2,"unknown_issue":0,"retries":0)"
+    R"(,"timeouts":0,"credit_stalls":0,"latency":{"count":2,"min":10,"max":20,"mean":15.000000,"p50":10)"
+    R"(,"p90":20,"p99":20,"exact":true}},{"scope":"xbar","src_port":1,"dst_port":4,"completed":1)"
+    R"(,"unknown_issue":0,"retries":2,"timeouts":1,"credit_stalls":1,"latency":{"count":1,"min":40,"max":40)"
+    R"(,"mean":40.000000,"p50":40,"p90":40,"p99":40,"exact":true}},{"scope":"xbar","src_port":1)"
+    R"(,"dst_port":5,"completed":1,"unknown_issue":0,"retries":0,"timeouts":0,"credit_stalls":0)"
+    R"(,"latency":{"count":1,"min":30,"max":30,"mean":30.000000,"p50":30,"p90":30,"p99":30,"exact":true}}])"
+    R"(,"ports":[{"scope":"xbar","port":4,"grants":1,"consumes":2,"credits_granted":4)"
+    R"(,"credits_consumed":3}]})"
+    "\n";
+const std::string kGoldenCsv =
+    "group,scope,src_port,dst_port,count,min,mean,p50,p90,p99,max,exact,completed,unknown_issue,retries,timeouts,credit_stalls\n"
+    "all,,,,4,10,25.000000,20,40,40,40,1,4,0,2,1,1\n"
+    "end_to_end,,,,4,10,25.000000,20,40,40,40,1,,,,,\n"
+    "scope,xbar,,,4,10,25.000000,20,40,40,40,1,4,0,2,1,1\n"
+    "pair,xbar,0,4,2,10,15.000000,10,20,20,20,1,2,0,0,0,0\n"
+    "pair,xbar,1,4,1,40,40.000000,40,40,40,40,1,1,0,2,1,1\n"
+    "pair,xbar,1,5,1,30,30.000000,30,30,30,30,1,1,0,0,0,0\n";
 
 NocReport analyze(const std::string &path, uint64_t start = 0, uint64_t end = UINT64_MAX, uint32_t lookback = 64) {
   uscope::TraceReader r(path);
@@ -427,6 +457,46 @@ TEST(NocAnalysis, LatencyStatsKeepTheirErrorBoundPastTheExactLimit) {
   LatencyStats none;
   EXPECT_EQ(none.percentile(50), 0u);
   EXPECT_EQ(none.min(), 0u);
+}
+
+// uscope noc-latency: the JSON of the four reads, key for key; CSV; the
+// range clamped with a warning; usage errors; a trace with no noc scope.
+TEST(NocLatencyCli, JsonCsvRangeAndErrors) {
+  Writer t;
+  ASSERT_NO_FATAL_FAILURE(write_four(t));
+  using uscope::test::run_cli;
+  using uscope::test::run_cli_split;
+  const uscope::test::CliSplit j = run_cli_split("noc-latency " + t.path + " --json", t.dir.path());
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_EQ(j.err, "");
+  EXPECT_EQ(j.out, kGoldenJson);
+
+  const uscope::test::CliSplit c = run_cli_split("noc-latency " + t.path + " --format csv", t.dir.path());
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(c.out, kGoldenCsv);
+
+  const uscope::test::CliSplit r = run_cli_split("noc-latency " + t.path + " --range 30:900 --json", t.dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"start_cycle\":30,\"end_cycle\":50,\"max_cycle\":50,\"clamped\":true"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\"latency\":{\"count\":2,\"min\":30,\"max\":40,"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "uscope: warning: noc-latency --range 30:900 reaches past the end of the trace (cycle 50); "
+                   "showing 30..50\n");
+
+  const uscope::test::CliRun text = run_cli("noc-latency " + t.path, false);
+  ASSERT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("latency        count 4  mean 25.00  min 10  p50 20  p90 40  p99 40  max 40\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("retries        2 (no_credits 1, arb_lost 1); timeouts 1;"), std::string::npos) << text.out;
+
+  EXPECT_EQ(run_cli("noc-latency " + t.path + " --range 9:3", false).exit_code, 2);
+  EXPECT_EQ(run_cli("noc-latency " + t.path + " --range 9", false).exit_code, 2);
+  EXPECT_EQ(run_cli("noc-latency " + t.path + " --json --format csv", false).exit_code, 2);
+  const std::string cpu = std::string(USCOPE_SHARED_DIR) + "/conformance/uscope/20_konata_sample.uscope";
+  const uscope::test::CliRun none = run_cli("noc-latency " + cpu, true);
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.out.find("this trace has no noc protocol scope"), std::string::npos) << none.out;
 }
 
 }  // namespace
