@@ -152,6 +152,24 @@ TEST(NpuAnalysis, LargerWorkloadWholeTraceIsNpuReport) {
   EXPECT_EQ(r.command_latency.count(), 2998u);
 }
 
+// The reference pccx writer's trace (conformance/pccx), converted to .uscope:
+// the analysis over it is npu-report's, and a range inside it is measured.
+TEST(NpuAnalysis, ReferenceWriterTraceThroughConversion) {
+  TempDir d("npu_analysis_ref");
+  const std::string pccx = std::string(USCOPE_SHARED_DIR) + "/conformance/pccx/dummy_trace.pccx";
+  const std::string us = d.file("ref.uscope");
+  ASSERT_EQ(uscope_convert(nullptr, pccx.c_str(), 0, us.c_str(), 0, nullptr), USCOPE_OK) << uscope_last_error();
+  const NpuReport r = analyze(us);
+  EXPECT_EQ(r.json, npu_report_json(us));
+  EXPECT_GT(r.range_cycles, 0u);
+  ASSERT_FALSE(r.engines.empty());
+  NpuReport half = analyze(us, r.start_cycle, r.start_cycle + r.range_cycles / 2);
+  EXPECT_EQ(half.range_cycles, r.range_cycles / 2);
+  for (size_t i = 0; i < half.engines.size() && i < r.engines.size(); ++i)
+    EXPECT_LE(half.engines[i].e.busy, r.engines[i].e.busy) << half.engines[i].e.name;
+  EXPECT_LE(half.command_latency.count(), NpuReport(r).command_latency.count());
+}
+
 TEST(NpuAnalysis, RangeCutsBusySpansAndCountsCommandsByTheirEnd) {
   Files f;
   NpuReport r = analyze(f.uscope, 30, 60);
