@@ -6,9 +6,11 @@
 // The histogram: values below 128 have a bucket of their own (exact); above,
 // each power of two [2^e, 2^(e+1)) is cut into 64 buckets of width 2^(e-6),
 // and a percentile is the midpoint of its bucket clamped to [min, max]: the
-// relative error is at most 1/128 (0.79 %) of the true value. Buckets are
-// kept sparse, so memory is at most 64 x 58 counters (a few KiB in practice)
-// whatever the number of values.
+// relative error is at most 1/128 (0.79 %) of the true value. The buckets
+// are a dense array up to the largest value's (at most 128 + 58 x 64
+// counters, 30 KiB; a few KiB for latencies below a million cycles), so
+// memory is bounded whatever the number of values, and no more than the
+// exact values held before (exact_limit x 8 bytes).
 //
 // Percentiles are by nearest rank: p50 of n values is the ceil(n / 2)-th
 // smallest (the value, not an interpolation), as an architect's "half the
@@ -17,7 +19,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <vector>
 
 namespace uscope::analysis {
@@ -39,7 +40,7 @@ class LatencyStats {
       sorted_ = false;
       if (values_.size() > limit_) spill();
     } else {
-      ++hist_[bucket_of(v)];
+      count_in(bucket_of(v));
     }
   }
 
@@ -65,8 +66,8 @@ class LatencyStats {
       return values_[rank - 1];
     }
     uint64_t seen = 0;
-    for (const auto &[b, n] : hist_) {
-      seen += n;
+    for (uint32_t b = 0; b < hist_.size(); ++b) {
+      seen += hist_[b];
       if (seen >= rank) return std::clamp(midpoint_of(b), min_, max_);
     }
     return max_;
@@ -88,8 +89,12 @@ class LatencyStats {
     const uint64_t lo = (uint64_t{1} << e) + ((k & ((uint64_t{1} << kSubBits) - 1)) << shift);
     return lo + ((uint64_t{1} << shift) >> 1);
   }
+  void count_in(uint32_t b) {
+    if (b >= hist_.size()) hist_.resize(b + 1);
+    ++hist_[b];
+  }
   void spill() {
-    for (uint64_t x : values_) ++hist_[bucket_of(x)];
+    for (uint64_t x : values_) count_in(bucket_of(x));
     values_.clear();
     values_.shrink_to_fit();
     exact_ = false;
@@ -100,7 +105,7 @@ class LatencyStats {
   bool exact_ = true;
   mutable bool sorted_ = true;
   mutable std::vector<uint64_t> values_;  // sorted when a percentile is asked for
-  std::map<uint32_t, uint64_t> hist_;
+  std::vector<uint64_t> hist_;  // counts by bucket, once not exact
 };
 
 }  // namespace uscope::analysis

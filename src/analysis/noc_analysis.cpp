@@ -5,6 +5,7 @@
 #include <iterator>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "base/error.hpp"
 #include "format/wire.hpp"
@@ -119,6 +120,7 @@ class Analysis {
 
  private:
   std::vector<uint64_t> start_keys(size_t seg);
+  std::vector<uint64_t> births_in(size_t seg);
   void replay_from(size_t first, size_t last);
   void snapshot(const std::vector<StorageState> &st);
   void op(uint64_t t, const DeltaOp &o);
@@ -134,7 +136,19 @@ class Analysis {
   std::vector<Catalog> cats_;
   std::vector<int32_t> cat_of_storage_, cat_of_scope_;
   std::vector<EvMap> evs_;
-  std::map<std::tuple<uint32_t, uint64_t, uint64_t>, NocPairRow> pairs_;
+  // Pair rows in order of first sight, found by (scope, src, dst); sorted at the end.
+  struct PairKey {
+    uint32_t n;
+    uint64_t src, dst;
+    bool operator==(const PairKey &o) const { return n == o.n && src == o.src && dst == o.dst; }
+  };
+  struct PairHash {
+    size_t operator()(const PairKey &k) const {
+      return std::hash<uint64_t>()((k.src * 0x9E3779B97F4A7C15ull) ^ (k.dst * 0xC2B2AE3D27D4EB4Full) ^ k.n);
+    }
+  };
+  std::unordered_map<PairKey, uint32_t, PairHash> pair_index_;
+  std::vector<NocPairRow> pairs_;
   std::map<std::pair<uint32_t, uint64_t>, NocPortRow> ports_;
   uint64_t t0_ = 0, t1_ = 0;
 };
@@ -254,6 +268,44 @@ std::vector<uint64_t> Analysis::start_keys(size_t seg) {
   return v.keys;
 }
 
+// The slots of every catalog that have a birth (become valid) in segment
+// seg, as sorted keys.
+std::vector<uint64_t> Analysis::births_in(size_t seg) {
+  std::vector<StorageState> st = r_.initial_state();
+  struct Births {
+    const Analysis &a;
+    const std::vector<StorageState> &st;
+    std::vector<std::vector<uint8_t>> valid;  // per catalog, from the start state
+    std::vector<uint64_t> keys;
+    void frame(uint64_t) {
+      if (!valid.empty()) return;
+      for (const Catalog &c : a.cats_) {
+        const StorageState &s = st[c.storage];
+        std::vector<uint8_t> v(c.live.size());
+        for (size_t i = 0; i < v.size(); ++i) v[i] = s.valid(static_cast<uint16_t>(i));
+        valid.push_back(std::move(v));
+      }
+    }
+    void op(uint64_t, const DeltaOp &o) {
+      if (o.storage_id >= a.cat_of_storage_.size() || a.cat_of_storage_[o.storage_id] < 0) return;
+      const uint32_t n = static_cast<uint32_t>(a.cat_of_storage_[o.storage_id]);
+      if (o.slot >= valid[n].size()) return;
+      if (o.action == wire::DA_SLOT_CLEAR) {
+        valid[n][o.slot] = 0;
+      } else if (o.action == wire::DA_SLOT_SET || o.action == wire::DA_SLOT_ADD) {
+        if (!valid[n][o.slot]) keys.push_back(uint64_t{n} << 16 | o.slot);
+        valid[n][o.slot] = 1;
+      }
+    }
+    void event(uint64_t, uint16_t, const uint8_t *, uint32_t) {}
+  } v{*this, st, {}, {}};
+  r_.replay(seg, st, v);
+  ++rep_.segments_read;
+  std::sort(v.keys.begin(), v.keys.end());
+  v.keys.erase(std::unique(v.keys.begin(), v.keys.end()), v.keys.end());
+  return v.keys;
+}
+
 // Transactions live where the replay starts: issued before it, their issue unknown.
 void Analysis::snapshot(const std::vector<StorageState> &st) {
   for (Catalog &c : cats_) {
@@ -271,13 +323,15 @@ void Analysis::snapshot(const std::vector<StorageState> &st) {
 }
 
 NocPairRow &Analysis::pair(uint32_t n, uint64_t src, uint64_t dst) {
-  auto [it, fresh] = pairs_.try_emplace({n, src, dst});
+  auto [it, fresh] = pair_index_.try_emplace(PairKey{n, src, dst}, static_cast<uint32_t>(pairs_.size()));
   if (fresh) {
-    it->second.scope = n;
-    it->second.src_port = static_cast<uint32_t>(src);
-    it->second.dst_port = static_cast<uint32_t>(dst);
+    NocPairRow row;
+    row.scope = n;
+    row.src_port = static_cast<uint32_t>(src);
+    row.dst_port = static_cast<uint32_t>(dst);
+    pairs_.push_back(std::move(row));
   }
-  return it->second;
+  return pairs_[it->second];
 }
 
 void Analysis::finalize(const Done &d) {
@@ -457,15 +511,18 @@ NocReport Analysis::run() {
   // The segment holding t0, then back until the transactions live there were issued in what is read.
   size_t k = 0;
   while (k + 1 < segs.size() && segs[k + 1].header.time_start_ps <= t0_) ++k;
+  // Walking back, the first segment where a slot live at k's start has a
+  // birth holds the birth of the transaction live there (a later birth would
+  // have been found first; a clear after it would have left the slot empty).
   size_t j = k;
   if (k > 0) {
     std::vector<uint64_t> unresolved = start_keys(k);
     while (!unresolved.empty() && j > 0 && k - j < o_.max_lookback) {
       --j;
-      const std::vector<uint64_t> here = start_keys(j);
-      std::vector<uint64_t> both;
-      std::set_intersection(unresolved.begin(), unresolved.end(), here.begin(), here.end(), std::back_inserter(both));
-      unresolved.swap(both);
+      const std::vector<uint64_t> born = births_in(j);
+      std::vector<uint64_t> rest;
+      std::set_difference(unresolved.begin(), unresolved.end(), born.begin(), born.end(), std::back_inserter(rest));
+      unresolved.swap(rest);
     }
   }
   size_t last = k;
@@ -480,7 +537,10 @@ NocReport Analysis::run() {
       if (c.live[s].live) ++rep_.scopes[n].in_flight, ++rep_.in_flight;
     }
   }
-  for (auto &[key, row] : pairs_) rep_.pairs.push_back(std::move(row));
+  std::sort(pairs_.begin(), pairs_.end(), [](const NocPairRow &a, const NocPairRow &b) {
+    return std::tie(a.scope, a.src_port, a.dst_port) < std::tie(b.scope, b.src_port, b.dst_port);
+  });
+  rep_.pairs = std::move(pairs_);
   for (auto &[key, row] : ports_) rep_.ports.push_back(row);
   return std::move(rep_);
 }

@@ -15,9 +15,9 @@
 //    when it completes in the range; its latency is whole, from its issue,
 //    which may lie before the range. To find the issues, the analysis starts
 //    at the segment holding start and steps back (at most max_lookback
-//    segments) until no transaction live at the segment where it starts was
-//    live at the start one; a transaction whose issue is still not seen is
-//    counted in unknown_issue, not in the latencies;
+//    segments) until each transaction live at that segment's start has its
+//    issue in a segment stepped over; a transaction whose issue is still not
+//    seen is counted in unknown_issue, not in the latencies;
 //  - an end-to-end transaction is a chain of hops joined by txn_handoff
 //    (src_scope, src_txn_id) -> (dst_scope, dst_txn_id): the handoff joins
 //    the source's live hop, or its last completed one, to the destination's
@@ -31,7 +31,8 @@
 //    port, the credits granted and consumed are added up;
 //  - in_flight: transactions live at the end of the range.
 // Memory: per scope its catalog's slots; per group a LatencyStats (exact up
-// to 4096 values, 65,536 for the overall ones, then a histogram: 0.79 %).
+// to 4096 values, 65,536 for the overall ones, then a histogram: 0.79 %;
+// at most 32 KiB a group, 512 KiB for the overall ones).
 #pragma once
 
 #include <cstdint>

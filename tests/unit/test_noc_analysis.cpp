@@ -258,6 +258,24 @@ TEST(NocAnalysis, ManyTransactionsPercentilesEqualTheSortedLatencies) {
   EXPECT_EQ(r.latency.percentile(99), rank(99));
   EXPECT_EQ(r.latency.max(), lat.back());
   EXPECT_GT(r.segments_read, 1u);
+
+  // A range in the middle, slots reused all the time: the lookback finds the
+  // issue of every transaction that completes in it.
+  std::vector<uint64_t> mid;
+  for (const Txn &x : txns)
+    if (x.done >= 3000 && x.done <= 5000) mid.push_back(x.done - x.issue);
+  std::sort(mid.begin(), mid.end());
+  ASSERT_GT(mid.size(), 100u);
+  NocReport m = analyze(t.path, 3000, 5000);
+  auto mid_rank = [&](double p) { return mid[static_cast<size_t>(std::ceil(p / 100.0 * mid.size())) - 1]; };
+  EXPECT_EQ(m.counts.unknown_issue, 0u);
+  EXPECT_EQ(m.latency.count(), mid.size());
+  EXPECT_EQ(m.latency.percentile(50), mid_rank(50));
+  EXPECT_EQ(m.latency.percentile(90), mid_rank(90));
+  EXPECT_EQ(m.latency.percentile(99), mid_rank(99));
+  EXPECT_EQ(m.latency.min(), mid.front());
+  EXPECT_EQ(m.latency.max(), mid.back());
+  EXPECT_LT(m.segments_read, r.segments_read);  // not the whole trace
 }
 
 TEST(NocAnalysis, HandoffsStitchHopsIntoOneEndToEndTransaction) {
