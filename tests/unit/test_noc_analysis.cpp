@@ -403,8 +403,12 @@ TEST(NocAnalysis, CApiGivesTheSameFigures) {
   uscope_reader_t *rd = nullptr;
   ASSERT_EQ(uscope_reader_open(&rd, t.path.c_str()), USCOPE_OK) << uscope_last_error();
   uscope_noc_analysis_t *a = nullptr;
+  EXPECT_EQ(uscope_noc_analysis_open(nullptr, rd), USCOPE_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(uscope_noc_analysis_open(&a, nullptr), USCOPE_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(a, nullptr);
   ASSERT_EQ(uscope_noc_analysis_open(&a, rd), USCOPE_OK) << uscope_last_error();
   uscope_noc_report_t rep{};
+  EXPECT_EQ(uscope_noc_analyze(a, nullptr, 0, 1), USCOPE_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(uscope_noc_analyze(a, &rep, 0, UINT64_MAX), USCOPE_ERR_INVALID_ARGUMENT);  // struct_size unset
   rep.struct_size = sizeof rep;
   EXPECT_EQ(uscope_noc_analyze(a, &rep, 9, 3), USCOPE_ERR_INVALID_ARGUMENT);
@@ -508,7 +512,14 @@ TEST(NocLatencyCli, JsonCsvRangeAndErrors) {
       << text.out;
   EXPECT_NE(text.out.find("retries        2 (no_credits 1, arb_lost 1); timeouts 1;"), std::string::npos) << text.out;
 
+  const uscope::test::CliSplit open_end = run_cli_split("noc-latency " + t.path + " --range 30: --json", t.dir.path());
+  ASSERT_EQ(open_end.exit_code, 0) << open_end.err;
+  EXPECT_EQ(open_end.err, "");  // to the end: nothing clamped
+  EXPECT_NE(open_end.out.find("\"start_cycle\":30,\"end_cycle\":50,\"max_cycle\":50,\"clamped\":false"),
+            std::string::npos)
+      << open_end.out;
   EXPECT_EQ(run_cli("noc-latency " + t.path + " --range 9:3", false).exit_code, 2);
+  EXPECT_EQ(run_cli("noc-latency " + t.path + " --range x:3", false).exit_code, 2);
   EXPECT_EQ(run_cli("noc-latency " + t.path + " --range 9", false).exit_code, 2);
   EXPECT_EQ(run_cli("noc-latency " + t.path + " --json --format csv", false).exit_code, 2);
   const std::string cpu = std::string(USCOPE_SHARED_DIR) + "/conformance/uscope/20_konata_sample.uscope";

@@ -227,6 +227,8 @@ TEST(NpuAnalysis, CApiAndNoScope) {
   uscope_reader_t *rd = nullptr;
   ASSERT_EQ(uscope_reader_open(&rd, f.uscope.c_str()), USCOPE_OK) << uscope_last_error();
   uscope_npu_analysis_t *a = nullptr;
+  EXPECT_EQ(uscope_npu_analysis_open(nullptr, rd), USCOPE_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(uscope_npu_analysis_open(&a, nullptr), USCOPE_ERR_INVALID_ARGUMENT);
   ASSERT_EQ(uscope_npu_analysis_open(&a, rd), USCOPE_OK) << uscope_last_error();
   uscope_npu_report_t rep{};
   EXPECT_EQ(uscope_npu_analyze(a, &rep, 0, UINT64_MAX), USCOPE_ERR_INVALID_ARGUMENT);  // struct_size unset
