@@ -14,6 +14,7 @@
 #include "reader/trace_reader.hpp"
 #include "uscope/uscope.h"
 
+
 struct uscope_state {
   std::vector<uscope::StorageState> states;
 };
