@@ -131,7 +131,8 @@ void print_json(const uscope_noc_report_t &r) {
   for (uint32_t i = 0; i < r.num_ports; ++i) {
     const uscope_noc_port_credits_t &p = r.ports[i];
     j.begin_object();
-    j.field("scope", r.scopes[p.scope].name);
+    j.field("scope", p.where);
+    j.field("noc", r.scopes[p.scope].name);
     j.field("port", p.port);
     j.field("grants", p.grants);
     j.field("consumes", p.consumes);
@@ -210,7 +211,7 @@ void print_text(const uscope_noc_report_t &r) {
     const uscope_noc_port_credits_t &p = r.ports[i];
     std::printf("  %-16s port %-5u granted %" PRIu64 " in %" PRIu64 " grants, consumed %" PRIu64 " in %" PRIu64
                 " consumes\n",
-                r.scopes[p.scope].name, p.port, p.credits_granted, p.grants, p.credits_consumed, p.consumes);
+                p.where, p.port, p.credits_granted, p.grants, p.credits_consumed, p.consumes);
   }
 }
 

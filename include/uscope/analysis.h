@@ -390,7 +390,9 @@ typedef struct uscope_latency_s {
  * find it; one issued earlier still counts in unknown_issue and not in the
  * latencies); retries, timeouts, handoffs and link credits count when they
  * lie in the range. A credit stall is a retry whose reason is no_credits
- * (§5.3). Reads the segments of the range (and the lookback) once.
+ * (§5.3). Events of a scope below a noc scope (a noc.router, §2.6) count
+ * with that noc scope; link credits are kept per event scope and port.
+ * Reads the segments of the range (and the lookback) once.
  */
 typedef struct uscope_noc_analysis uscope_noc_analysis_t;
 
@@ -432,8 +434,12 @@ typedef struct uscope_noc_pair_stats_s {   /* one (scope, src_port, dst_port) */
 } uscope_noc_pair_stats_t;
 
 typedef struct uscope_noc_port_credits_s { /* link_credit events of one (scope, port) */
-  uint32_t scope;
+  uint32_t scope;                /* index in uscope_noc_report_t.scopes: its noc scope */
+  uint16_t scope_id;             /* the events' own scope: that one or a router below it (§2.6) */
+  uint16_t reserved;
+  const char *where;             /* that scope's name */
   uint32_t port;
+  uint32_t reserved2;
   uint64_t grants;
   uint64_t consumes;
   uint64_t credits_granted;
@@ -456,7 +462,7 @@ typedef struct uscope_noc_report_s {
   uscope_latency_t end_to_end;
   uint32_t num_scopes;           /* schema order */
   uint32_t num_pairs;            /* by scope, src_port, dst_port */
-  uint32_t num_ports;            /* by scope, port */
+  uint32_t num_ports;            /* by scope_id, port */
   uint32_t segments_read;
   const uscope_noc_scope_stats_t *scopes;
   const uscope_noc_pair_stats_t *pairs;

@@ -64,6 +64,7 @@ enum Kind : uint8_t { kOther, kRetry, kTimeout, kCredit, kHandoff };
 struct EvMap {
   Kind kind = kOther;
   uint32_t noc = 0;   // index of the noc scope (not for handoffs)
+  uint16_t scope = 0; // the event's own scope: the noc scope or one below it (a router, §2.6)
   Slice a, b, c, d;   // retry: txn, reason; timeout: txn; credit: port, direction, credits; handoff: 4 fields
 };
 
@@ -149,7 +150,7 @@ class Analysis {
   };
   std::unordered_map<PairKey, uint32_t, PairHash> pair_index_;
   std::vector<NocPairRow> pairs_;
-  std::map<std::pair<uint32_t, uint64_t>, NocPortRow> ports_;
+  std::map<std::pair<uint16_t, uint64_t>, NocPortRow> ports_;  // by (event scope, port)
   uint64_t t0_ = 0, t1_ = 0;
 };
 
@@ -222,8 +223,16 @@ void Analysis::resolve_schema() {
       evs_[i] = m;
       continue;
     }
-    if (ev.scope_id >= cat_of_scope_.size() || cat_of_scope_[ev.scope_id] < 0) continue;
-    m.noc = static_cast<uint32_t>(cat_of_scope_[ev.scope_id]);
+    // An event of a noc scope, or of a scope below one (a noc.router, §2.6,
+    // whose transactions are its nearest noc ancestor's).
+    int32_t owner = -1;
+    for (uint16_t at = ev.scope_id, d = 0; owner < 0 && at < sc.scopes.size() && d <= sc.scopes.size(); ++d) {
+      owner = cat_of_scope_[at];
+      at = sc.scopes[at].parent_id;
+    }
+    if (owner < 0) continue;
+    m.noc = static_cast<uint32_t>(owner);
+    m.scope = ev.scope_id;
     if (std::strcmp(name, retry.name) == 0) {
       if (slice_of(ev, sc, retry.fields[0].name, &m.a) && slice_of(ev, sc, retry.fields[1].name, &m.b))
         m.kind = kRetry;
@@ -450,9 +459,14 @@ void Analysis::event(uint64_t t, uint16_t type, const uint8_t *p, uint32_t size)
     case kCredit: {
       if (!in_range(t)) return;
       const uint64_t port = m.a.get(p, size);
-      auto [it, fresh] = ports_.try_emplace({m.noc, port});
+      auto [it, fresh] = ports_.try_emplace({m.scope, port});
       NocPortRow &pr = it->second;
-      if (fresh) pr.scope = m.noc, pr.port = static_cast<uint32_t>(port);
+      if (fresh) {
+        pr.scope = m.noc;
+        pr.scope_id = m.scope;
+        pr.where = name_of(r_.schema(), r_.schema().scopes[m.scope].name);
+        pr.port = static_cast<uint32_t>(port);
+      }
       const uint64_t credits = m.c.get(p, size);
       if (m.b.get(p, size) == USCOPE_NOC_CREDIT_GRANT) {
         ++pr.grants;

@@ -26,7 +26,8 @@
 //    from its first hop's issue to its last hop's completion, in cycles of
 //    the first noc scope's clock. A single hop is a chain of one;
 //  - retries, timeouts and link_credit events count when they lie in the
-//    range. A credit stall is a retry whose reason is no_credits (§5.3): the
+//    range, those of a scope below a noc scope (a noc.router, §2.6) with
+//    that noc scope. A credit stall is a retry whose reason is no_credits (§5.3): the
 //    protocol's record of a transaction held for want of link credits. Per
 //    port, the credits granted and consumed are added up;
 //  - in_flight: transactions live at the end of the range.
@@ -76,7 +77,9 @@ struct NocPairRow {  // one (scope, src_port, dst_port)
 };
 
 struct NocPortRow {  // one (scope, port) of link_credit events
-  uint32_t scope = 0;
+  uint32_t scope = 0;     // index in NocReport::scopes: the noc scope it belongs to
+  uint16_t scope_id = 0;  // the events' own scope: that noc scope or a router below it (§2.6)
+  std::string where;      // its name
   uint32_t port = 0;
   uint64_t grants = 0, consumes = 0, credits_granted = 0, credits_consumed = 0;
 };
@@ -96,7 +99,7 @@ struct NocReport {
   uint64_t retry_reasons[8] = {};           // retries by retry_reason value (noc_table.hpp kRetryReasons)
   std::vector<NocScopeRow> scopes;          // schema order
   std::vector<NocPairRow> pairs;            // by scope, src_port, dst_port
-  std::vector<NocPortRow> ports;            // by scope, port
+  std::vector<NocPortRow> ports;            // by event scope id, port
 };
 
 // Throws Error(NOT_FOUND) "this trace has no noc protocol scope" when the

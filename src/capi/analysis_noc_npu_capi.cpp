@@ -95,8 +95,18 @@ USCOPE_API uscope_status_t uscope_noc_analyze(uscope_noc_analysis_t *a, uscope_n
       x.latency = latency_of(p.latency);
       pairs.push_back(x);
     }
-    for (const auto &p : r.ports)
-      ports.push_back({p.scope, p.port, p.grants, p.consumes, p.credits_granted, p.credits_consumed});
+    for (const auto &p : r.ports) {
+      uscope_noc_port_credits_t x{};
+      x.scope = p.scope;
+      x.scope_id = p.scope_id;
+      x.where = p.where.c_str();
+      x.port = p.port;
+      x.grants = p.grants;
+      x.consumes = p.consumes;
+      x.credits_granted = p.credits_granted;
+      x.credits_consumed = p.credits_consumed;
+      ports.push_back(x);
+    }
     a->scopes.swap(scopes);
     a->pairs.swap(pairs);
     a->ports.swap(ports);

@@ -121,7 +121,7 @@ const std::string kGoldenJson =
     R"(,"mean":40.000000,"p50":40,"p90":40,"p99":40,"exact":true}},{"scope":"xbar","src_port":1)"
     R"(,"dst_port":5,"completed":1,"unknown_issue":0,"retries":0,"timeouts":0,"credit_stalls":0)"
     R"(,"latency":{"count":1,"min":30,"max":30,"mean":30.000000,"p50":30,"p90":30,"p99":30,"exact":true}}])"
-    R"(,"ports":[{"scope":"xbar","port":4,"grants":1,"consumes":2,"credits_granted":4)"
+    R"(,"ports":[{"scope":"xbar","noc":"xbar","port":4,"grants":1,"consumes":2,"credits_granted":4)"
     R"(,"credits_consumed":3}]})"
     "\n";
 const std::string kGoldenCsv =
@@ -335,6 +335,63 @@ TEST(NocAnalysis, HandoffsStitchHopsIntoOneEndToEndTransaction) {
   EXPECT_EQ(early.counts.completed, 3u);
   EXPECT_EQ(early.in_flight, 1u);
   EXPECT_EQ(early.scopes[2].in_flight, 1u);
+}
+
+TEST(NocAnalysis, RouterScopeEventsCountWithTheirNoc) {
+  // noc §2.6, §10.2: a router scope below the noc holds link_credit and
+  // retry events naming the noc's transactions.
+  TempDir dir("uscope_noc_router");
+  const std::string path = dir.file("t.uscope");
+  uscope_schema_t *s = base_schema(1000);
+  Fabric mesh("mesh");
+  uscope_noc_t *noc = nullptr;
+  ASSERT_EQ(uscope_noc_declare(s, &noc, &mesh.cfg), USCOPE_OK) << uscope_last_error();
+  const uscope_noc_ids_t ids = ids_of(noc);
+  uint16_t router = 0, credit = 0, retry = 0;
+  ASSERT_EQ(uscope_schema_add_scope(s, &router, "router_0_0", ids.scope_id, "noc.router", USCOPE_CLOCK_INHERIT),
+            USCOPE_OK);
+  const uscope_field_t credit_fields[] = {{"port", USCOPE_FT_U16, 0, 0, 0},
+                                          {"direction", USCOPE_FT_ENUM, ids.credit_direction_enum, 0, 0},
+                                          {"credits", USCOPE_FT_U8, 0, 0, 0}};
+  const uscope_field_t retry_fields[] = {{"txn_id", USCOPE_FT_U32, 0, 0, 0},
+                                         {"reason", USCOPE_FT_ENUM, ids.retry_reason_enum, 0, 0}};
+  ASSERT_EQ(uscope_schema_add_event(s, &credit, "link_credit", router, credit_fields, 3), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_event(s, &retry, "retry", router, retry_fields, 2), USCOPE_OK);
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
+  uscope_schema_free(s);
+  const uint8_t grant[] = {2, 0, USCOPE_NOC_CREDIT_GRANT, 8}, consume[] = {2, 0, USCOPE_NOC_CREDIT_CONSUME, 3};
+  const uint8_t no_credits[] = {9, 0, 0, 0, USCOPE_NOC_RETRY_NO_CREDITS};
+  for (uint64_t c = 0; c <= 6; ++c) {
+    ASSERT_EQ(uscope_begin_cycle(w, c * 1000), USCOPE_OK);
+    if (c == 0) { ASSERT_EQ(uscope_noc_issue(w, noc, 9, kRead, 0x40, 1, 3, 1, 2), USCOPE_OK); }
+    if (c == 1) { ASSERT_EQ(uscope_event(w, credit, grant, sizeof grant), USCOPE_OK); }
+    if (c == 2) { ASSERT_EQ(uscope_event(w, credit, consume, sizeof consume), USCOPE_OK); }
+    if (c == 3) { ASSERT_EQ(uscope_event(w, retry, no_credits, sizeof no_credits), USCOPE_OK); }
+    if (c == 4) { ASSERT_EQ(uscope_noc_link_credit(w, noc, 2, USCOPE_NOC_CREDIT_GRANT, 1), USCOPE_OK); }
+    if (c == 6) { ASSERT_EQ(uscope_noc_complete(w, noc, 9), USCOPE_OK); }
+    ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK) << uscope_writer_error(w);
+  }
+  ASSERT_EQ(uscope_writer_close(w), USCOPE_OK);
+  uscope_noc_free(noc);
+
+  NocReport r = analyze(path);
+  ASSERT_EQ(r.scopes.size(), 1u);  // the router is no noc scope of its own
+  EXPECT_EQ(r.counts.retries, 1u);
+  EXPECT_EQ(r.counts.credit_stalls, 1u);
+  EXPECT_EQ(r.scopes[0].counts.credit_stalls, 1u);
+  ASSERT_EQ(r.pairs.size(), 1u);
+  EXPECT_EQ(r.pairs[0].counts.credit_stalls, 1u);  // txn 9: port 1 -> 2
+  EXPECT_EQ(r.pairs[0].latency.percentile(50), 6u);
+  ASSERT_EQ(r.ports.size(), 2u);  // port 2 of the noc and port 2 of the router: two links
+  EXPECT_EQ(r.ports[0].where, "mesh");
+  EXPECT_EQ(r.ports[0].credits_granted, 1u);
+  EXPECT_EQ(r.ports[1].where, "router_0_0");
+  EXPECT_EQ(r.ports[1].scope, 0u);
+  EXPECT_EQ(r.ports[1].scope_id, router);
+  EXPECT_EQ(r.ports[1].port, 2u);
+  EXPECT_EQ(r.ports[1].credits_granted, 8u);
+  EXPECT_EQ(r.ports[1].credits_consumed, 3u);
 }
 
 TEST(NocAnalysis, RangeIsClampedAndReachesBackForIssues) {
