@@ -33,7 +33,19 @@ std::string text_value(const Trace &t, const uscope_field_info_t &f, uint64_t ra
   return s;
 }
 
-void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8_t *payload) {
+void named_value(Json &j, const Trace &t, const uscope_field_info_t &f, uint64_t raw) {
+  if (f.type == USCOPE_FT_ENUM) {
+    if (const char *n = t.enum_value(f.enum_id, raw)) return j.str(n);
+  } else if (f.type == USCOPE_FT_STRING_REF) {
+    const char *s = nullptr;
+    uint32_t len = 0;
+    if (raw <= UINT32_MAX && uscope_reader_string(t.r(), &s, &len, static_cast<uint32_t>(raw)) == USCOPE_OK)
+      return j.str(std::string(s, len));
+  }
+  json_value(j, t, f, raw);
+}
+
+void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8_t *payload, bool by_name) {
   const auto et = t.event_type(id);
   j.begin_object();
   j.field("time_ps", time);
@@ -43,7 +55,8 @@ void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8
   for (uint16_t k = 0; k < et.num_fields; ++k) {
     const auto f = t.event_field(id, k);
     j.key(f.name);
-    json_value(j, t, f, payload_field(payload, f));
+    if (by_name) named_value(j, t, f, payload_field(payload, f));
+    else json_value(j, t, f, payload_field(payload, f));
   }
   j.end_object();
   j.end_object();
