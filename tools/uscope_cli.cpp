@@ -61,6 +61,7 @@ int uscope_cli_main(int argc, char **argv) {
   const std::unique_ptr<Command> commands[] = {
       info_command(),    dump_command(),  state_command(),   events_command(),
       summary_command(), check_command(), convert_command(), npu_report_command(),
+      noc_latency_command(),
 #ifdef USCOPE_CLI_MCP
       mcp_command(),
 #endif
