@@ -1,7 +1,8 @@
 // The cpu analysis (include/uscope/analysis.h) over any file: opened over a
 // reader, every query kind asked once (info, stages, metadata, counters with
 // value, series and downsample, buffers at a cycle, instructions of the
-// whole trace and of a window, one entity, analyze). Used by the reader's
+// whole trace and of a window, one entity, analyze), then the noc and npu
+// analyses over the whole trace and a window. Used by the reader's
 // fuzz target: a hostile file must get an answer or a status, never a crash.
 #pragma once
 
@@ -78,6 +79,24 @@ inline uscope_status_t exercise_analysis(const char *path) {
       note(uscope_cpu_trace_analyze(t, &rep, 0, end + 1));
     }
     uscope_cpu_trace_close(t);
+  }
+  // The noc and npu analyses over the whole trace and a window.
+  uscope_noc_analysis_t *noc = nullptr;
+  if (note(uscope_noc_analysis_open(&noc, r)) == USCOPE_OK) {
+    uscope_noc_report_t rep{};
+    rep.struct_size = sizeof rep;
+    note(uscope_noc_analyze(noc, &rep, 0, UINT64_MAX));
+    note(uscope_noc_analyze(noc, &rep, 10, 500));
+    uscope_noc_analysis_close(noc);
+  }
+  uscope_npu_analysis_t *npu = nullptr;
+  const uscope_status_t ns = uscope_npu_analysis_open(&npu, r);
+  if (ns != USCOPE_ERR_UNSUPPORTED && note(ns) == USCOPE_OK) {
+    uscope_npu_report_t rep{};
+    rep.struct_size = sizeof rep;
+    note(uscope_npu_analyze(npu, &rep, 0, UINT64_MAX));
+    note(uscope_npu_analyze(npu, &rep, 10, 500));
+    uscope_npu_analysis_close(npu);
   }
   uscope_reader_close(r);
   return first_bad;
