@@ -86,5 +86,10 @@ std::unique_ptr<Command> summary_command();     // cmd_summary.cpp
 std::unique_ptr<Command> check_command();       // cmd_check.cpp
 std::unique_ptr<Command> convert_command();     // cmd_convert.cpp
 std::unique_ptr<Command> npu_report_command();  // cmd_npu_report.cpp
+// The cpu commands, over the cpu analysis of <uscope/analysis.h> (cli_cpu.hpp).
+std::unique_ptr<Command> timeline_command();    // cmd_timeline.cpp
+std::unique_ptr<Command> counters_command();    // cmd_counters.cpp
+std::unique_ptr<Command> buffers_command();     // cmd_buffers.cpp
+std::unique_ptr<Command> analyze_command();     // cmd_analyze.cpp
 
 }  // namespace uscope_cli

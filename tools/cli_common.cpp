@@ -18,24 +18,39 @@ constexpr uint64_t kMaxPrinted = 50;  // then only counted: a bad file must not 
 
 // ── field values ──
 
+const char *table_string(const Trace &t, uint64_t index) {
+  const char *s = nullptr;
+  if (index >= uscope_reader_string_count(t.r())) return nullptr;
+  return uscope_reader_string(t.r(), &s, nullptr, static_cast<uint32_t>(index)) == USCOPE_OK ? s : nullptr;
+}
+
 void json_value(Json &j, const Trace &t, const uscope_field_info_t &f, uint64_t raw) {
+  if (f.type == USCOPE_FT_ENUM) {
+    if (const char *n = t.enum_value(f.enum_id, raw)) return j.str(n);
+  } else if (f.type == USCOPE_FT_STRING_REF) {
+    if (const char *s = table_string(t, raw)) return j.str(s);
+  }
   if (is_signed(f.type)) j.snum(sign_extend(raw, f.size));
   else j.num(raw);
 }
 std::string text_value(const Trace &t, const uscope_field_info_t &f, uint64_t raw) {
+  if (f.type == USCOPE_FT_ENUM) {
+    if (const char *n = t.enum_value(f.enum_id, raw)) return n;
+  } else if (f.type == USCOPE_FT_STRING_REF) {
+    if (const char *s = table_string(t, raw)) return std::string("\"") + s + "\"";
+  }
   char b[64];
+  const bool count = std::strcmp(f.name, "count") == 0;  // table::kCounterField: a counter, in decimal
   if (is_signed(f.type)) std::snprintf(b, sizeof b, "%" PRId64, sign_extend(raw, f.size));
-  else if (f.type == USCOPE_FT_U64 || f.type == USCOPE_FT_U32) std::snprintf(b, sizeof b, "0x%" PRIx64, raw);
+  else if ((f.type == USCOPE_FT_U64 || f.type == USCOPE_FT_U32) && !count) std::snprintf(b, sizeof b, "0x%" PRIx64, raw);
   else std::snprintf(b, sizeof b, "%" PRIu64, raw);
-  std::string s = b;
-  if (f.type == USCOPE_FT_ENUM)
-    if (const char *n = t.enum_value(f.enum_id, raw)) s += std::string("(") + n + ")";
-  return s;
+  return b;
 }
 
-void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8_t *payload) {
+void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8_t *payload, const char *record) {
   const auto et = t.event_type(id);
   j.begin_object();
+  if (record) j.field("record", record);
   j.field("time_ps", time);
   j.field("type", et.name);
   j.key("fields");

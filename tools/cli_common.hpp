@@ -112,7 +112,8 @@ class Json {
   void num(uint64_t v) { sep(); std::printf("%" PRIu64, v); }
   void snum(int64_t v) { sep(); std::printf("%" PRId64, v); }
   void fixed(double v, int digits) { sep(); std::printf("%.*f", digits, v); }  // deterministic
-  void real(double v) { sep(); std::fputs(shortest(v).c_str(), stdout); }
+  // Not finite (0/0): null, as JSON has no NaN.
+  void real(double v) { sep(); std::fputs(v == v && v - v == 0 ? shortest(v).c_str() : "null", stdout); }
   void boolean(bool v) { sep(); std::fputs(v ? "true" : "false", stdout); }
   void null() { sep(); std::fputs("null", stdout); }
   void end() { std::fputc('\n', stdout); }
@@ -124,6 +125,8 @@ class Json {
 
  private:
   void put(const char *v) { str(v); }
+  void put(const std::string &v) { str(v.c_str()); }
+  void put(double v) { real(v); }
   void put(uint64_t v) { num(v); }
   void put(uint32_t v) { num(v); }
   void put(uint16_t v) { num(v); }
@@ -150,6 +153,60 @@ class Json {
     std::fputc('"', stdout);
   }
   bool first_ = true;
+};
+
+// CSV (RFC 4180) for --format csv: a header row, then one row per record; a
+// cell holding a comma, a quote or a line break is quoted, quotes doubled.
+class Csv {
+ public:
+  void row(const std::vector<std::string> &cells) {
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (i) std::fputc(',', stdout);
+      cell(cells[i]);
+    }
+    std::fputs("\r\n", stdout);
+  }
+
+ private:
+  static void cell(const std::string &c) {
+    if (c.find_first_of(",\"\r\n") == std::string::npos) {
+      std::fputs(c.c_str(), stdout);
+      return;
+    }
+    std::fputc('"', stdout);
+    for (char ch : c) {
+      if (ch == '"') std::fputc('"', stdout);
+      std::fputc(ch, stdout);
+    }
+    std::fputc('"', stdout);
+  }
+};
+// A number as a CSV cell: decimal; a double in its shortest form ("" when not finite).
+inline std::string cell(uint64_t v) { return std::to_string(v); }
+inline std::string cell(double v) { return v == v && v - v == 0 ? shortest(v) : ""; }
+
+// The output format of a command: --json (the reference's flag) or --format
+// table|json|csv (csv on the tabular commands only).
+enum class Format { kTable, kJson, kCsv };
+struct FormatOption {
+  bool json = false;
+  std::string format;
+  bool csv_allowed = false;
+  // --json and --format on sub; csv: whether --format csv is offered.
+  void add(CLI::App &sub, bool csv) {
+    csv_allowed = csv;
+    sub.add_flag("--json", json, "JSON output (the same as --format json)");
+    sub.add_option("--format", format, csv ? "output format: table (default), json or csv" : "output format: table (default) or json")
+        ->check(csv ? CLI::IsMember({"table", "json", "csv"}) : CLI::IsMember({"table", "json"}))
+        ->type_name("FORMAT");
+  }
+  // Throws Usage when --json and --format say different things.
+  Format get() const {
+    if (json && !format.empty() && format != "json") throw Usage("--json and --format " + format + " disagree");
+    if (json || format == "json") return Format::kJson;
+    if (format == "csv") return Format::kCsv;
+    return Format::kTable;
+  }
 };
 
 inline bool is_signed(uint8_t t) { return t >= USCOPE_FT_I8 && t <= USCOPE_FT_I64; }
@@ -225,13 +282,21 @@ inline uint64_t payload_field(const uint8_t *p, const uscope_field_info_t &f) {
   return v;
 }
 
-// A field value as JSON: signed types sign-extended.
+// Every value by its name (issue 13): an enum value as its name, a
+// string-table field as its text (each the number when the file has no
+// name for it), signed types sign-extended, others in decimal.
 void json_value(Json &j, const Trace &t, const uscope_field_info_t &f, uint64_t raw);
-// A field value as text: signed types in decimal, 32- and 64-bit unsigned in
-// hex, enums followed by their value's name in parentheses.
+// A field value as text: an enum value as its name, a string-table field as
+// its text in quotes (the number when the file has none), signed types in
+// decimal, 32- and 64-bit unsigned in hex (addresses, instruction bits)
+// except a counter's count (spec cpu §6), in decimal like the other types.
 std::string text_value(const Trace &t, const uscope_field_info_t &f, uint64_t raw);
-// One event as a JSON object {"time_ps", "type", "fields": {...}} (events, dump).
-void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8_t *payload);
+// The text of string-table entry index, or nullptr when there is none.
+const char *table_string(const Trace &t, uint64_t index);
+// One event as a JSON object {"time_ps", "type", "fields": {...}} (events,
+// dump); record, when given, comes first as "record": record (dump's JSON Lines).
+void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8_t *payload,
+                const char *record = nullptr);
 
 // The trace's last time: that of its last frame (the header's total is 0
 // while a file is live, COMPAT 11).
