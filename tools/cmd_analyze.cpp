@@ -1,4 +1,4 @@
-// uscope analyze FILE --range A:B [--elf FILE] [--json | --format csv]: the
+// uscope analyze FILE --range A:B [--json | --format csv]: the
 // performance of a cpu scope over cycles [A, B) (uscope_cpu_trace_analyze):
 // instructions fetched in the range and how they ended, IPC, flush rate,
 // each counter's change and rate, each buffer's occupancy at the start,
@@ -201,8 +201,6 @@ class Analyze final : public TraceCommand {
     sub.add_option("--range", range_text_, "cycles START:END to analyze ([START, END), START < END)")
         ->type_name("START:END")
         ->required();
-    sub.add_option("--elf", elf_, "ELF to disassemble and symbolize with (default: the trace's cpu.elf_path)")
-        ->type_name("FILE");
     format_.add(sub, true);
   }
   bool before_open() override {
@@ -212,7 +210,7 @@ class Analyze final : public TraceCommand {
     return false;
   }
   void read(const Trace &t) override {
-    const CpuTrace c(t, elf_);
+    const CpuTrace c(t);
     const CycleRange r = clamp_range(range_, c.max_cycle(), "analyze --range " + range_text_);
     if (r.start >= r.end)
       throw Failure("analyze --range " + range_text_ + " starts at or past the trace's last cycle (" +
@@ -228,7 +226,7 @@ class Analyze final : public TraceCommand {
       case Format::kTable: print_text(c, p, ctr, buf); break;
     }
   }
-  std::string range_text_, elf_;
+  std::string range_text_;
   CycleRange range_;
   FormatOption format_;
 };
