@@ -202,6 +202,11 @@ class Analyze final : public TraceCommand {
         ->type_name("START:END")
         ->required();
     format_.add(sub, true);
+    sub.footer(
+        "JSON: {start_cycle, end_cycle, range_cycles, instructions{total, retired, flushed, in_flight,\n"
+        "flush_rate}, ipc, counter_summaries[], buffer_snapshots[], stage_latencies[], stalls[]} (the\n"
+        "reference uscope-mcp's analyze_performance, plus stalls). CSV: section,name,cycle,metric,value.\n"
+        "Example: uscope analyze trace.uscope --range 100:500");
   }
   bool before_open() override {
     format_.get();

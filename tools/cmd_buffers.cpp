@@ -33,6 +33,10 @@ class Buffers final : public TraceCommand {
     add_number(&sub, "--cycle", &cycle_, "cycle to show (its end)")->required();
     sub.add_option("--buffer", buffer_, "buffer name (exact, else every name containing it)")->type_name("NAME");
     format_.add(sub, true);
+    sub.footer(
+        "JSON: an array of {name, capacity, occupied, fill_percent, slots[{slot, fields, entity_fields,\n"
+        "named_fields}], properties[{name, value, role, pair_id}], pairs[{pair_id, head, tail, distance}]}.\n"
+        "Example: uscope buffers trace.uscope --cycle 50 --buffer rob");
   }
   bool before_open() override {
     format_.get();

@@ -72,6 +72,11 @@ class Counters final : public TraceCommand {
     buckets_ = add_number(&sub, "--buckets", &buckets_n_,
                           "min/max downsample of the increments in N buckets (over --range, else the whole trace)");
     format_.add(sub, true);
+    sub.footer(
+        "Without --range: each counter's value at the last cycle. With --range A:B: every cycle's value,\n"
+        "delta and rate over --window cycles. --buckets N: min/max of the per-cycle increments in N buckets.\n"
+        "JSON: an array of {name, values[{cycle, value, delta, rate}], start_value, end_value, delta, rate}.\n"
+        "Example: uscope counters trace.uscope --counter committed_insns --range 0:50 --format csv");
   }
   bool before_open() override {
     format_.get();

@@ -105,6 +105,10 @@ class Dump final : public TraceCommand {
  private:
   void add_trace_options(CLI::App &sub) override {
     sub.add_flag("--json", json_, "JSON Lines output (the only format)")->required();
+    sub.footer(
+        "One JSON object per line: a header record, then {\"record\": \"string\"} entries, and per segment a\n"
+        "{\"record\": \"segment\"} followed by its op and event records in file order.\n"
+        "Example: uscope dump trace.uscope --json | jq -c 'select(.record == \"event\")'");
   }
   void read(const Trace &t) override { cmd_dump(t); }
   bool json_ = false;

@@ -101,6 +101,10 @@ class Events final : public TraceCommand {
     from_opt_->excludes(from_cycle_opt_);
     to_opt_->excludes(to_cycle_opt_);
     format_.add(sub, true);
+    sub.footer(
+        "Values by name: enum values as their names, string-table fields as their text. CSV:\n"
+        "time_ps,type,fields (name=value pairs). Cycles are clock 0's.\n"
+        "Example: uscope events trace.uscope --from-cycle 100 --to-cycle 200 --json");
   }
   bool before_open() override {
     format_.get();

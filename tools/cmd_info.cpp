@@ -361,7 +361,14 @@ class Info final : public TraceCommand {
                      "trace file (.uscope, or a .pccx container)") {}
 
  private:
-  void add_trace_options(CLI::App &sub) override { sub.add_flag("--json", json_, "JSON output"); }
+  void add_trace_options(CLI::App &sub) override {
+    sub.add_flag("--json", json_, "JSON output");
+    sub.footer(
+        "JSON: our keys (version, segments, dut, clocks, scopes, storages, events, ...) and the reference\n"
+        "uscope-cli's (segment_count, total_instructions, max_cycle, period_ps, metadata, stage_names,\n"
+        "counter_names, buffer_names, schema{storages, events, enums}), plus counters, buffers, stages.\n"
+        "Example: uscope info trace.uscope --json | jq -r '.counters[]'");
+  }
   bool before_open() override {
     if (!is_pccx_file(file())) return false;  // by magic
     cmd_pccx_info(file(), json_);

@@ -246,6 +246,9 @@ class State final : public TraceCommand {
     cycle_ = add_number(&sub, "--cycle", &cycle_n_, "cycle of clock 0");
     time_->excludes(cycle_);
     sub.add_flag("--json", json_, "JSON output");
+    sub.footer(
+        "JSON: {time_ps, storages[], cycle, buffers[]}; buffers[] as `uscope buffers` prints them.\n"
+        "Example: uscope state trace.uscope --cycle 100 --json | jq '.buffers[] | select(.name == \"rob\")'");
   }
   bool before_open() override {
     if (!*time_ && !*cycle_) throw Usage("state: give --time PS or --cycle N");

@@ -193,6 +193,12 @@ class Timeline final : public TraceCommand {
     sub.add_option("--elf", elf_, "ELF to disassemble and symbolize with (default: the trace's cpu.elf_path)")
         ->type_name("FILE");
     format_.add(sub, true);
+    sub.footer(
+        "Entity ids are catalog slots, reused by later instructions: every instruction that held the id\n"
+        "is shown, or those alive in --range / at --cycle. JSON: an array of {entity_id, disasm, first_cycle,\n"
+        "last_cycle, retire_status, stages[{name, start_cycle, end_cycle, start, end, duration, lane}],\n"
+        "tooltip, sim_id, pc, annotations, deps, flush_reason, function, source_file, source_line}.\n"
+        "Example: uscope timeline trace.uscope --entity 42 --json | jq '.[].stages[] | select(.name == \"EX\")'");
   }
   bool before_open() override {
     format_.get();
