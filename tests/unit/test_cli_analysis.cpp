@@ -16,7 +16,9 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -190,6 +192,14 @@ class CliAnalysis : public ::testing::Test {
     path_ = new std::string(write_cpu_small(*dir_));
   }
   static void TearDownTestSuite() {
+    // Regenerating the goldens keeps the trace, to check them by hand (and
+    // to run the reference uscope-cli on it).
+    if (std::getenv("USCOPE_UPDATE_GOLDEN")) {
+      const auto kept = std::filesystem::temp_directory_path() / "cpu_small.uscope";
+      std::error_code ec;
+      std::filesystem::copy_file(*path_, kept, std::filesystem::copy_options::overwrite_existing, ec);
+      std::printf("cpu_small kept as %s\n", kept.c_str());
+    }
     delete path_;
     delete dir_;
     path_ = nullptr;
