@@ -92,6 +92,10 @@ typedef struct uscope_cpu_trace_info_s {
   const char *elf_path;          /* the ELF in use, or "" */
   uint32_t has_symbols;          /* 1: the ELF gave symbols or line tables */
   uint32_t reserved;
+  /* Why the cpu.elf_path ELF is not in use (missing, unreadable, another
+     ISA), or "": an ELF named by the trace is optional, one named by the
+     caller (opts->elf_path) is not. */
+  const char *elf_note;
 } uscope_cpu_trace_info_t;
 USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_trace_info(const uscope_cpu_trace_t *t,
                                                                  uscope_cpu_trace_info_t *out);
@@ -238,7 +242,9 @@ typedef struct uscope_stage_span_s {
 typedef struct uscope_insn_s {
   uint32_t entity_id;            /* catalog id (reused by later instructions) */
   uint32_t status;               /* USCOPE_INSN_* */
-  uint64_t sim_id;               /* unique: the instruction's ordinal in the trace */
+  uint64_t sim_id;               /* unique per instruction and stable across queries:
+                                    first_cycle * catalog slots + catalog slot; it
+                                    sorts in fetch order */
   uint64_t pc;
   uint32_t inst_bits;
   uint32_t has_inst_bits;
@@ -271,9 +277,9 @@ USCOPE_API void uscope_insn_iter_free(uscope_insn_iter_t *it);
 /**
  * One entity's timeline: the instructions with this entity id whose life
  * meets [start, end] (the whole trace: 0, UINT64_MAX), as the iterator above.
- * An id the catalog cannot hold gives USCOPE_ERR_NOT_FOUND (the message says
- * the catalog's size); an id never seen in the range gives an iterator that
- * ends at once.
+ * Entity ids are reused (our writer's ids are catalog slots), so an id names
+ * many instructions over a trace; an id never seen in the range gives an
+ * iterator that ends at once (the CLI and MCP server report that).
  */
 USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_trace_entity(uscope_cpu_trace_t *t, uscope_insn_iter_t **out,
                                                                    uint32_t entity_id, uint64_t start,
@@ -320,7 +326,10 @@ typedef struct uscope_perf_report_s {
   uint64_t flushed;
   uint64_t in_flight;
   double flush_rate;             /* flushed / total */
-  double ipc;                    /* retired / range_cycles */
+  double ipc;                    /* retired / range_cycles (the reference's IPC:
+                                    retired among those fetched in the range) */
+  uint64_t retired_in_range;     /* instructions that retired in [start, end) */
+  double commit_ipc;             /* retired_in_range / range_cycles */
   uint32_t num_counters;
   uint32_t num_buffers;
   uint32_t num_stages;           /* stage latencies, sorted by avg_latency, largest first */

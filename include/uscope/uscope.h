@@ -75,8 +75,8 @@ extern "C" {
 /* ── Versions ─────────────────────────────────────────────────────────── */
 
 #define USCOPE_VERSION_MAJOR 0
-#define USCOPE_VERSION_MINOR 2
-#define USCOPE_VERSION_PATCH 1
+#define USCOPE_VERSION_MINOR 3
+#define USCOPE_VERSION_PATCH 0
 /** MAJOR*10000 + MINOR*100 + PATCH, comparable with uscope_version_number(). */
 #define USCOPE_VERSION_NUMBER \
   (USCOPE_VERSION_MAJOR * 10000 + USCOPE_VERSION_MINOR * 100 + USCOPE_VERSION_PATCH)

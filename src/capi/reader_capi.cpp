@@ -8,16 +8,12 @@
 #include <vector>
 
 #include "capi/guard.hpp"
+#include "capi/reader_handle.hpp"
 #include "schema/schema_lookup.hpp"
 #include "format/wire.hpp"
 #include "reader/trace_reader.hpp"
 #include "uscope/uscope.h"
 
-struct uscope_reader {
-  uscope_reader(const char *path, uint32_t flags) : impl(path, flags) {}
-  uscope::TraceReader impl;
-  std::string message;
-};
 
 struct uscope_state {
   std::vector<uscope::StorageState> states;

@@ -79,6 +79,7 @@ class TraceReader {
   explicit TraceReader(const std::string &path, uint32_t flags = 0);
 
   bool strict() const { return strict_; }
+  const std::string &path() const { return file_.path(); }
   // What was skipped so far (the counts grow as segments are read).
   const DefectLog &defects() const { return defects_; }
   // The step the timestamps follow (uscope_file_info_t.time_grid_ps).

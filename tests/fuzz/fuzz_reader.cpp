@@ -2,12 +2,15 @@
 // input is a whole .uscope file. It is opened, every segment is replayed,
 // state_at is asked at several times and events_in_range over the whole time
 // axis (tests/support/reader_exercise.hpp, shared with the golden-errors
-// suite tests/unit/test_reader_errors.cpp).
+// suite tests/unit/test_reader_errors.cpp). Then the cpu analysis over the
+// same bytes (tests/support/analysis_exercise.hpp): every query kind once.
 //
 // The contract: the reader answers, or throws uscope::Error with one of its
 // input statuses (CORRUPT, TRUNCATED, BAD_MAGIC, UNSUPPORTED_VERSION,
-// UNKNOWN_COMPRESSION). A crash, a sanitizer report, a hang, an allocation
-// past libFuzzer's limit, any other exception or any other status is a bug.
+// UNKNOWN_COMPRESSION). The analysis answers, or gives one of those, or
+// NOT_FOUND (no cpu scope) or SCHEMA (a cpu scope without what the protocol
+// requires). A crash, a sanitizer report, a hang, an allocation past
+// libFuzzer's limit, any other exception or any other status is a bug.
 //
 // The reader opens a path: the bytes go to a memfd opened as
 // /proc/self/fd/N, so the reader's own open/fstat/mmap path is the one
@@ -22,6 +25,7 @@
 #include <cstdlib>
 #include <exception>
 
+#include "support/analysis_exercise.hpp"
 #include "support/reader_exercise.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -45,6 +49,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                    o.message.c_str());
       std::abort();
     }
+  }
+  const int fd = ::memfd_create("uscope-analysis-input", MFD_CLOEXEC);
+  if (fd < 0) return 0;
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t k = ::write(fd, data + done, size - done);
+    if (k <= 0) break;
+    done += static_cast<size_t>(k);
+  }
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  const uscope_status_t s = uscope::test::exercise_analysis(path);
+  ::close(fd);
+  if (s != USCOPE_OK) {
+    std::fprintf(stderr, "fuzz_reader: the analysis gave unexpected status %d: %s\n", s, uscope_last_error());
+    std::abort();
   }
   return 0;
 }
