@@ -11,8 +11,9 @@
 // flushed, in_flight, flush_rate}, ipc, counter_summaries[{name,
 // start_value, end_value, delta, rate_per_cycle}], buffer_snapshots[{name,
 // samples[{cycle, occupied, capacity, fill_percent}]}], stage_latencies[{name,
-// total_cycles, instruction_count, avg_latency}], plus stalls[{reason,
-// count}]. CSV: every figure as one row of section,name,cycle,metric,value.
+// total_cycles, instruction_count, avg_latency}], plus retired_in_range,
+// commit_ipc (instructions retired in the range, whenever fetched) and
+// stalls[{reason, count}]. CSV: every figure as one row of section,name,cycle,metric,value.
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
@@ -40,6 +41,8 @@ void print_json(const CpuTrace &c, const uscope_perf_report_t &p, const std::vec
   j.field("flush_rate", p.flush_rate);
   j.end_object();
   j.field("ipc", p.ipc);
+  j.field("retired_in_range", p.retired_in_range);
+  j.field("commit_ipc", p.commit_ipc);
   j.key("counter_summaries");
   j.begin_array();
   for (uint32_t i = 0; i < p.num_counters; ++i) {
@@ -114,6 +117,8 @@ void print_csv(const CpuTrace &c, const uscope_perf_report_t &p, const std::vect
   row("instructions", "", "", "in_flight", cell(p.in_flight));
   row("instructions", "", "", "flush_rate", cell(p.flush_rate));
   row("instructions", "", "", "ipc", cell(p.ipc));
+  row("instructions", "", "", "retired_in_range", cell(p.retired_in_range));
+  row("instructions", "", "", "commit_ipc", cell(p.commit_ipc));
   for (uint32_t i = 0; i < p.num_counters; ++i) {
     const auto &s = p.counters[i];
     const std::string n = s.counter < ctr.size() ? ctr[s.counter].name : "?";
@@ -148,7 +153,9 @@ void print_text(const CpuTrace &c, const uscope_perf_report_t &p, const std::vec
   std::printf("Instructions fetched in the range: %s\n", grouped(p.total).c_str());
   std::printf("  retired    %s\n  flushed    %s (%.1f%%)\n  in flight  %s\n", grouped(p.retired).c_str(),
               grouped(p.flushed).c_str(), 100.0 * p.flush_rate, grouped(p.in_flight).c_str());
-  std::printf("IPC: %.3f (retired / cycles)\n\n", p.ipc);
+  std::printf("IPC: %.3f (those retired / cycles)\n", p.ipc);
+  std::printf("Retired in the range: %s, commit IPC %.3f (whatever their fetch cycle)\n\n",
+              grouped(p.retired_in_range).c_str(), p.commit_ipc);
   if (p.num_stages) {
     std::printf("--- Stage latency (cycles per instruction, bottleneck first) ---\n");
     std::printf("  %-20s %10s %12s %14s\n", "Stage", "Average", "Instructions", "Total cycles");

@@ -207,6 +207,8 @@ class Timeline final : public TraceCommand {
   }
   void read(const Trace &t) override {
     const CpuTrace c(t, elf_);
+    if (c.info().elf_note && *c.info().elf_note)
+      std::fprintf(stderr, "uscope: warning: %s: %s\n", file().c_str(), c.info().elf_note);
     CycleRange r{0, UINT64_MAX};
     std::string what = "the whole trace";
     if (*range_) {

@@ -240,11 +240,15 @@ void expect_golden(const std::string &out, const std::string &name) {
   EXPECT_EQ(out, read_text(path)) << "golden " << name << " differs; the output is:\n" << out;
 }
 
-// `uscope ARGS` succeeds, with nothing on stderr, and prints golden `name`.
-std::string golden(const std::string &args, const std::string &name) {
+// `uscope ARGS` succeeds and prints golden `name`, with nothing on stderr but
+// warnings about the reader's defect `defect` (the konata sample's checkpoints).
+std::string golden(const std::string &args, const std::string &name, const std::string &defect = "") {
   const Split r = run(args);
   EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.err;
-  EXPECT_EQ(r.err, "") << args;
+  std::istringstream err(r.err);
+  for (std::string line; std::getline(err, line);)
+    EXPECT_TRUE(!defect.empty() && line.find("warning: " + kKonata + ": " + defect) != std::string::npos)
+        << args << ": " << line;
   expect_golden(r.out, name);
   return r.out;
 }
@@ -391,9 +395,17 @@ TEST_F(CliAnalysis, CountersFinalPerCycleAndDownsampled) {
   const std::string ds = golden("counters " + cpu_small() + " --counter committed_insns --buckets 3 --json",
                                 "cpu_small.counters.buckets3.json");
   auto d = parse(p, ds);
-  uint64_t sum = 0;
-  for (auto b : d.at(0)["buckets"].get_array()) sum += uint64_t(b["sum"]);
-  EXPECT_EQ(sum, 4u);  // every increment of the trace, in some bucket
+  // 3 buckets of 4 cycles over cycles 0..11. The trace's TSUM has one level-0
+  // entry for all 12 cycles (its base interval is longer than the trace), so
+  // the buckets come from it, inexact, each with its share of the 4
+  // increments: 4 x 4/12, rounded: 1 (the documented proportional share;
+  // a replay would give 1, 1 and 2).
+  EXPECT_FALSE(bool(d.at(0)["exact"]));
+  for (auto b : d.at(0)["buckets"].get_array()) {
+    const uint64_t width = uint64_t(b["end_cycle"]) - uint64_t(b["start_cycle"]);
+    EXPECT_EQ(width, 4u);
+    EXPECT_EQ(uint64_t(b["sum"]), 1u);
+  }
 }
 
 TEST_F(CliAnalysis, BuffersAtACycle) {
@@ -454,25 +466,28 @@ TEST_F(CliAnalysis, EventsByCycleWithValuesByName) {
 
 // ── the reference writer's trace ──
 
+// Its checkpoints hold their segment's end (COMPAT 9, 28): each command warns of it.
+const char *const kKonataDefect = "end_of_segment_checkpoints";
+
 TEST_F(CliAnalysis, KonataSampleLikeTheReference) {
-  const std::string info = golden("info " + kKonata + " --json", "konata.info.json");
+  const std::string info = golden("info " + kKonata + " --json", "konata.info.json", kKonataDefect);
   simdjson::dom::parser p;
   auto j = parse(p, info);
   EXPECT_EQ(uint64_t(j["max_cycle"]), 4u);
   EXPECT_EQ(std::string_view(j["metadata"].at(0).at(0)), "File");
   EXPECT_EQ(std::string_view(j["counters"].at(0)), "committed_insns");
   EXPECT_EQ(simdjson::dom::array(j["buffer_names"]).size(), 0u);
-  const std::string tl = golden("timeline " + kKonata + " --entity 0 --json", "konata.timeline0.json");
+  const std::string tl = golden("timeline " + kKonata + " --entity 0 --json", "konata.timeline0.json", kKonataDefect);
   auto t = parse(p, tl);
   EXPECT_EQ(std::string_view(t.at(0)["retire_status"]), "retired");
   EXPECT_EQ(uint64_t(t.at(0)["last_cycle"]), 3u);
   EXPECT_EQ(std::string_view(t.at(0)["stages"].at(3)["name"]), "Writeback");
-  const std::string c = golden("counters " + kKonata + " --range 0:4 --json", "konata.counters0-4.json");
+  const std::string c = golden("counters " + kKonata + " --range 0:4 --json", "konata.counters0-4.json", kKonataDefect);
   auto cj = parse(p, c);
   EXPECT_EQ(uint64_t(cj.at(0)["values"].at(3)["value"]), 1u);  // the reference: 0 0 0 1 2
   EXPECT_EQ(uint64_t(cj.at(0)["values"].at(4)["value"]), 2u);
-  golden("state " + kKonata + " --cycle 2 --json", "konata.state2.json");
-  const std::string a = golden("analyze " + kKonata + " --range 0:4 --json", "konata.analyze.json");
+  golden("state " + kKonata + " --cycle 2 --json", "konata.state2.json", kKonataDefect);
+  const std::string a = golden("analyze " + kKonata + " --range 0:4 --json", "konata.analyze.json", kKonataDefect);
   EXPECT_EQ(uint64_t(parse(p, a)["instructions"]["retired"]), 2u);
 }
 
