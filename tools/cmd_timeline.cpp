@@ -206,9 +206,15 @@ class Timeline final : public TraceCommand {
     return false;
   }
   void read(const Trace &t) override {
+    // An ELF named here must be one (the library may read it later than the open).
+    if (!elf_.empty() && file_magic(elf_) != "\x7f" "ELF")
+      throw Failure("--elf " + elf_ + ": not a readable ELF file");
     const CpuTrace c(t, elf_);
-    if (c.info().elf_note && *c.info().elf_note)
-      std::fprintf(stderr, "uscope: warning: %s: %s\n", file().c_str(), c.info().elf_note);
+    const uscope_cpu_trace_info_t &ci = c.info();
+    if (ci.elf_note && *ci.elf_note) std::fprintf(stderr, "uscope: warning: %s: %s\n", file().c_str(), ci.elf_note);
+    else if (!elf_.empty() && (!ci.elf_path || !*ci.elf_path))
+      std::fprintf(stderr, "uscope: warning: %s: --elf %s is not in use (no symbols nor disassembly from it)\n",
+                   file().c_str(), elf_.c_str());
     CycleRange r{0, UINT64_MAX};
     std::string what = "the whole trace";
     if (*range_) {

@@ -525,6 +525,11 @@ TEST_F(CliAnalysis, UnknownNamesAreErrorsNamingTheKnownOnes) {
   const Split e = run("timeline " + cpu_small() + " --entity 2 --range 8:11");
   EXPECT_EQ(e.exit_code, 1);
   EXPECT_NE(e.err.find("entity 2 not found in cycles 8:11"), std::string::npos) << e.err;
+  // --elf must name an ELF file.
+  const Split elf = run("timeline " + cpu_small() + " --entity 0 --elf " + kKonata);
+  EXPECT_EQ(elf.exit_code, 1);
+  EXPECT_NE(elf.err.find("not a readable ELF file"), std::string::npos) << elf.err;
+  EXPECT_EQ(elf.out, "");
   const Split big = run("timeline " + cpu_small() + " --entity 9");
   EXPECT_EQ(big.exit_code, 1);
   EXPECT_NE(big.err.find("uscope: "), std::string::npos) << big.err;
