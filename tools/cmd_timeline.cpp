@@ -231,20 +231,13 @@ class Timeline final : public TraceCommand {
     uscope_insn_t i{};
     while (it.next(&i)) v.push_back(copy(t, i));
     if (v.empty())
-      throw Failure("entity " + std::to_string(entity_) + " not found in " + what + " (the catalog holds ids 0.." +
-                    catalog_size(t) + "; `uscope state FILE --cycle N` shows the live ones)");
+      throw Failure("entity " + std::to_string(entity_) + " not found in " + what +
+                    " (`uscope state FILE --cycle N` lists the entities live at a cycle)");
     switch (format_.get()) {
       case Format::kJson: print_json(c, v); break;
       case Format::kCsv: print_csv(c, v); break;
       case Format::kTable: print_text(c, v); break;
     }
-  }
-  // The highest catalog id: the "entities" storage's last slot.
-  static std::string catalog_size(const Trace &t) {
-    uint16_t sid = 0;
-    if (uscope_reader_find_storage(t.r(), &sid, "entities") != USCOPE_OK) return "?";
-    const auto s = t.storage(sid);
-    return s.num_slots ? std::to_string(s.num_slots - 1) : "?";
   }
   uint32_t entity_ = 0;
   CLI::Option *range_ = nullptr, *cycle_ = nullptr;
