@@ -40,9 +40,13 @@ std::string text_value(const Trace &t, const uscope_field_info_t &f, uint64_t ra
     if (const char *s = table_string(t, raw)) return std::string("\"") + s + "\"";
   }
   char b[64];
-  const bool count = std::strcmp(f.name, "count") == 0;  // table::kCounterField: a counter, in decimal
+  // A counter (table::kCounterField) and an identifier (entity_id, src_id, cmd_id, ...) are
+  // numbers people count with: decimal. Other wide fields are addresses and bits: hex.
+  const size_t n = std::strlen(f.name);
+  const bool decimal = std::strcmp(f.name, "count") == 0 || std::strcmp(f.name, "id") == 0 ||
+                       (n > 3 && std::strcmp(f.name + n - 3, "_id") == 0);
   if (is_signed(f.type)) std::snprintf(b, sizeof b, "%" PRId64, sign_extend(raw, f.size));
-  else if ((f.type == USCOPE_FT_U64 || f.type == USCOPE_FT_U32) && !count) std::snprintf(b, sizeof b, "0x%" PRIx64, raw);
+  else if ((f.type == USCOPE_FT_U64 || f.type == USCOPE_FT_U32) && !decimal) std::snprintf(b, sizeof b, "0x%" PRIx64, raw);
   else std::snprintf(b, sizeof b, "%" PRIu64, raw);
   return b;
 }

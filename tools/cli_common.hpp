@@ -289,7 +289,8 @@ void json_value(Json &j, const Trace &t, const uscope_field_info_t &f, uint64_t 
 // A field value as text: an enum value as its name, a string-table field as
 // its text in quotes (the number when the file has none), signed types in
 // decimal, 32- and 64-bit unsigned in hex (addresses, instruction bits)
-// except a counter's count (spec cpu §6), in decimal like the other types.
+// except a counter's count (spec cpu §6) and identifiers (id, *_id), in
+// decimal like the other types.
 std::string text_value(const Trace &t, const uscope_field_info_t &f, uint64_t raw);
 // The text of string-table entry index, or nullptr when there is none.
 const char *table_string(const Trace &t, uint64_t index);
