@@ -31,28 +31,39 @@ namespace {
 
 constexpr uint64_t kTableRows = 200;  // the text table samples a longer range, as the reference does
 
-struct Series {
-  std::string name;
-  uint64_t start = 0;              // first cycle
-  std::vector<uint64_t> values;    // from start - lead .. end
-  uint64_t lead = 0;               // values before start kept for the rate window
-  uint64_t value(uint64_t c) const { return values[c - start + lead]; }
-  // value(c - back), 0 before the trace.
-  uint64_t before(uint64_t c, uint64_t back) const {
-    if (back > c) return 0;
-    return values[c - back - start + lead];
+constexpr uint64_t kChunk = 65536;     // cycles of a series held in memory at a time
+
+// Cumulative values of counter k at cycles [lo, hi] (one pass over their segments).
+std::vector<uint64_t> fetch(const CpuTrace &c, uint32_t k, uint64_t lo, uint64_t hi) {
+  std::vector<uint64_t> v(hi - lo + 1);
+  check(uscope_cpu_trace_counter_series(c.h(), v.data(), k, lo, v.size()), "counter series");
+  return v;
+}
+
+// A counter's values over a range, a chunk of cycles at a time (bounded
+// memory over any range), with what each cycle's delta and rate need: the
+// value one cycle and `window` cycles before (0 before the trace).
+struct Chunk {
+  uint64_t start = 0, end = 0;             // cycles [start, end]
+  std::vector<uint64_t> v, back;           // values at c, and at c - window (c >= window)
+  uint64_t before_start = 0;               // value at start - 1
+  uint64_t window = 1;
+  uint64_t value(uint64_t cy) const { return v[cy - start]; }
+  uint64_t prev(uint64_t cy) const { return cy == start ? before_start : v[cy - start - 1]; }
+  uint64_t ago(uint64_t cy) const {
+    if (cy < window) return 0;
+    return back[cy - window - (start >= window ? start - window : 0)];
   }
 };
-
-Series series(const CpuTrace &c, uint32_t counter, const std::string &name, CycleRange r, uint64_t window) {
-  Series s;
-  s.name = name;
-  s.start = r.start;
-  s.lead = std::min(r.start, window);
-  const uint64_t first = r.start - s.lead, count = r.end - first + 1;
-  s.values.resize(count);
-  check(uscope_cpu_trace_counter_series(c.h(), s.values.data(), counter, first, count), "counter series");
-  return s;
+Chunk chunk(const CpuTrace &c, uint32_t k, uint64_t start, uint64_t end, uint64_t window) {
+  Chunk ch;
+  ch.start = start;
+  ch.end = end;
+  ch.window = window;
+  ch.v = fetch(c, k, start, end);
+  if (start > 0) ch.before_start = fetch(c, k, start - 1, start - 1)[0];
+  if (end >= window) ch.back = fetch(c, k, start >= window ? start - window : 0, end - window);
+  return ch;
 }
 
 double ratio(uint64_t a, uint64_t b) { return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0; }
@@ -151,22 +162,34 @@ class Counters final : public TraceCommand {
                  CycleRange r, Format f) {
     const uint64_t cycles = r.end - r.start + 1;
     if (f == Format::kTable) {
-      // One column per counter, as the reference: every series in memory (8 bytes a cycle each).
-      std::vector<Series> all;
-      for (uint32_t k : chosen) all.push_back(series(c, k, names[k], r, window_));
+      // One column per counter, as the reference, at most kTableRows + 1 rows:
+      // a longer range is sampled (each sample one exact value).
       const uint64_t step = cycles > kTableRows ? cycles / kTableRows : 1;
+      std::vector<uint64_t> rows;
+      for (uint64_t i = 0; i < cycles; i += step) rows.push_back(r.start + i);
+      if (rows.back() != r.end) rows.push_back(r.end);
+      std::vector<std::vector<uint64_t>> cols;
+      for (uint32_t k : chosen) {
+        std::vector<uint64_t> col;
+        if (step == 1) col = fetch(c, k, r.start, r.end);
+        else
+          for (uint64_t cy : rows) {
+            uint64_t v = 0;
+            check(uscope_cpu_trace_counter_value(c.h(), &v, k, cy), "counter value");
+            col.push_back(v);
+          }
+        cols.push_back(std::move(col));
+      }
       std::printf("  %8s", "Cycle");
-      for (const auto &s : all) std::printf("  %12s", s.name.c_str());
+      for (uint32_t k : chosen) std::printf("  %12s", names[k].c_str());
       std::printf("\n  %8s", "-----");
-      for (size_t k = 0; k < all.size(); ++k) std::printf("  %12s", "-----");
+      for (size_t k = 0; k < chosen.size(); ++k) std::printf("  %12s", "-----");
       std::printf("\n");
-      const auto row = [&](uint64_t cy) {
-        std::printf("  %8" PRIu64, cy);
-        for (const auto &s : all) std::printf("  %12" PRIu64, s.value(cy));
+      for (size_t i = 0; i < rows.size(); ++i) {
+        std::printf("  %8" PRIu64, rows[i]);
+        for (const auto &col : cols) std::printf("  %12" PRIu64, col[i]);
         std::printf("\n");
-      };
-      for (uint64_t i = 0; i < cycles; i += step) row(r.start + i);
-      if (step > 1 && (cycles - 1) % step != 0) row(r.end);
+      }
       if (step > 1)
         std::printf("  (every %" PRIu64 "th cycle of %" PRIu64 "; --json or --format csv give them all)\n", step, cycles);
       return;
@@ -175,29 +198,34 @@ class Counters final : public TraceCommand {
     Csv csv;
     if (f == Format::kJson) j.begin_array();
     else csv.row({"counter", "cycle", "value", "delta", "rate"});
-    for (uint32_t k : chosen) {  // one series in memory at a time
-      const Series s = series(c, k, names[k], r, window_);
-      const uint64_t first = s.value(r.start), last = s.value(r.end);
+    for (uint32_t k : chosen) {
       if (f == Format::kJson) {
         j.begin_object();
-        j.field("name", s.name);
+        j.field("name", names[k]);
         j.key("values");
         j.begin_array();
       }
-      for (uint64_t cy = r.start; cy <= r.end; ++cy) {
-        const uint64_t v = s.value(cy), delta = v - s.before(cy, 1);
-        const double rate = static_cast<double>(v - s.before(cy, window_)) / static_cast<double>(window_);
-        if (f == Format::kJson) {
-          j.begin_object();
-          j.field("cycle", cy);
-          j.field("value", v);
-          j.field("delta", delta);
-          j.field("rate", rate);
-          j.end_object();
-        } else {
-          csv.row({s.name, cell(cy), cell(v), cell(delta), cell(rate)});
+      uint64_t first = 0, last = 0;
+      for (uint64_t cs = r.start;; cs += kChunk) {
+        const uint64_t ce = r.end - cs < kChunk ? r.end : cs + kChunk - 1;
+        const Chunk ch = chunk(c, k, cs, ce, window_);
+        if (cs == r.start) first = ch.value(cs);
+        last = ch.value(ce);
+        for (uint64_t cy = cs; cy <= ce; ++cy) {
+          const uint64_t v = ch.value(cy), delta = v - ch.prev(cy);
+          const double rate = static_cast<double>(v - ch.ago(cy)) / static_cast<double>(window_);
+          if (f == Format::kJson) {
+            j.begin_object();
+            j.field("cycle", cy);
+            j.field("value", v);
+            j.field("delta", delta);
+            j.field("rate", rate);
+            j.end_object();
+          } else {
+            csv.row({names[k], cell(cy), cell(v), cell(delta), cell(rate)});
+          }
         }
-        if (cy == UINT64_MAX) break;
+        if (ce == r.end) break;
       }
       if (f == Format::kJson) {
         j.end_array();
