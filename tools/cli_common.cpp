@@ -28,7 +28,10 @@ void json_value(Json &j, const Trace &t, const uscope_field_info_t &f, uint64_t 
   if (f.type == USCOPE_FT_ENUM) {
     if (const char *n = t.enum_value(f.enum_id, raw)) return j.str(n);
   } else if (f.type == USCOPE_FT_STRING_REF) {
-    if (const char *s = table_string(t, raw)) return j.str(s);
+    const char *s = nullptr;
+    uint32_t len = 0;  // the text whole, NULs included
+    if (raw <= UINT32_MAX && uscope_reader_string(t.r(), &s, &len, static_cast<uint32_t>(raw)) == USCOPE_OK)
+      return j.str(std::string(s, len));
   }
   if (is_signed(f.type)) j.snum(sign_extend(raw, f.size));
   else j.num(raw);
@@ -51,7 +54,11 @@ std::string text_value(const Trace &t, const uscope_field_info_t &f, uint64_t ra
   return b;
 }
 
-void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8_t *payload, const char *record) {
+// Values are by name everywhere now (issue 13): the MCP server's named_value is json_value.
+void named_value(Json &j, const Trace &t, const uscope_field_info_t &f, uint64_t raw) { json_value(j, t, f, raw); }
+
+void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8_t *payload, bool by_name,
+                const char *record) {
   const auto et = t.event_type(id);
   j.begin_object();
   if (record) j.field("record", record);

@@ -101,22 +101,40 @@ inline std::string shortest(double v) {
   return std::string(b, r.ptr);
 }
 
+// Writes to stdout, or (Json(&s)) appends to a string: the MCP server's
+// answers (mcp_server.cpp). Strings are escaped per RFC 8259: '"', '\\' and
+// every control character, and each byte that is not part of well-formed
+// UTF-8 becomes U+FFFD, so the output is valid JSON whatever a trace's
+// strings hold.
 class Json {
  public:
-  void begin_object() { sep(); std::fputc('{', stdout); first_ = true; }
-  void end_object() { std::fputc('}', stdout); first_ = false; }
-  void begin_array() { sep(); std::fputc('[', stdout); first_ = true; }
-  void end_array() { std::fputc(']', stdout); first_ = false; }
-  void key(const char *k) { sep(); string_raw(k); std::fputc(':', stdout); first_ = true; }
-  void str(const char *v) { sep(); if (v) string_raw(v); else std::fputs("null", stdout); }
-  void num(uint64_t v) { sep(); std::printf("%" PRIu64, v); }
-  void snum(int64_t v) { sep(); std::printf("%" PRId64, v); }
-  void fixed(double v, int digits) { sep(); std::printf("%.*f", digits, v); }  // deterministic
+  Json() = default;
+  explicit Json(std::string *out) : out_(out) {}
+  void begin_object() { sep(); put_char('{'); first_ = true; }
+  void end_object() { put_char('}'); first_ = false; }
+  void begin_array() { sep(); put_char('['); first_ = true; }
+  void end_array() { put_char(']'); first_ = false; }
+  void key(const char *k) { sep(); string_raw(k); put_char(':'); first_ = true; }
+  void str(const char *v) { sep(); if (v) string_raw(v); else put_text("null"); }
+  void str(const std::string &v) { sep(); string_raw(v.data(), v.size()); }
+  void num(uint64_t v) { sep(); put_number(v); }
+  void snum(int64_t v) { sep(); put_number(v); }
+  void fixed(double v, int digits) {  // deterministic
+    sep();
+    char b[352];  // enough for DBL_MAX in %f
+    const int n = std::snprintf(b, sizeof b, "%.*f", digits, v);
+    put_text(b, n > 0 ? std::min<size_t>(static_cast<size_t>(n), sizeof b - 1) : 0);
+  }
   // Not finite (0/0): null, as JSON has no NaN.
-  void real(double v) { sep(); std::fputs(v == v && v - v == 0 ? shortest(v).c_str() : "null", stdout); }
-  void boolean(bool v) { sep(); std::fputs(v ? "true" : "false", stdout); }
-  void null() { sep(); std::fputs("null", stdout); }
-  void end() { std::fputc('\n', stdout); }
+  void real(double v) { sep(); put_text(v == v && v - v == 0 ? shortest(v).c_str() : "null"); }
+  void boolean(bool v) { sep(); put_text(v ? "true" : "false"); }
+  void null() { sep(); put_text("null"); }
+  // A value that is JSON text already (the npu report's, a tool's input
+  // schema): the caller vouches for it.
+  void raw(const char *json, size_t n) { sep(); put_text(json, n); }
+  void end() { put_char('\n'); }
+  // Bytes written so far to the string (0 on stdout): the MCP server's size budget.
+  size_t size() const { return out_ ? out_->size() : 0; }
   template <class T>
   void field(const char *k, T v) {
     key(k);
@@ -125,7 +143,7 @@ class Json {
 
  private:
   void put(const char *v) { str(v); }
-  void put(const std::string &v) { str(v.c_str()); }
+  void put(const std::string &v) { str(v); }
   void put(double v) { real(v); }
   void put(uint64_t v) { num(v); }
   void put(uint32_t v) { num(v); }
@@ -133,25 +151,78 @@ class Json {
   void put(uint8_t v) { num(v); }
   void put(bool v) { boolean(v); }
   void sep() {
-    if (!first_) std::fputc(',', stdout);
+    if (!first_) put_char(',');
     first_ = false;
   }
-  static void string_raw(const char *s) {
-    std::fputc('"', stdout);
-    for (const unsigned char *p = reinterpret_cast<const unsigned char *>(s); *p; ++p) {
-      switch (*p) {
-        case '"': std::fputs("\\\"", stdout); break;
-        case '\\': std::fputs("\\\\", stdout); break;
-        case '\n': std::fputs("\\n", stdout); break;
-        case '\r': std::fputs("\\r", stdout); break;
-        case '\t': std::fputs("\\t", stdout); break;
-        default:
-          if (*p < 0x20) std::printf("\\u%04x", *p);
-          else std::fputc(*p, stdout);
-      }
-    }
-    std::fputc('"', stdout);
+  void put_char(char c) {
+    if (out_) out_->push_back(c);
+    else std::fputc(c, stdout);
   }
+  void put_text(const char *s, size_t n) {
+    if (out_) out_->append(s, n);
+    else std::fwrite(s, 1, n, stdout);
+  }
+  void put_text(const char *s) { put_text(s, std::strlen(s)); }
+  template <class I>
+  void put_number(I v) {
+    char b[24];
+    const auto r = std::to_chars(b, b + sizeof b, v);
+    put_text(b, static_cast<size_t>(r.ptr - b));
+  }
+  // The length of the well-formed UTF-8 sequence at p (RFC 3629: no
+  // overlong forms, no surrogates, nothing past U+10FFFF), or 0.
+  static size_t utf8_length(const unsigned char *p, const unsigned char *end) {
+    const unsigned c = p[0];
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF;  // the second byte's range
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+      n = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else return 0;
+    if (static_cast<size_t>(end - p) < n || p[1] < lo || p[1] > hi) return 0;
+    for (size_t i = 2; i < n; ++i)
+      if ((p[i] & 0xC0) != 0x80) return 0;
+    return n;
+  }
+  void string_raw(const char *s) { string_raw(s, std::strlen(s)); }
+  void string_raw(const char *s, size_t len) {
+    put_char('"');
+    const unsigned char *p = reinterpret_cast<const unsigned char *>(s), *end = p + len;
+    while (p < end) {
+      const unsigned char c = *p;
+      if (c >= 0x80) {
+        const size_t n = utf8_length(p, end);
+        if (n) put_text(reinterpret_cast<const char *>(p), n);
+        else put_text("\\ufffd");
+        p += n ? n : 1;
+        continue;
+      }
+      switch (c) {
+        case '"': put_text("\\\""); break;
+        case '\\': put_text("\\\\"); break;
+        case '\n': put_text("\\n"); break;
+        case '\r': put_text("\\r"); break;
+        case '\t': put_text("\\t"); break;
+        default:
+          if (c < 0x20) {
+            char b[8];
+            std::snprintf(b, sizeof b, "\\u%04x", c);
+            put_text(b, 6);
+          } else {
+            put_char(static_cast<char>(c));
+          }
+      }
+      ++p;
+    }
+    put_char('"');
+  }
+  std::string *out_ = nullptr;
   bool first_ = true;
 };
 
@@ -294,9 +365,14 @@ void json_value(Json &j, const Trace &t, const uscope_field_info_t &f, uint64_t 
 std::string text_value(const Trace &t, const uscope_field_info_t &f, uint64_t raw);
 // The text of string-table entry index, or nullptr when there is none.
 const char *table_string(const Trace &t, uint64_t index);
+// The same as json_value (the MCP server's name for it, from before every
+// value was given by name).
+void named_value(Json &j, const Trace &t, const uscope_field_info_t &f, uint64_t raw);
 // One event as a JSON object {"time_ps", "type", "fields": {...}} (events,
-// dump); record, when given, comes first as "record": record (dump's JSON Lines).
-void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8_t *payload,
+// dump, the MCP server), its values by name; record, when given, comes first
+// as "record": record (dump's JSON Lines). by_name: kept for the MCP server's
+// calls; values are by name either way.
+void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8_t *payload, bool by_name = false,
                 const char *record = nullptr);
 
 // The trace's last time: that of its last frame (the header's total is 0

@@ -68,7 +68,7 @@ void cmd_dump(const Trace &t) {
     while ((s = uscope_item_iter_next(it, &item)) == USCOPE_OK) {
       Json l;
       if (item.is_event) {
-        event_json(l, t, item.time_ps, item.event_type_id, item.payload, "event");
+        event_json(l, t, item.time_ps, item.event_type_id, item.payload, false, "event");
         l.end();
         continue;
       }

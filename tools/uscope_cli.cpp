@@ -13,6 +13,7 @@
 //   uscope check FILE [--json] [--strict]   (validate a trace; cmd_check.cpp)
 //   uscope convert IN -o OUT [--strict]   (NPU JSONL <-> .uscope / .pccx; cmd_convert.cpp)
 //   uscope npu-report FILE [--json]  (NPU metrics of .jsonl / .uscope / .pccx; cmd_npu_report.cpp)
+//   uscope mcp --trace FILE          (MCP server over stdio; cmd_mcp.cpp, mcp_server.cpp)
 //
 // Each command is a Command (cli_command.hpp), listed once below; this file
 // only parses the command line and runs the command it names.
@@ -65,6 +66,9 @@ int uscope_cli_main(int argc, char **argv) {
       info_command(),     dump_command(),     state_command(),    events_command(),  timeline_command(),
       counters_command(), buffers_command(),  analyze_command(),  summary_command(), check_command(),
       convert_command(),  npu_report_command(),
+#ifdef USCOPE_CLI_MCP
+      mcp_command(),
+#endif
   };
   for (const auto &c : commands) c->add_to(app);
   check_all_numbers(app);

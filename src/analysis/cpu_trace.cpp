@@ -588,6 +588,13 @@ SegmentDecode CpuTrace::decode_uncached(size_t i, uint64_t upto) {
 
     void frame(uint64_t time) {
       const uint64_t cy = t.cycle_of(time);
+      // States asked for by analyze, taken from this replay when it passes
+      // them (the state before this frame is the one at the cycles before it).
+      for (auto &w : t.snapshots_)
+        if (!w.taken && w.cycle < cy && w.cycle >= d.first_cycle) {
+          *w.out = st;
+          w.taken = true;
+        }
       if (cy > d.upto) throw StopReplay{};
       cycle = cy;
       closed_now.clear();
@@ -1019,6 +1026,17 @@ void CpuTrace::analyze(uint64_t start, uint64_t end, Report &out) {
   h.end_cycle = end;
   h.range_cycles = end - start;
 
+  // Counters from the states at start and end; buffers at start, mid and end:
+  // taken by the instruction decodes below when they replay those cycles,
+  // otherwise (segments already decoded) in one pass afterwards.
+  const uint64_t at[3] = {start, start + (end - start) / 2, end};
+  std::vector<StorageState> st[3];
+  snapshots_.clear();
+  for (int k = 0; k < 3; ++k) snapshots_.push_back({at[k], &st[k], false});
+  struct Clear {
+    std::vector<Snapshot> &v;
+    ~Clear() { v.clear(); }
+  } clear{snapshots_};
   std::vector<uint64_t> stage_total(stages_.size()), stage_count(stages_.size());
   InsnStream s(*this, start, end - 1, std::nullopt);
   s.scan([&](const InsnStream::View &i) {
@@ -1061,10 +1079,17 @@ void CpuTrace::analyze(uint64_t start, uint64_t end, Report &out) {
   }
   std::stable_sort(out.stalls.begin(), out.stalls.end(), [](const auto &a, const auto &b) { return a.count > b.count; });
 
-  // Counters from the states at start and end; buffers at start, mid and end.
-  const uint64_t at[3] = {start, start + (end - start) / 2, end};
-  std::vector<StorageState> st[3];
-  states_at(at, 3, st);
+  {
+    uint64_t rest[3];
+    std::vector<StorageState> got[3];
+    size_t n = 0;
+    for (const auto &w : snapshots_)
+      if (!w.taken) rest[n++] = w.cycle;
+    snapshots_.clear();
+    states_at(rest, n, got);
+    for (int k = 0, j = 0; k < 3; ++k)
+      if (st[k].empty()) st[k] = std::move(got[j++]);
+  }
   for (size_t c = 0; c < counters_.size(); ++c) {
     const uint64_t a = st[0][counters_[c].storage_id].get(0, 0), b = st[2][counters_[c].storage_id].get(0, 0);
     out.counters.push_back({static_cast<uint32_t>(c), 0, a, b, b - a,

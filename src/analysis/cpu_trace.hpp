@@ -265,6 +265,15 @@ class CpuTrace {
   std::vector<Buffer> buffers_;
   uint32_t cache_cap_ = 8;
   std::list<SegmentDecode> cache_;  // most recently used first
+  // States analyze wants, filled by decode_uncached when its replay passes
+  // their cycle (one replay instead of two).
+  struct Snapshot {
+    uint64_t cycle;
+    std::vector<StorageState> *out;
+    bool taken;
+  };
+  std::vector<Snapshot> snapshots_;
+  friend class InsnStream;
 };
 
 }  // namespace uscope::analysis
