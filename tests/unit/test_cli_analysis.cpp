@@ -462,6 +462,9 @@ TEST_F(CliAnalysis, EventsByCycleWithValuesByName) {
   const Split ps = run("events " + cpu_small() + " --from 4000 --to 5000 --json");
   EXPECT_EQ(ps.out, out);
   golden("events " + cpu_small() + " --from-cycle 4 --to-cycle 5 --format csv", "cpu_small.events4-5.csv");
+  // A cell with quotes is quoted, its quotes doubled (RFC 4180): the annotation at cycle 2.
+  const Split q = run("events " + cpu_small() + " --from-cycle 2 --to-cycle 2 --format csv");
+  EXPECT_NE(q.out.find("2000,annotate,\"entity_id=1 text=\"\"waits for x1\"\"\"\r\n"), std::string::npos) << q.out;
 }
 
 // ── the reference writer's trace ──
