@@ -6,8 +6,10 @@
 # verilator and gcc-riscv64-unknown-elf build the testbench SoC (verilator_tb/)
 # and its firmware.
 # verilator also builds the DPI bridge's tests (tests/dpi: signature drift, e2e).
+# libdw-dev (elfutils: libdw, libelf) reads the symbols and line tables of a program's ELF
+# (src/analysis/elf_info).
 # g++ brings libtsan2 (via libgcc-12-dev), the TSan runtime of the tsan preset.
-USCOPE_PACKAGES=(cmake ninja-build g++ pkg-config liblz4-dev libzstd-dev libgtest-dev
+USCOPE_PACKAGES=(cmake ninja-build g++ pkg-config liblz4-dev libzstd-dev libdw-dev libgtest-dev
                  libbenchmark-dev libsimdjson-dev libcli11-dev zlib1g-dev libdeflate-dev
                  clang libclang-rt-14-dev
                  verilator gcc-riscv64-unknown-elf

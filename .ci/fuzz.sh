@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The bounded libFuzzer runs of .ci/test.sh (which calls this last, after
 # the normal, ASan and TSan test runs): the readers (µScope, .pccx), the NPU JSONL
-# ingest and converters, and the `uscope` CLI on each input kind. One clang
+# ingest and converters, the RISC-V disassembler, and the `uscope` CLI on each input kind. One clang
 # build tree (build/fuzz) of the fuzz targets only, with libFuzzer + ASan +
 # UBSan. Each target runs on a copy of its seed corpus, so new inputs stay in
 # the build tree; a crash, a sanitizer report, a leak or a hang leaves its
@@ -11,17 +11,18 @@
 #
 # Times (seconds, each overridable): USCOPE_FUZZ_SECONDS (reader, JSONL: 60),
 # USCOPE_FUZZ_PCCX_SECONDS (30), USCOPE_FUZZ_CLI_SECONDS (each CLI target: 45),
-# USCOPE_FUZZ_CONVERT_SECONDS (the JSONL converters: 45).
+# USCOPE_FUZZ_CONVERT_SECONDS (the JSONL converters: 45), USCOPE_FUZZ_DISASM_SECONDS (30).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 : "${USCOPE_FUZZ_SECONDS:=60}" "${USCOPE_FUZZ_PCCX_SECONDS:=30}" "${USCOPE_FUZZ_CLI_SECONDS:=45}" "${USCOPE_FUZZ_CONVERT_SECONDS:=45}"
+: "${USCOPE_FUZZ_DISASM_SECONDS:=30}"
 
 CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DUSCOPE_FUZZ=ON -DUSCOPE_BUILD_TESTS=OFF -DUSCOPE_BUILD_BENCH=OFF -DUSCOPE_BUILD_EXAMPLES=OFF \
   -DUSCOPE_BUILD_TB=OFF -DUSCOPE_BUILD_DPI=OFF >/dev/null
 cmake --build build/fuzz -j "$jobs" --target uscope_fuzz_reader uscope_fuzz_pccx uscope_fuzz_jsonl uscope_fuzz_jsonl_convert \
-  uscope_fuzz_cli_uscope uscope_fuzz_cli_pccx uscope_fuzz_cli_jsonl
+  uscope_fuzz_disasm uscope_fuzz_cli_uscope uscope_fuzz_cli_pccx uscope_fuzz_cli_jsonl
 rm -rf build/fuzz/artifacts && mkdir -p build/fuzz/artifacts
 
 # fuzz NAME SECONDS MALLOC_LIMIT_MB SEED_DIR... [-- EXTRA libFuzzer FLAGS]:
@@ -57,6 +58,11 @@ fuzz pccx "$USCOPE_FUZZ_PCCX_SECONDS" 256 tests/fuzz/corpus/pccx
 # two targets).
 fuzz jsonl "$USCOPE_FUZZ_SECONDS" 512 tests/fuzz/corpus/jsonl
 fuzz jsonl_convert "$USCOPE_FUZZ_CONVERT_SECONDS" 512 tests/fuzz/corpus/jsonl
+# The RISC-V disassembler: arbitrary code under every option mix (the first bytes choose
+# them), each answer checked (fuzz_disasm.cpp); its allocations are a few times the input's size.
+# -max_len 512 (128 to 256 instructions): its state spans a few instructions, and shorter
+# inputs run 3-4 times as many per second as the default 4 KiB.
+fuzz disasm "$USCOPE_FUZZ_DISASM_SECONDS" 64 tests/fuzz/corpus/disasm -- -max_len=512
 # The CLI: the commands' own code on each input kind. -close_fd_mask=2
 # silences the commands' error messages (libFuzzer's own output and the
 # sanitizers' reports still show). Seeds: the readers' corpora, the shared

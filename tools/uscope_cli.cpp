@@ -65,7 +65,7 @@ int uscope_cli_main(int argc, char **argv) {
   const std::unique_ptr<Command> commands[] = {
       info_command(),     dump_command(),     state_command(),    events_command(),  timeline_command(),
       counters_command(), buffers_command(),  analyze_command(),  summary_command(), check_command(),
-      convert_command(),  npu_report_command(),
+      convert_command(),  npu_report_command(), noc_latency_command(),
 #ifdef USCOPE_CLI_MCP
       mcp_command(),
 #endif

@@ -16,7 +16,7 @@
 //   +nopccx            no .pccx file
 //   +fst=<path>        FST waveform (only in the uscope_tb_fst build, which has --trace-fst)
 //   +fw=<base>         firmware images <base>.imem.hex / <base>.dram.hex (default: the build's)
-//   +elf=<path>        ELF recorded as cpu.elf_path (default: the build's firmware ELF)
+//   +elf=<path>        ELF recorded as cpu.elf_path, made absolute (default: the build's firmware ELF)
 //   +max_cycles=<n>    core cycles before giving up (default 50,000,000)
 //   +bench_cycles=<n>  run the first n core cycles only, then stop without failing: a timing
 //                      window for slow modes (FST), reported as "window" in the JSON
@@ -30,6 +30,7 @@
 // timeout; 3 on a harness or tracing error.
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
@@ -301,7 +302,16 @@ int main(int argc, char **argv) {
   const std::string pccx_path = plusarg(*ctx, "pccx", pccx_default + ".pccx");
   const std::string report_path = plusarg(*ctx, "report", "");
   const std::string fst_path = plusarg(*ctx, "fst", "");
-  const std::string elf_path = plusarg(*ctx, "elf", USCOPE_TB_FW_ELF);
+  // Recorded as cpu.elf_path: absolute, so that a reader of the trace finds it from anywhere.
+  std::string elf_path = plusarg(*ctx, "elf", USCOPE_TB_FW_ELF);
+  if (!elf_path.empty()) {
+    if (char *abs = realpath(elf_path.c_str(), nullptr)) {
+      elf_path = abs;
+      std::free(abs);
+    } else if (!quiet) {
+      std::fprintf(stderr, "sim_main: +elf=%s: %s (recorded as given)\n", elf_path.c_str(), std::strerror(errno));
+    }
+  }
   const std::string fw_base = plusarg(*ctx, "fw", USCOPE_TB_FW_BASE);
   uint64_t max_cycles = 0, bench_cycles = 0;
   if (!plusarg_u64(*ctx, "max_cycles", 50000000, &max_cycles) ||

@@ -176,6 +176,14 @@ USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_trace_buffer(const uscope_
 USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_trace_find_buffer(const uscope_cpu_trace_t *t, uint32_t *index,
                                                                         const char *name);
 
+/**
+ * Occupied slots of buffer at cycles start .. start + count - 1 into
+ * occupied[count], in one pass (what "when was the ROB full" needs).
+ */
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_trace_buffer_occupancy(uscope_cpu_trace_t *t, uint32_t *occupied,
+                                                                             uint32_t buffer, uint64_t start,
+                                                                             uint64_t count);
+
 typedef struct uscope_buffer_state uscope_buffer_state_t;
 /** Every buffer's state at the end of cycle. Free with uscope_buffer_state_free(). */
 USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_trace_buffers_at(uscope_cpu_trace_t *t,
@@ -346,6 +354,219 @@ typedef struct uscope_perf_report_s {
  */
 USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_cpu_trace_analyze(uscope_cpu_trace_t *t, uscope_perf_report_t *out,
                                                                     uint64_t start, uint64_t end);
+
+/* ── latencies (noc and npu) ─────────────────────────────────────────── */
+
+/*
+ * Latency statistics of a group, in cycles. count, min, max and mean are
+ * exact. Percentiles are by nearest rank (p50 of n values is the
+ * ceil(n/2)-th smallest); they are exact while the group has at most 4096
+ * values (65,536 for a report's overall figures), and beyond that come from
+ * a log-linear histogram (64 buckets per power of two, a bucket's midpoint):
+ * then exact = 0 and the relative error is at most 1/128 (0.79 %). Memory
+ * stays bounded whatever the number of transactions.
+ */
+typedef struct uscope_latency_s {
+  uint64_t count;
+  uint64_t min;
+  uint64_t max;
+  uint64_t p50;
+  uint64_t p90;
+  uint64_t p99;
+  double mean;
+  uint32_t exact;                /* 1: the percentiles are exact */
+  uint32_t reserved;
+} uscope_latency_t;
+
+/* ── noc protocol ─────────────────────────────────────────────────────── */
+
+/*
+ * Transaction latencies of the noc scopes of a trace (spec chapter "µScope
+ * noc Protocol"). A transaction (a hop) is one life of a transactions
+ * catalog slot (§3.4): issued when the slot becomes valid, complete when it
+ * is cleared; its latency is in cycles of its scope's clock. Hops joined by
+ * txn_handoff events (§5.7: the source's live or last completed hop to the
+ * destination's live or next issued one) make one end-to-end transaction,
+ * whose latency runs from the first hop's issue to the last hop's
+ * completion, in cycles of the first noc scope's clock (a hop no handoff
+ * joins is an end-to-end transaction of its own).
+ *
+ * Over a range [start_cycle, end_cycle] (cycles of the first noc scope's
+ * clock, closed, clamped to the trace): a hop or end-to-end transaction
+ * counts when it completes in the range, with its whole latency (its issue
+ * may lie before the range: the analysis steps back at most 64 segments to
+ * find it; one issued earlier still counts in unknown_issue and not in the
+ * latencies); retries, timeouts, handoffs and link credits count when they
+ * lie in the range. A credit stall is a retry whose reason is no_credits
+ * (§5.3). Events of a scope below a noc scope (a noc.router, §2.6) count
+ * with that noc scope; link credits are kept per event scope and port.
+ * Reads the segments of the range (and the lookback) once.
+ */
+typedef struct uscope_noc_analysis uscope_noc_analysis_t;
+
+/**
+ * Open the noc analysis of reader. USCOPE_ERR_NOT_FOUND "this trace has no
+ * noc protocol scope" when the schema has none; USCOPE_ERR_SCHEMA when a noc
+ * scope has no transactions catalog (sparse, with txn_id, src_port and
+ * dst_port). Close with uscope_noc_analysis_close() before the reader.
+ */
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_analysis_open(uscope_noc_analysis_t **out,
+                                                                    uscope_reader_t *reader);
+USCOPE_API void uscope_noc_analysis_close(uscope_noc_analysis_t *a);
+
+typedef struct uscope_noc_counts_s {
+  uint64_t completed;            /* hops completed in the range */
+  uint64_t unknown_issue;        /* of those, issued before what was read: no latency */
+  uint64_t retries;
+  uint64_t timeouts;
+  uint64_t credit_stalls;        /* retries whose reason is no_credits */
+} uscope_noc_counts_t;
+
+typedef struct uscope_noc_scope_stats_s {  /* one noc scope: a fabric or a link */
+  const char *name;
+  uint16_t scope_id;
+  uint16_t reserved[3];
+  uint64_t period_ps;            /* its clock's: its latencies are in these cycles */
+  uint64_t in_flight;            /* live at the end of the range */
+  uscope_noc_counts_t counts;
+  uscope_latency_t latency;
+} uscope_noc_scope_stats_t;
+
+typedef struct uscope_noc_pair_stats_s {   /* one (scope, src_port, dst_port) */
+  uint32_t scope;                /* index in uscope_noc_report_t.scopes */
+  uint32_t src_port;
+  uint32_t dst_port;
+  uint32_t reserved;
+  uscope_noc_counts_t counts;    /* retries and timeouts of its live transactions */
+  uscope_latency_t latency;
+} uscope_noc_pair_stats_t;
+
+typedef struct uscope_noc_port_credits_s { /* link_credit events of one (scope, port) */
+  uint32_t scope;                /* index in uscope_noc_report_t.scopes: its noc scope */
+  uint16_t scope_id;             /* the events' own scope: that one or a router below it (§2.6) */
+  uint16_t reserved;
+  const char *where;             /* that scope's name */
+  uint32_t port;
+  uint32_t reserved2;
+  uint64_t grants;
+  uint64_t consumes;
+  uint64_t credits_granted;
+  uint64_t credits_consumed;
+} uscope_noc_port_credits_t;
+
+typedef struct uscope_noc_report_s {
+  uint32_t struct_size;          /* sizeof(uscope_noc_report_t), set by the caller */
+  uint32_t clamped;              /* 1: the range asked for went past the trace */
+  uint64_t start_cycle;          /* the range, clamped */
+  uint64_t end_cycle;
+  uint64_t max_cycle;            /* the trace's last cycle */
+  uint64_t period_ps;            /* the first noc scope's clock */
+  uscope_noc_counts_t counts;    /* every scope */
+  uint64_t in_flight;
+  uint64_t handoffs;             /* txn_handoff events in the range */
+  uint64_t multi_hop;            /* end-to-end transactions of two hops or more */
+  uint64_t retries_by_reason[8]; /* by retry_reason value, USCOPE_NOC_RETRY_* */
+  uscope_latency_t latency;      /* every hop */
+  uscope_latency_t end_to_end;
+  uint32_t num_scopes;           /* schema order */
+  uint32_t num_pairs;            /* by scope, src_port, dst_port */
+  uint32_t num_ports;            /* by scope_id, port */
+  uint32_t segments_read;
+  const uscope_noc_scope_stats_t *scopes;
+  const uscope_noc_pair_stats_t *pairs;
+  const uscope_noc_port_credits_t *ports;
+} uscope_noc_report_t;
+
+/**
+ * Analyze [start_cycle, end_cycle] (0, UINT64_MAX: the whole trace).
+ * start_cycle > end_cycle is USCOPE_ERR_INVALID_ARGUMENT; out->struct_size
+ * below sizeof(uscope_noc_report_t) too. The arrays and names in *out are
+ * owned by a and valid until the next analyze call on it or its close.
+ */
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_noc_analyze(uscope_noc_analysis_t *a, uscope_noc_report_t *out,
+                                                              uint64_t start_cycle, uint64_t end_cycle);
+
+/* ── npu protocol ─────────────────────────────────────────────────────── */
+
+/*
+ * The npu report (docs/convert.md "npu-report", npu-trace-jsonl.md §7) of
+ * the first npu scope of a trace, over a cycle range: the same code as
+ * `uscope npu-report` (the events paired START to END, engines busy as the
+ * union of their running jobs), plus command latency percentiles.
+ *
+ * Over the whole trace (0, UINT64_MAX) it is npu-report's: T is the span
+ * from the first to the last npu event. Over a range [start_cycle,
+ * end_cycle] (cycles of the npu scope's clock, clamped to the trace): T is
+ * end - start; TE, VE and DRAM busy spans are cut to the range; a command or
+ * DMA transfer counts when it ends in the range, whole; SRAM events when
+ * they lie in it. The trace is read from its first segment to the one
+ * holding end_cycle, in bounded memory (the report folds busy spans as it
+ * goes).
+ */
+typedef struct uscope_npu_analysis uscope_npu_analysis_t;
+
+/**
+ * Open the npu analysis of reader. USCOPE_ERR_NOT_FOUND "this trace has no
+ * npu protocol scope" when the schema has none; USCOPE_ERR_SCHEMA when its
+ * contexts storage is not the npu protocol's; USCOPE_ERR_UNSUPPORTED in a
+ * build without the npu converters (USCOPE_WITH_NPU=OFF). Close with
+ * uscope_npu_analysis_close() before the reader.
+ */
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_analysis_open(uscope_npu_analysis_t **out,
+                                                                    uscope_reader_t *reader);
+USCOPE_API void uscope_npu_analysis_close(uscope_npu_analysis_t *a);
+
+#define USCOPE_NPU_ENGINE_TE   0
+#define USCOPE_NPU_ENGINE_VE   1
+#define USCOPE_NPU_ENGINE_DRAM 2
+typedef struct uscope_npu_engine_s {
+  const char *name;              /* "TE", "VE", "DRAM 0", "DRAM -" (no channel id) */
+  uint32_t kind;                 /* USCOPE_NPU_ENGINE_* */
+  uint32_t channel;              /* DRAM channel, else UINT32_MAX */
+  uint64_t jobs;                 /* intervals (jobs, transfers) that met the range */
+  uint64_t busy_cycles;          /* cycles of T with at least one running */
+  double utilization;            /* busy_cycles / T */
+} uscope_npu_engine_t;
+
+typedef struct uscope_npu_phase_s {
+  const char *name;              /* the command's phase, "(none)" when absent */
+  uint64_t commands;
+  uint64_t total_cycles;
+  uint64_t min_cycles;
+  uint64_t max_cycles;
+  double mean_cycles;
+} uscope_npu_phase_t;
+
+typedef struct uscope_npu_report_s {
+  uint32_t struct_size;          /* sizeof(uscope_npu_report_t), set by the caller */
+  uint32_t clamped;              /* 1: the range asked for went past the trace */
+  uint64_t start_cycle;          /* T's start and end: the range, or the event span */
+  uint64_t end_cycle;
+  uint64_t range_cycles;         /* T = end - start */
+  uint64_t max_cycle;            /* the trace's last cycle */
+  uint64_t period_ps;            /* the npu scope's clock */
+  uint64_t dma_transfers;
+  uint64_t dma_bytes;
+  double dma_bytes_per_cycle;
+  uint64_t sram_accesses;
+  uint64_t sram_conflicts;
+  uscope_latency_t command_latency; /* CMD_START to CMD_END of the commands counted */
+  uint32_t num_engines;
+  uint32_t num_phases;           /* by name */
+  const uscope_npu_engine_t *engines;
+  const uscope_npu_phase_t *phases;
+  const char *text;              /* npu-report's text of the same figures */
+  const char *json;              /* and its JSON (one line) */
+} uscope_npu_report_t;
+
+/**
+ * Analyze [start_cycle, end_cycle] (0, UINT64_MAX: npu-report's figures).
+ * start_cycle > end_cycle is USCOPE_ERR_INVALID_ARGUMENT. The arrays and
+ * strings in *out are owned by a and valid until the next analyze call on it
+ * or its close.
+ */
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_npu_analyze(uscope_npu_analysis_t *a, uscope_npu_report_t *out,
+                                                              uint64_t start_cycle, uint64_t end_cycle);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "analysis/elf_info.hpp"
 #include "analysis/riscv_disasm.hpp"
 #include "base/error.hpp"
 #include "format/wire.hpp"
@@ -280,10 +281,26 @@ void CpuTrace::build_metadata() {
 }
 
 void CpuTrace::open_elf(const char *path) {
-  // The ELF (libdw) is wired in elf_info.cpp; until a file is named the
-  // disassembly comes from inst_bits alone.
-  if (path && *path) elf_path_ = path;
+  // An ELF the caller names must open and match the trace's ISA (the error
+  // is the caller's to see); one the trace names (cpu.elf_path) is optional:
+  // a file that has moved or another ISA's leaves a note, not a failure.
+  if (path && *path) {
+    elf_path_ = path;
+    elf_ = std::make_unique<ElfInfo>(elf_path_);
+    elf_->check_isa(isa_);
+    return;
+  }
+  if (elf_path_.empty()) return;
+  try {
+    auto elf = std::make_unique<ElfInfo>(elf_path_);
+    elf->check_isa(isa_);
+    elf_ = std::move(elf);
+  } catch (const Error &e) {
+    elf_note_ = e.what();
+  }
 }
+
+const SourceLine *CpuTrace::locate(uint64_t pc) { return elf_ ? &elf_->locate(pc) : nullptr; }
 
 uint64_t CpuTrace::max_cycle() const {
   uint64_t t = r_.header().total_time_ps;
@@ -346,10 +363,10 @@ namespace {
 struct StopReplay {};
 }  // namespace
 
-void CpuTrace::counter_series(uint32_t c, uint64_t start, uint64_t count, uint64_t *out) {
+template <class T, class Read>
+void CpuTrace::storage_series(uint16_t sid, uint64_t start, uint64_t count, Read read, T *out) {
   if (!count) return;
-  const uint16_t sid = counters_.at(c).storage_id;
-  uint64_t cur = counter_value(c, start);
+  T cur = read(state_at_cycle(start)[sid]);
   out[0] = cur;
   uint64_t k = 1;  // out[k] is the value at cycle start + k
   size_t first = 0, last = 0;
@@ -361,8 +378,10 @@ void CpuTrace::counter_series(uint32_t c, uint64_t start, uint64_t count, uint64
       std::vector<StorageState> &st;
       uint16_t sid;
       uint64_t start, end, count;
-      uint64_t &cur, &k;
-      uint64_t *out;
+      T &cur;
+      uint64_t &k;
+      T *out;
+      Read &read;
       void frame(uint64_t time) {
         const uint64_t cy = t.cycle_of(time);
         if (cy > end) throw StopReplay{};
@@ -370,16 +389,24 @@ void CpuTrace::counter_series(uint32_t c, uint64_t start, uint64_t count, uint64
         while (k < count && start + k < cy) out[k++] = cur;
       }
       void op(uint64_t time, const DeltaOp &o) {
-        if (o.storage_id == sid && t.cycle_of(time) > start) cur = st[sid].get(0, 0);
+        if (o.storage_id == sid && t.cycle_of(time) > start) cur = read(st[sid]);
       }
       void event(uint64_t, uint16_t, const uint8_t *, uint32_t) {}
-    } v{*this, states, sid, start, end, count, cur, k, out};
+    } v{*this, states, sid, start, end, count, cur, k, out, read};
     try {
       for (size_t i = first; i <= last; ++i) r_.replay(i, states, v);
     } catch (const StopReplay &) {
     }
   }
   while (k < count) out[k++] = cur;
+}
+
+void CpuTrace::counter_series(uint32_t c, uint64_t start, uint64_t count, uint64_t *out) {
+  storage_series(counters_.at(c).storage_id, start, count, [](const StorageState &s) { return s.get(0, 0); }, out);
+}
+
+void CpuTrace::buffer_occupancy(uint32_t b, uint64_t start, uint64_t count, uint32_t *out) {
+  storage_series(buffers_.at(b).storage_id, start, count, [](const StorageState &s) { return s.occupancy(); }, out);
 }
 
 bool CpuTrace::counter_downsample(uint32_t c, uint64_t start, uint64_t end, uint32_t n,
@@ -759,13 +786,25 @@ std::string CpuTrace::disasm(const Insn &i) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "0x%08" PRIx64, i.head.pc);
   std::string out = buf;
-  if (!(i.head.flags & InsnPiece::kHasBits)) return out;
   uint8_t bytes[4];
-  for (int k = 0; k < 4; ++k) bytes[k] = static_cast<uint8_t>(i.head.inst_bits >> (8 * k));
-  const Xlen xlen = lower(isa_).rfind("rv64", 0) == 0 ? Xlen::k64 : Xlen::k32;
-  // A compressed instruction's 16 bits come alone (the upper half is 0).
-  const size_t avail = (bytes[0] & 3) == 3 ? 4 : 2;
-  const Decoded dec = disassemble(bytes, avail, i.head.pc, xlen);
+  const uint8_t *code = bytes;
+  size_t avail = 0;
+  if (i.head.flags & InsnPiece::kHasBits) {
+    for (int k = 0; k < 4; ++k) bytes[k] = static_cast<uint8_t>(i.head.inst_bits >> (8 * k));
+    // A compressed instruction's 16 bits come alone (the upper half is 0).
+    avail = (bytes[0] & 3) == 3 ? 4 : 2;
+  } else if (elf_) {
+    code = elf_->code_at(i.head.pc, &avail);  // no inst_bits: the program's bytes at pc
+  }
+  if (!code || !avail) return out;
+  const Xlen xlen = elf_ ? elf_->xlen() : lower(isa_).rfind("rv64", 0) == 0 ? Xlen::k64 : Xlen::k32;
+  DisasmOptions o;
+  if (elf_ && elf_->has_symbols()) {
+    o.gp = elf_->global_pointer();
+    ElfInfo *e = elf_.get();
+    o.symbolize = [e](uint64_t a) { return e->symbol_at(a); };
+  }
+  const Decoded dec = Disassembler(xlen, o).next(code, avail, i.head.pc);
   std::string text = dec.text;
   std::replace(text.begin(), text.end(), '\t', ' ');
   return out + " " + text;
@@ -1019,6 +1058,15 @@ void CpuTrace::analyze(uint64_t start, uint64_t end, Report &out) {
   if (start >= end)
     fail(USCOPE_ERR_INVALID_ARGUMENT, "analyze: start_cycle (%" PRIu64 ") must be less than end_cycle (%" PRIu64 ")",
          start, end);
+  // A range past the trace's end is clamped to it (analysis.h), so that the
+  // rates are per cycle of trace.
+  if (!r_.segments().empty()) {
+    const uint64_t last = max_cycle() + 1;
+    if (start >= last)
+      fail(USCOPE_ERR_INVALID_ARGUMENT, "analyze: start_cycle %" PRIu64 " is past the trace's end (cycle %" PRIu64 ")",
+           start, last - 1);
+    end = std::min(end, last);
+  }
   out = Report{};
   uscope_perf_report_t &h = out.head;
   h.struct_size = sizeof h;

@@ -195,6 +195,9 @@ class CpuTrace {
   const std::string &isa() const { return isa_; }
   const std::string &elf_path() const { return elf_path_; }
   ElfInfo *elf() { return elf_.get(); }
+  const std::string &elf_note() const { return elf_note_; }
+  // Function, file and line of pc from the ELF (empty without one).
+  const struct SourceLine *locate(uint64_t pc);
   const std::vector<std::string> &stage_names() const { return stages_; }
   const std::vector<std::pair<std::string, std::string>> &metadata() const { return metadata_; }
   const std::string &version() const { return version_; }
@@ -216,6 +219,8 @@ class CpuTrace {
   // ── counters ──
   uint64_t counter_value(uint32_t c, uint64_t cycle);
   void counter_series(uint32_t c, uint64_t start, uint64_t count, uint64_t *out);
+  // Occupied slots of buffer b at each cycle of [start, start + count).
+  void buffer_occupancy(uint32_t b, uint64_t start, uint64_t count, uint32_t *out);
   // Returns true when exact.
   bool counter_downsample(uint32_t c, uint64_t start, uint64_t end, uint32_t n, uscope_counter_bucket_t *out);
 
@@ -250,6 +255,9 @@ class CpuTrace {
   void analyze(uint64_t start, uint64_t end, Report &out);
 
  private:
+  // Per-cycle values read(state of storage sid) over [start, start + count), in one pass.
+  template <class T, class Read>
+  void storage_series(uint16_t sid, uint64_t start, uint64_t count, Read read, T *out);
   void resolve(const char *scope);
   void build_metadata();
   void open_elf(const char *path);
@@ -258,7 +266,8 @@ class CpuTrace {
   TraceReader &r_;
   CpuIds ids_;
   std::string scope_name_, isa_, elf_path_, version_;
-  std::shared_ptr<ElfInfo> elf_;
+  std::unique_ptr<ElfInfo> elf_;
+  std::string elf_note_;  // why the trace's cpu.elf_path is not in use, or ""
   std::vector<std::string> stages_;
   std::vector<std::pair<std::string, std::string>> metadata_;
   std::vector<Counter> counters_;

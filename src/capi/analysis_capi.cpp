@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/cpu_trace.hpp"
+#include "analysis/elf_info.hpp"
 #include "capi/guard.hpp"
 #include "capi/reader_handle.hpp"
 #include "uscope/analysis.h"
@@ -26,7 +27,7 @@ struct uscope_insn_iter {
       : trace(t), stream(t->impl, start, end, entity) {}
   uscope_cpu_trace_t *trace;
   uscope::analysis::InsnStream stream;
-  std::string disasm, annotations;
+  std::string disasm, annotations, function, file;
 };
 
 namespace {
@@ -97,7 +98,9 @@ USCOPE_API uscope_status_t uscope_cpu_trace_info(const uscope_cpu_trace_t *t, us
     i.scope_name = c.scope_name().c_str();
     i.isa = c.isa().c_str();
     i.elf_path = c.elf_path().c_str();
-    i.has_symbols = 0;
+    i.has_symbols = const_cast<uscope::analysis::CpuTrace &>(c).elf() &&
+                            const_cast<uscope::analysis::CpuTrace &>(c).elf()->has_symbols();
+    i.elf_note = c.elf_note().c_str();
     std::memcpy(out, &i, out->struct_size);
     return USCOPE_OK;
   });
@@ -229,6 +232,18 @@ USCOPE_API uscope_status_t uscope_cpu_trace_find_buffer(const uscope_cpu_trace_t
   });
 }
 
+USCOPE_API uscope_status_t uscope_cpu_trace_buffer_occupancy(uscope_cpu_trace_t *t, uint32_t *occupied,
+                                                             uint32_t buffer, uint64_t start, uint64_t count) {
+  return uscope::guard([&] {
+    NEED(t && (occupied || !count), "uscope_cpu_trace_buffer_occupancy: NULL argument");
+    if (buffer >= t->impl.buffers().size())
+      fail(USCOPE_ERR_NOT_FOUND, "buffer %u: the trace has %zu", buffer, t->impl.buffers().size());
+    NEED(start + count >= start, "uscope_cpu_trace_buffer_occupancy: start + count overflows");
+    t->impl.buffer_occupancy(buffer, start, count, occupied);
+    return USCOPE_OK;
+  });
+}
+
 USCOPE_API uscope_status_t uscope_cpu_trace_buffers_at(uscope_cpu_trace_t *t, uscope_buffer_state_t **out,
                                                        uint64_t cycle) {
   return uscope::guard([&] {
@@ -345,8 +360,15 @@ USCOPE_API uscope_status_t uscope_insn_iter_next(uscope_insn_iter_t *it, uscope_
       it->annotations += t.string_at(a);
     }
     out->annotations = it->annotations.c_str();
-    out->function = "";
-    out->source_file = "";
+    it->function.clear();
+    it->file.clear();
+    if (const auto *loc = t.locate(h.pc)) {
+      it->function = loc->function;
+      it->file = loc->file;
+      out->source_line = loc->line;
+    }
+    out->function = it->function.c_str();
+    out->source_file = it->file.c_str();
     out->num_deps = static_cast<uint32_t>(i->deps.size());
     out->dep_src = i->deps.data();
     return USCOPE_OK;

@@ -9,29 +9,37 @@
 
 namespace uscope::convert {
 
-namespace {
-
-// Pairs the events run() gives into rep, which asks the pairer how far each
-// kind is complete while it measures.
-template <class Run>
-uscope_status_t pair_into(Report &rep, Run &&run) {
-  Pairer p(rep);
+uscope_status_t measure(EvSource &src, Report &rep, PairSink *also, std::string *error) {
+  // Every format through its source (matrix.hpp), paired the same way: one
+  // meaning of "busy" whatever the file.
+  struct Tee final : PairSink {
+    Report &rep;
+    PairSink *also;
+    Tee(Report &r, PairSink *a) : rep(r), also(a) {}
+    void interval(const Interval &iv) override {
+      rep.interval(iv);
+      if (also) also->interval(iv);
+    }
+    void instant(uint8_t ev_type, uint64_t t, uint32_t core) override {
+      rep.instant(ev_type, t, core);
+      if (also) also->instant(ev_type, t, core);
+    }
+  } tee(rep, also);
+  // The report asks the pairer how far each kind is complete while it measures.
+  Pairer p(tee);
   rep.horizon = [&p](PairKind k) { return p.horizon(k); };
-  const uscope_status_t s = run(p);
+  const uscope_status_t s = src.run([&](const Ev &e, std::string *) -> uscope_status_t { p.add(e); return 0; }, error);
   p.finish();
   rep.horizon = nullptr;  // p goes out of scope
   return s;
 }
 
-}  // namespace
-
 uscope_status_t npu_report(const char *in, uint32_t fmt, const Options &o, bool json, std::string *text,
                            uscope_convert_stats_t *st) {
   if (fmt < USCOPE_CONVERT_JSONL || fmt > USCOPE_CONVERT_PCCX)
     return fail_with(USCOPE_ERR_INVALID_ARGUMENT, std::string(in) + ": unknown format (.jsonl, .jsonl.gz, .uscope, .pccx)");
-  // Every format through its source (matrix.hpp), paired the same way: one
-  // meaning of "busy" whatever the file. The JSONL ingest checks what pccx
-  // would hold (no representability checks: nothing is written).
+  // The JSONL ingest checks what pccx would hold (no representability
+  // checks: nothing is written).
   std::unique_ptr<EvSource> src = make_source(fmt, o, USCOPE_CONVERT_PCCX, "npu-report");
   std::string err;
   if (uscope_status_t s = src->open(in, &err)) return fail_with(s, in_error(in, err));
@@ -42,9 +50,7 @@ uscope_status_t npu_report(const char *in, uint32_t fmt, const Options &o, bool 
   // A .pccx file has no sizes, units or layers: its channels are the
   // source's assignment (docs/conversions.md), not the trace's.
   if (fmt == USCOPE_CONVERT_PCCX) rep.has_sizes = rep.has_units = rep.has_layers = false;
-  const uscope_status_t s = pair_into(rep, [&](Pairer &p) {
-    return src->run([&](const Ev &e, std::string *) -> uscope_status_t { p.add(e); return 0; }, &err);
-  });
+  const uscope_status_t s = measure(*src, rep, nullptr, &err);
   rep.period_ps = src->period_ps();  // TRACE_META's period_ps when not given
   std::vector<std::string> notes;
   src->notes(&notes);

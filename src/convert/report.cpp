@@ -6,7 +6,22 @@
 
 namespace uscope::convert {
 
-void Report::interval(const Interval &iv) {
+bool Report::counts(const Interval &iv, uint64_t *s, uint64_t *e) const {
+  *s = iv.start;
+  *e = iv.end;
+  if (!window_) return true;
+  if (iv.kind == P_TE || iv.kind == P_VE || iv.kind == P_DRAM) {
+    if (iv.end < first_ || iv.start > last_) return false;
+    *s = std::max(iv.start, first_);
+    *e = std::min(iv.end, last_);
+    return true;
+  }
+  return iv.end >= first_ && iv.end <= last_;
+}
+
+void Report::interval(const Interval &whole) {
+  Interval iv = whole;
+  if (!counts(whole, &iv.start, &iv.end)) return;
   touch(iv.start);
   touch(iv.end);
   const uint64_t d = iv.end - iv.start;
@@ -47,6 +62,7 @@ void Report::interval(const Interval &iv) {
 }
 
 void Report::instant(uint8_t ev_type, uint64_t t, uint32_t) {
+  if (window_ && (t < first_ || t > last_)) return;
   touch(t);
   if (ev_type == E_SRAM_ACCESS) ++sram_access_;
   else if (ev_type == E_SRAM_CONFLICT) ++sram_conflict_;
@@ -83,6 +99,23 @@ uint64_t Report::Busy::total() const {
   Busy rest = *this;
   rest.fold(~uint64_t{0});
   return rest.done_;
+}
+
+std::vector<Report::Engine> Report::engines() const {
+  std::vector<Engine> out;
+  out.push_back({"TE", 0, kNoUnit, counts_[P_TE], te_.total()});
+  out.push_back({"VE", 1, kNoUnit, counts_[P_VE], ve_.total()});
+  if (has_units)
+    for (const auto &[ch, busy] : dram_)
+      out.push_back({ch == kNoUnit ? std::string("DRAM -") : "DRAM " + std::to_string(ch), 2, ch, busy.count(),
+                     busy.total()});
+  return out;
+}
+
+std::vector<Report::PhaseFigures> Report::phase_figures() const {
+  std::vector<PhaseFigures> out;
+  for (const auto &[name, p] : phases_) out.push_back({name, p.n, p.total, p.min, p.max});
+  return out;
 }
 
 namespace {
@@ -194,8 +227,12 @@ std::string Report::render(bool json) const {
   // Every ratio over time is over the same base, said once and in each line:
   // the T cycles from the first to the last event.
   line("npu report (%s), period %" PRIu64 " ps\n", format.c_str(), period_ps);
-  line("cycles           %" PRIu64 " .. %" PRIu64 " (%" PRIu64 " cycles from the first to the last event: T below)\n",
-       any_ ? first_ : 0, any_ ? last_ : 0, total);
+  if (window_)
+    line("cycles           %" PRIu64 " .. %" PRIu64 " (%" PRIu64 " cycles of the range asked for: T below)\n", first_,
+         last_, total);
+  else
+    line("cycles           %" PRIu64 " .. %" PRIu64 " (%" PRIu64 " cycles from the first to the last event: T below)\n",
+         any_ ? first_ : 0, any_ ? last_ : 0, total);
   line("TE utilization   %.6f  (%" PRIu64 " of the %" PRIu64 " cycles T with at least one TE job running; %" PRIu64
        " jobs)\n", frac(te_busy), te_busy, total, counts_[P_TE]);
   line("VE utilization   %.6f  (%" PRIu64 " of the %" PRIu64 " cycles T with at least one VE job running; %" PRIu64

@@ -462,6 +462,8 @@ const char *name_of(const Schema &s, uint16_t off) {
 }  // namespace
 
 UscopeIn::UscopeIn(const Options &o) : strict_(o.o.strict != 0), issues_(issues_of(o)) {}
+UscopeIn::UscopeIn(TraceReader &r, const Options &o)
+    : strict_(r.strict()), issues_(issues_of(o)), path_("the trace"), r_(&r) {}
 UscopeIn::~UscopeIn() = default;
 
 std::string_view UscopeIn::str(uint64_t id) const {
@@ -527,15 +529,23 @@ void UscopeIn::notes(std::vector<std::string> *out) const {
 
 Status UscopeIn::open(const char *path, std::string *error) {
   path_ = path;
-  // The reader throws; guard() gives its status and message, as the C API would.
-  Status s = guard([&] {
-    r_ = std::make_unique<TraceReader>(path, strict_ ? TraceReader::kStrict : 0);
-    return USCOPE_OK;
-  });
-  if (s) {
-    *error = about_file(path, thread_error());
-    return s;
+  if (!r_) {
+    // The reader throws; guard() gives its status and message, as the C API would.
+    Status s = guard([&] {
+      own_ = std::make_unique<TraceReader>(path, strict_ ? TraceReader::kStrict : 0);
+      return USCOPE_OK;
+    });
+    if (s) {
+      *error = about_file(path, thread_error());
+      return s;
+    }
+    r_ = own_.get();
   }
+  return attach(error);
+}
+
+Status UscopeIn::attach(std::string *error) {
+  const char *path = path_.c_str();
   const Schema &sc = r_->schema();
   bool found = false;
   for (uint32_t i = 0; i < sc.scopes.size() && !found; ++i) {
@@ -690,6 +700,7 @@ Status UscopeIn::run(const Fn &fn, std::string *error) {
   SegmentItems seg_items;
   const size_t num_segments = r_->segments().size();
   for (size_t seg = 0; seg < num_segments; ++seg) {
+    if (r_->segments()[seg].header.time_start_ps > until_ps_) break;
     seg_items.items.clear();
     seg_items.payloads.clear();
     const Status s = guard([&] {
@@ -705,6 +716,7 @@ Status UscopeIn::run(const Fn &fn, std::string *error) {
       return s;
     }
     for (const SegmentItems::Item &item : seg_items.items) {
+      if (item.time_ps > until_ps_) break;
       if (!item.is_event) {
         if (item.storage_or_type != contexts_ || item.slot >= ctx_valid.size()) continue;
         uint64_t *row = &ctx[static_cast<size_t>(item.slot) * kNumMetaKeys];

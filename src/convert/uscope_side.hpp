@@ -79,8 +79,17 @@ class UscopeIn final : public EvSource, public StringSource {
   // strict: the reader's USCOPE_READ_STRICT (a defect of the trace fails
   // the run); else defects are skipped by the reader and told by notes().
   explicit UscopeIn(const Options &o);
+  // Over a reader the caller owns (the npu analysis of a reader handle),
+  // which must outlive this source; open() is then attach().
+  UscopeIn(TraceReader &r, const Options &o);
   ~UscopeIn() override;
   Status open(const char *path, std::string *error) override;
+  // Finds the npu scope of the reader given or opened (errors as open's).
+  Status attach(std::string *error);
+  // run() stops after the events at time_ps (the segments after it are not
+  // read); UINT64_MAX (the default): every event.
+  void set_until(uint64_t time_ps) { until_ps_ = time_ps; }
+  const TraceReader &reader() const { return *r_; }
   // Every npu event in file order (non-decreasing time); an event the
   // caller does not place is an issue numbered by its 1-based event number.
   Status run(const Fn &fn, std::string *error) override;
@@ -113,7 +122,9 @@ class UscopeIn final : public EvSource, public StringSource {
     int ev = -1;
     std::vector<FieldMap> fields;
   };
-  std::unique_ptr<TraceReader> r_;
+  std::unique_ptr<TraceReader> own_;  // when opened by path
+  TraceReader *r_ = nullptr;
+  uint64_t until_ps_ = UINT64_MAX;
   TraceMeta meta_;
   uint64_t period_ = 1000;
   uint16_t scope_ = 0, contexts_ = 0xFFFF;

@@ -171,6 +171,7 @@ const std::map<std::string, std::vector<std::string>> kCommandOptions = {
     {"check", {"file", "--json", "--strict", "--no-progress"}},
     {"convert", {"input", "--output", "--strict", "--no-progress", "--period-ps", "--num-te"}},
     {"npu-report", {"file", "--json", "--strict", "--period-ps"}},
+    {"noc-latency", {"file", "--range", "--json", "--format", "--strict"}},
     {"mcp", {"--trace", "--log"}},
 };
 

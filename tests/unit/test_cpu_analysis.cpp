@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <random>
 #include <string>
@@ -14,6 +15,8 @@
 
 #include "support/test_util.hpp"
 #include "test_protocol_util.hpp"
+#include "analysis/elf_info.hpp"
+#include "analysis/riscv_disasm.hpp"
 #include "uscope/analysis.h"
 
 namespace {
@@ -443,6 +446,11 @@ TEST_F(CpuAnalysis, BuffersAtACycle) {
     }
     uscope_buffer_slot_t sl{};
     EXPECT_EQ(uscope_buffer_state_slot(s, &sl, 0, f.occupied), USCOPE_ERR_NOT_FOUND);
+    if (cy + 300 <= kCycles) {
+      std::vector<uint32_t> occ(300);
+      ASSERT_EQ(uscope_cpu_trace_buffer_occupancy(o.t, occ.data(), 0, cy, occ.size()), USCOPE_OK);
+      for (size_t k = 0; k < occ.size(); ++k) ASSERT_EQ(occ[k], model_->rob_occupied[cy + k]) << cy + k;
+    }
     EXPECT_EQ(uscope_buffer_state_fill(s, &f, 1), USCOPE_ERR_NOT_FOUND);
     uscope_buffer_state_free(s);
   }
@@ -498,6 +506,11 @@ TEST_F(CpuAnalysis, AnalyzeAgreesWithTheModel) {
   uscope_perf_report_t r{};
   r.struct_size = sizeof r;
   EXPECT_EQ(uscope_cpu_trace_analyze(o.t, &r, 10, 10), USCOPE_ERR_INVALID_ARGUMENT);
+  // Past the end: clamped to it; starting past it: refused.
+  ASSERT_EQ(uscope_cpu_trace_analyze(o.t, &r, 2000, 9000), USCOPE_OK);
+  EXPECT_EQ(r.end_cycle, kCycles);
+  EXPECT_EQ(r.range_cycles, kCycles - 2000);
+  EXPECT_EQ(uscope_cpu_trace_analyze(o.t, &r, kCycles, kCycles + 5), USCOPE_ERR_INVALID_ARGUMENT);
 }
 
 TEST(CpuAnalysisErrors, NoCpuScopeIsNamed) {
@@ -534,6 +547,171 @@ TEST(CpuAnalysisConformance, KonataSampleFromTheReferenceWriter) {
     EXPECT_LE(g.i.first_cycle, g.i.last_cycle);
     for (const auto &s : g.spans) EXPECT_LE(s.start, s.end);
   }
+}
+
+
+// ── disassembly and source lines from the program's ELF ──
+
+namespace elf_test {
+
+std::string sh(const std::string &cmd, int *status) {
+  std::string out;
+  FILE *p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) {
+    *status = -1;
+    return out;
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  *status = pclose(p);
+  return out;
+}
+
+// A small rv32imac program with debug info, built by the test.
+struct Program {
+  TempDir dir{"cpu_analysis_elf"};
+  std::string elf = dir.file("prog.elf");
+  std::string error;
+  Program() {
+    std::ofstream(dir.file("prog.c")) << "int acc(int *p, int n) {\n  int s = 0;\n  for (int i = 0; i < n; ++i)\n"
+                                         "    s += p[i] * 3;\n  return s;\n}\n"
+                                         "int buf[8];\nvoid _start(void) {\n  buf[0] = acc(buf, 8);\n  for (;;) {}\n}\n";
+    int st = 0;
+    const std::string out = sh("riscv64-unknown-elf-gcc -march=rv32imac -mabi=ilp32 -O1 -g -nostdlib -o '" + elf +
+                                   "' '" + dir.file("prog.c") + "'",
+                               &st);
+    if (st != 0) error = "riscv64-unknown-elf-gcc failed (Debian: gcc-riscv64-unknown-elf): " + out;
+  }
+};
+
+// Writes a trace whose instructions are the program's first `n` instructions
+// (pc and inst_bits from its bytes), naming `elf_prop` as cpu.elf_path.
+void write_program_trace(const std::string &path, const std::string &elf_prop, const char *isa,
+                         const std::vector<std::pair<uint64_t, uint32_t>> &insns) {
+  uscope_schema_t *s = base_schema(kPeriod);
+  uscope_cpu_config_t cfg{};
+  cfg.struct_size = sizeof cfg;
+  cfg.scope_name = "core0";
+  cfg.clock_id = 0;
+  cfg.isa = isa;
+  cfg.stages = kStages;
+  cfg.num_stages = 8;
+  cfg.max_entities = kMaxEntities;
+  cfg.elf_path = elf_prop.c_str();
+  uscope_cpu_t *cpu = nullptr;
+  ASSERT_EQ(uscope_cpu_declare(s, &cpu, &cfg), USCOPE_OK) << uscope_last_error();
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK);
+  uscope_schema_free(s);
+  for (size_t k = 0; k < insns.size(); ++k) {
+    ASSERT_EQ(uscope_begin_cycle(w, k * kPeriod), USCOPE_OK);
+    const uint32_t id = static_cast<uint32_t>(k % kMaxEntities);
+    ASSERT_EQ(uscope_cpu_fetch(w, cpu, id, insns[k].first, insns[k].second), USCOPE_OK);
+    ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+    ASSERT_EQ(uscope_begin_cycle(w, k * kPeriod + kPeriod / 2), USCOPE_OK);
+    ASSERT_EQ(uscope_cpu_retire(w, cpu, id), USCOPE_OK);
+    ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+  }
+  ASSERT_EQ(uscope_writer_close(w), USCOPE_OK);
+  uscope_cpu_free(cpu);
+}
+
+}  // namespace elf_test
+
+TEST(CpuAnalysisElf, DisassemblyAndSourceLinesFromTheTracesElf) {
+  elf_test::Program prog;
+  ASSERT_EQ(prog.error, "");
+  uscope::analysis::ElfInfo elf(prog.elf);
+  // The program's instructions from _start on, as the trace's instructions.
+  std::vector<std::pair<uint64_t, uint32_t>> insns;
+  uint64_t pc = 0;
+  for (uint64_t a = 0x10000; a < 0x20000 && !pc; a += 2)
+    if (elf.symbol_at(a) == "acc") pc = a;
+  ASSERT_NE(pc, 0u) << "acc not found";
+  for (int k = 0; k < 12; ++k) {
+    size_t avail = 0;
+    const uint8_t *p = elf.code_at(pc, &avail);
+    ASSERT_TRUE(p && avail >= 2);
+    const uint32_t bits = (p[0] & 3) == 3 ? (p[0] | p[1] << 8 | p[2] << 16 | static_cast<uint32_t>(p[3]) << 24)
+                                          : (p[0] | p[1] << 8);
+    insns.emplace_back(pc, bits);
+    pc += (p[0] & 3) == 3 ? 4 : 2;
+  }
+  TempDir dir("cpu_analysis_elf_trace");
+  const std::string path = dir.file("t.uscope");
+  ASSERT_NO_FATAL_FAILURE(elf_test::write_program_trace(path, prog.elf, "rv32imac", insns));
+  Open o(path);
+  ASSERT_TRUE(o.t);
+  uscope_cpu_trace_info_t info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(uscope_cpu_trace_info(o.t, &info), USCOPE_OK);
+  EXPECT_EQ(info.has_symbols, 1u);
+  EXPECT_STREQ(info.elf_path, prog.elf.c_str());
+  EXPECT_STREQ(info.elf_note, "");
+  uscope_insn_iter_t *it = nullptr;
+  ASSERT_EQ(uscope_cpu_trace_instructions(o.t, &it, 0, UINT64_MAX), USCOPE_OK);
+  uscope_insn_t i;
+  size_t n = 0;
+  while (uscope_insn_iter_next(it, &i) == USCOPE_OK) {
+    ASSERT_LT(n, insns.size());
+    // What objdump prints with the program's symbols, one instruction alone.
+    uscope::analysis::DisasmOptions opts;
+    opts.gp = elf.global_pointer();
+    opts.symbolize = [&elf](uint64_t a) { return elf.symbol_at(a); };
+    size_t avail = 0;
+    const uint8_t *p = elf.code_at(i.pc, &avail);
+    std::string text = uscope::analysis::Disassembler(uscope::analysis::Xlen::k32, opts).next(p, avail, i.pc).text;
+    std::replace(text.begin(), text.end(), '\t', ' ');
+    char head[24];
+    std::snprintf(head, sizeof head, "0x%08llx ", static_cast<unsigned long long>(i.pc));
+    EXPECT_EQ(std::string(i.disasm), head + text);
+    const auto &loc = elf.locate(i.pc);
+    EXPECT_EQ(std::string(i.function), loc.function);
+    EXPECT_EQ(std::string(i.source_file), loc.file);
+    EXPECT_EQ(i.source_line, loc.line);
+    EXPECT_EQ(std::string(i.function), "acc");
+    EXPECT_NE(std::string(i.source_file).find("prog.c"), std::string::npos);
+    EXPECT_GE(i.source_line, 1u);
+    ++n;
+  }
+  uscope_insn_iter_free(it);
+  EXPECT_EQ(n, insns.size());
+}
+
+TEST(CpuAnalysisElf, AnElfOfAnotherIsaIsRefusedAndAMissingOneNoted) {
+  elf_test::Program prog;
+  ASSERT_EQ(prog.error, "");
+  TempDir dir("cpu_analysis_elf_isa");
+  const std::string rv64 = dir.file("rv64.uscope"), moved = dir.file("moved.uscope");
+  ASSERT_NO_FATAL_FAILURE(elf_test::write_program_trace(rv64, prog.elf, "rv64gc", {{0x10074, 0x13}}));
+  ASSERT_NO_FATAL_FAILURE(elf_test::write_program_trace(moved, dir.file("gone.elf"), "rv32imac", {{0x10074, 0x13}}));
+  uscope_reader_t *r = nullptr;
+  uscope_cpu_trace_t *t = nullptr;
+  // Named by the caller: the mismatch is an error naming both.
+  ASSERT_EQ(uscope_reader_open(&r, rv64.c_str()), USCOPE_OK);
+  uscope_cpu_trace_options_t opts{};
+  opts.struct_size = sizeof opts;
+  opts.elf_path = prog.elf.c_str();
+  EXPECT_EQ(uscope_cpu_trace_open(&t, r, &opts), USCOPE_ERR_INVALID_ARGUMENT);
+  const std::string msg = uscope_last_error();
+  EXPECT_NE(msg.find(prog.elf), std::string::npos) << msg;
+  EXPECT_NE(msg.find("rv64gc"), std::string::npos) << msg;
+  // Named by the trace: opened without it, with a note saying why.
+  ASSERT_EQ(uscope_cpu_trace_open(&t, r, nullptr), USCOPE_OK);
+  uscope_cpu_trace_info_t info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(uscope_cpu_trace_info(t, &info), USCOPE_OK);
+  EXPECT_EQ(info.has_symbols, 0u);
+  EXPECT_NE(std::string(info.elf_note).find("rv64gc"), std::string::npos) << info.elf_note;
+  uscope_cpu_trace_close(t);
+  uscope_reader_close(r);
+  ASSERT_EQ(uscope_reader_open(&r, moved.c_str()), USCOPE_OK);
+  ASSERT_EQ(uscope_cpu_trace_open(&t, r, nullptr), USCOPE_OK);
+  ASSERT_EQ(uscope_cpu_trace_info(t, &info), USCOPE_OK);
+  EXPECT_NE(std::string(info.elf_note).find("gone.elf"), std::string::npos) << info.elf_note;
+  uscope_cpu_trace_close(t);
+  uscope_reader_close(r);
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 //          order, at strictly increasing times, and retired after writeback;
 //          flushed entities == the core's squashed count, none of them retires;
 //          load-use stall events == the core's load-use stalls;
+//          the DUT property cpu.elf_path names the firmware: an absolute path to an existing
+//          RISC-V ELF file (so that timelines of this trace can show its disassembly);
 //   bus0   every issued transaction completes (none is left in the catalog), its stages are
 //          request <= grant <= response in time, and every transaction of the NPU DMA's data
 //          channel moves exactly the bytes the firmware requested;
@@ -29,6 +31,7 @@
 
 #include <simdjson.h>
 
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -39,6 +42,25 @@
 #include "tb_check.hpp"
 
 namespace {
+
+// cpu.elf_path: absolute, and an existing little-endian RISC-V ELF (the gABI's e_ident, then
+// e_machine at offset 18 = EM_RISCV, 243).
+void check_elf_path(uscope_reader_t *r) {
+  const char *elf = nullptr;
+  const uscope_status_t st = uscope_reader_dut_lookup(r, &elf, "cpu.elf_path");
+  CHECK(st == USCOPE_OK && elf != nullptr, "no DUT property cpu.elf_path: %s", uscope_last_error());
+  if (st != USCOPE_OK || elf == nullptr) return;
+  CHECK(elf[0] == '/', "cpu.elf_path '%s' is not absolute", elf);
+  FILE *f = std::fopen(elf, "rb");
+  CHECK(f != nullptr, "cpu.elf_path '%s' cannot be opened: %s", elf, std::strerror(errno));
+  if (f == nullptr) return;
+  unsigned char h[20] = {};
+  const size_t n = std::fread(h, 1, sizeof h, f);
+  std::fclose(f);
+  CHECK(n == sizeof h && std::memcmp(h, "\x7f" "ELF", 4) == 0, "cpu.elf_path '%s' is not an ELF file", elf);
+  CHECK(h[5] == 1 && (h[18] | (h[19] << 8)) == 243, "cpu.elf_path '%s' is not a little-endian RISC-V ELF (e_machine %u)",
+        elf, static_cast<unsigned>(h[18] | (h[19] << 8)));
+}
 
 // A cpu entity's life: from the slot set that creates it to the clear that ends it.
 struct Entity {
@@ -170,6 +192,7 @@ int main(int argc, char **argv) {
   uscope_status_t st = uscope_reader_open(&r, argv[1]);
   if (st != USCOPE_OK) die(argv[1], st);
   CHECK(uscope_is_complete(r) == 1, "the trace is not finalized");
+  check_elf_path(r);
 
   const Schema sc = Schema::load(r);
 
