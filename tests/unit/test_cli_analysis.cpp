@@ -467,6 +467,26 @@ TEST_F(CliAnalysis, EventsByCycleWithValuesByName) {
   EXPECT_NE(q.out.find("2000,annotate,\"entity_id=1 text=\"\"waits for x1\"\"\"\r\n"), std::string::npos) << q.out;
 }
 
+#ifdef USCOPE_TB_FW_ELF
+// --elf: the testbench firmware (RV32, like cpu_small's RV32I) names the
+// function and source line at each pc; which ones depends on the firmware's
+// layout, so only their presence is checked here (test_elf_info checks the
+// look-ups against objdump).
+TEST_F(CliAnalysis, TimelineNamesFunctionAndLineFromAnElf) {
+  const Split r = run("timeline " + cpu_small() + " --entity 1 --elf " + USCOPE_TB_FW_ELF + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  simdjson::dom::parser p;
+  auto a = parse(p, r.out).at(0);
+  EXPECT_NE(std::string_view(a["function"]), "");
+  EXPECT_NE(std::string_view(a["source_file"]), "");
+  EXPECT_GT(uint64_t(a["source_line"]), 0u);
+  const Split text = run("timeline " + cpu_small() + " --entity 1 --elf " + USCOPE_TB_FW_ELF);
+  EXPECT_NE(text.out.find("  Source:  " + std::string(std::string_view(a["function"])) + " at "), std::string::npos)
+      << text.out;
+}
+#endif
+
 // ── the reference writer's trace ──
 
 // Its checkpoints hold their segment's end (COMPAT 9, 28): each command warns of it.
