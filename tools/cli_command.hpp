@@ -88,5 +88,10 @@ std::unique_ptr<Command> convert_command();     // cmd_convert.cpp
 std::unique_ptr<Command> npu_report_command();  // cmd_npu_report.cpp
 std::unique_ptr<Command> noc_latency_command(); // cmd_noc_latency.cpp
 std::unique_ptr<Command> mcp_command();         // cmd_mcp.cpp (with USCOPE_CLI_MCP: needs simdjson)
+// The cpu commands, over the cpu analysis of <uscope/analysis.h> (cli_cpu.hpp).
+std::unique_ptr<Command> timeline_command();    // cmd_timeline.cpp
+std::unique_ptr<Command> counters_command();    // cmd_counters.cpp
+std::unique_ptr<Command> buffers_command();     // cmd_buffers.cpp
+std::unique_ptr<Command> analyze_command();     // cmd_analyze.cpp
 
 }  // namespace uscope_cli

@@ -18,36 +18,50 @@ constexpr uint64_t kMaxPrinted = 50;  // then only counted: a bad file must not 
 
 // ── field values ──
 
-void json_value(Json &j, const Trace &t, const uscope_field_info_t &f, uint64_t raw) {
-  if (is_signed(f.type)) j.snum(sign_extend(raw, f.size));
-  else j.num(raw);
-}
-std::string text_value(const Trace &t, const uscope_field_info_t &f, uint64_t raw) {
-  char b[64];
-  if (is_signed(f.type)) std::snprintf(b, sizeof b, "%" PRId64, sign_extend(raw, f.size));
-  else if (f.type == USCOPE_FT_U64 || f.type == USCOPE_FT_U32) std::snprintf(b, sizeof b, "0x%" PRIx64, raw);
-  else std::snprintf(b, sizeof b, "%" PRIu64, raw);
-  std::string s = b;
-  if (f.type == USCOPE_FT_ENUM)
-    if (const char *n = t.enum_value(f.enum_id, raw)) s += std::string("(") + n + ")";
-  return s;
+const char *table_string(const Trace &t, uint64_t index) {
+  const char *s = nullptr;
+  if (index >= uscope_reader_string_count(t.r())) return nullptr;
+  return uscope_reader_string(t.r(), &s, nullptr, static_cast<uint32_t>(index)) == USCOPE_OK ? s : nullptr;
 }
 
-void named_value(Json &j, const Trace &t, const uscope_field_info_t &f, uint64_t raw) {
+void json_value(Json &j, const Trace &t, const uscope_field_info_t &f, uint64_t raw) {
   if (f.type == USCOPE_FT_ENUM) {
     if (const char *n = t.enum_value(f.enum_id, raw)) return j.str(n);
   } else if (f.type == USCOPE_FT_STRING_REF) {
     const char *s = nullptr;
-    uint32_t len = 0;
+    uint32_t len = 0;  // the text whole, NULs included
     if (raw <= UINT32_MAX && uscope_reader_string(t.r(), &s, &len, static_cast<uint32_t>(raw)) == USCOPE_OK)
       return j.str(std::string(s, len));
   }
-  json_value(j, t, f, raw);
+  if (is_signed(f.type)) j.snum(sign_extend(raw, f.size));
+  else j.num(raw);
+}
+std::string text_value(const Trace &t, const uscope_field_info_t &f, uint64_t raw) {
+  if (f.type == USCOPE_FT_ENUM) {
+    if (const char *n = t.enum_value(f.enum_id, raw)) return n;
+  } else if (f.type == USCOPE_FT_STRING_REF) {
+    if (const char *s = table_string(t, raw)) return std::string("\"") + s + "\"";
+  }
+  char b[64];
+  // A counter (table::kCounterField) and an identifier (entity_id, src_id, cmd_id, ...) are
+  // numbers people count with: decimal. Other wide fields are addresses and bits: hex.
+  const size_t n = std::strlen(f.name);
+  const bool decimal = std::strcmp(f.name, "count") == 0 || std::strcmp(f.name, "id") == 0 ||
+                       (n > 3 && std::strcmp(f.name + n - 3, "_id") == 0);
+  if (is_signed(f.type)) std::snprintf(b, sizeof b, "%" PRId64, sign_extend(raw, f.size));
+  else if ((f.type == USCOPE_FT_U64 || f.type == USCOPE_FT_U32) && !decimal) std::snprintf(b, sizeof b, "0x%" PRIx64, raw);
+  else std::snprintf(b, sizeof b, "%" PRIu64, raw);
+  return b;
 }
 
-void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8_t *payload, bool by_name) {
+// Values are by name everywhere now (issue 13): the MCP server's named_value is json_value.
+void named_value(Json &j, const Trace &t, const uscope_field_info_t &f, uint64_t raw) { json_value(j, t, f, raw); }
+
+void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8_t *payload, bool by_name,
+                const char *record) {
   const auto et = t.event_type(id);
   j.begin_object();
+  if (record) j.field("record", record);
   j.field("time_ps", time);
   j.field("type", et.name);
   j.key("fields");
@@ -55,8 +69,7 @@ void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8
   for (uint16_t k = 0; k < et.num_fields; ++k) {
     const auto f = t.event_field(id, k);
     j.key(f.name);
-    if (by_name) named_value(j, t, f, payload_field(payload, f));
-    else json_value(j, t, f, payload_field(payload, f));
+    json_value(j, t, f, payload_field(payload, f));
   }
   j.end_object();
   j.end_object();

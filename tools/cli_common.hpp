@@ -125,7 +125,8 @@ class Json {
     const int n = std::snprintf(b, sizeof b, "%.*f", digits, v);
     put_text(b, n > 0 ? std::min<size_t>(static_cast<size_t>(n), sizeof b - 1) : 0);
   }
-  void real(double v) { sep(); put_text(shortest(v).c_str()); }
+  // Not finite (0/0): null, as JSON has no NaN.
+  void real(double v) { sep(); put_text(v == v && v - v == 0 ? shortest(v).c_str() : "null"); }
   void boolean(bool v) { sep(); put_text(v ? "true" : "false"); }
   void null() { sep(); put_text("null"); }
   // A value that is JSON text already (the npu report's, a tool's input
@@ -143,6 +144,7 @@ class Json {
  private:
   void put(const char *v) { str(v); }
   void put(const std::string &v) { str(v); }
+  void put(double v) { real(v); }
   void put(uint64_t v) { num(v); }
   void put(uint32_t v) { num(v); }
   void put(uint16_t v) { num(v); }
@@ -224,6 +226,60 @@ class Json {
   bool first_ = true;
 };
 
+// CSV (RFC 4180) for --format csv: a header row, then one row per record; a
+// cell holding a comma, a quote or a line break is quoted, quotes doubled.
+class Csv {
+ public:
+  void row(const std::vector<std::string> &cells) {
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (i) std::fputc(',', stdout);
+      cell(cells[i]);
+    }
+    std::fputs("\r\n", stdout);
+  }
+
+ private:
+  static void cell(const std::string &c) {
+    if (c.find_first_of(",\"\r\n") == std::string::npos) {
+      std::fputs(c.c_str(), stdout);
+      return;
+    }
+    std::fputc('"', stdout);
+    for (char ch : c) {
+      if (ch == '"') std::fputc('"', stdout);
+      std::fputc(ch, stdout);
+    }
+    std::fputc('"', stdout);
+  }
+};
+// A number as a CSV cell: decimal; a double in its shortest form ("" when not finite).
+inline std::string cell(uint64_t v) { return std::to_string(v); }
+inline std::string cell(double v) { return v == v && v - v == 0 ? shortest(v) : ""; }
+
+// The output format of a command: --json (the reference's flag) or --format
+// table|json|csv (csv on the tabular commands only).
+enum class Format { kTable, kJson, kCsv };
+struct FormatOption {
+  bool json = false;
+  std::string format;
+  bool csv_allowed = false;
+  // --json and --format on sub; csv: whether --format csv is offered.
+  void add(CLI::App &sub, bool csv) {
+    csv_allowed = csv;
+    sub.add_flag("--json", json, "JSON output (the same as --format json)");
+    sub.add_option("--format", format, csv ? "output format: table (default), json or csv" : "output format: table (default) or json")
+        ->check(csv ? CLI::IsMember({"table", "json", "csv"}) : CLI::IsMember({"table", "json"}))
+        ->type_name("FORMAT");
+  }
+  // Throws Usage when --json and --format say different things.
+  Format get() const {
+    if (json && !format.empty() && format != "json") throw Usage("--json and --format " + format + " disagree");
+    if (json || format == "json") return Format::kJson;
+    if (format == "csv") return Format::kCsv;
+    return Format::kTable;
+  }
+};
+
 inline bool is_signed(uint8_t t) { return t >= USCOPE_FT_I8 && t <= USCOPE_FT_I64; }
 inline int64_t sign_extend(uint64_t v, uint32_t size) {
   const unsigned bits = size * 8;
@@ -297,18 +353,27 @@ inline uint64_t payload_field(const uint8_t *p, const uscope_field_info_t &f) {
   return v;
 }
 
-// A field value as JSON: signed types sign-extended.
+// Every value by its name (issue 13): an enum value as its name, a
+// string-table field as its text (each the number when the file has no
+// name for it), signed types sign-extended, others in decimal.
 void json_value(Json &j, const Trace &t, const uscope_field_info_t &f, uint64_t raw);
-// A field value as text: signed types in decimal, 32- and 64-bit unsigned in
-// hex, enums followed by their value's name in parentheses.
+// A field value as text: an enum value as its name, a string-table field as
+// its text in quotes (the number when the file has none), signed types in
+// decimal, 32- and 64-bit unsigned in hex (addresses, instruction bits)
+// except a counter's count (spec cpu §6) and identifiers (id, *_id), in
+// decimal like the other types.
 std::string text_value(const Trace &t, const uscope_field_info_t &f, uint64_t raw);
-// A field value by name: an enum value as its name, a string reference as
-// its text (each as a number when the schema or string table has none for
-// it), anything else as json_value (the MCP server's events_in_range).
+// The text of string-table entry index, or nullptr when there is none.
+const char *table_string(const Trace &t, uint64_t index);
+// The same as json_value (the MCP server's name for it, from before every
+// value was given by name).
 void named_value(Json &j, const Trace &t, const uscope_field_info_t &f, uint64_t raw);
 // One event as a JSON object {"time_ps", "type", "fields": {...}} (events,
-// dump; the MCP server with by_name: field values as named_value).
-void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8_t *payload, bool by_name = false);
+// dump, the MCP server), its values by name; record, when given, comes first
+// as "record": record (dump's JSON Lines). by_name: kept for the MCP server's
+// calls; values are by name either way.
+void event_json(Json &j, const Trace &t, uint64_t time, uint16_t id, const uint8_t *payload, bool by_name = false,
+                const char *record = nullptr);
 
 // The trace's last time: that of its last frame (the header's total is 0
 // while a file is live, COMPAT 11).

@@ -1,20 +1,190 @@
 // uscope info FILE [--json] [--strict]: a file's overview: format version,
 // time, segments and their sizes, DUT properties, clocks, scopes, storages
-// and event types. A pccx-lab .pccx container, known by its magic, gets its
-// own overview (cmd_pccx_info.cpp).
+// and event types with their fields, enums, and what the cpu analysis sees
+// (pipeline stages, counters, buffers, the reference's metadata list). A
+// pccx-lab .pccx container, known by its magic, gets its own overview
+// (cmd_pccx_info.cpp).
+//
+// JSON: our keys, then the reference uscope-cli's (version, segment_count,
+// total_instructions, max_cycle, period_ps, metadata [[key, value], ...],
+// stage_names, counter_names, buffer_names, schema{storages[{name,
+// storage_id, num_slots, fields[{name, field_type}], properties, flags}],
+// events[{name, event_type_id, fields}], enums[{name, values[{value,
+// name}]}]}), then counters, buffers and stages: the same names again, under
+// the keys of the spec's `jq '.counters'` and issue 13. Where the two
+// overlap, one key serves both: "version" ("0.3") is the same text in both;
+// "segments" stays our number of segments (the reference CLI has no such
+// key; its segment_count is the same number); our top-level "storages" and
+// "events" (counts of fields) are not the reference's, which sit under
+// "schema". A trace without a cpu scope gets stage_names [], its counters
+// and buffers from the schema (1-slot storages of one u64 "count"; storages
+// flagged as buffers), max_cycle and period_ps from clock 0, and the DUT
+// properties as metadata.
 #include <uscope/uscope.h>
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli_command.hpp"
+#include "cli_cpu.hpp"
 
 namespace uscope_cli {
 namespace {
 
-void cmd_info(const Trace &t, bool json) {
+// What info adds from the cpu analysis (or, without a cpu scope, the schema).
+struct CpuView {
+  uint64_t total_instructions = 0, max_cycle = 0, period_ps = 1000;
+  std::vector<std::pair<std::string, std::string>> metadata;
+  std::vector<std::string> stages, counters, buffers;
+};
+
+bool is_counter(const Trace &t, uint16_t sid) {
+  const auto s = t.storage(sid);
+  if (s.num_slots != 1 || s.num_fields != 1 || (s.flags & USCOPE_SF_SPARSE)) return false;
+  const auto f = t.field(sid, 0, false);
+  return f.type == USCOPE_FT_U64 && std::strcmp(f.name, "count") == 0;
+}
+
+CpuView cpu_view(const Trace &t, const std::string &path) {
+  CpuView v;
+  if (const auto cpu = optional_cpu(t, path)) {
+    const CpuTrace &c = *cpu;
+    v.total_instructions = c.info().total_instructions;
+    v.max_cycle = c.info().max_cycle;
+    v.period_ps = c.info().period_ps;
+    v.metadata = c.metadata();
+    v.stages = c.stage_names();
+    for (const auto &k : c.counters()) v.counters.emplace_back(k.name);
+    for (const auto &b : c.buffers()) v.buffers.emplace_back(b.name);
+    return v;
+  }
+  const auto c = t.counts();
+  uscope_summary_info_t sum{};
+  sum.struct_size = sizeof sum;
+  if (uscope_reader_summary(t.r(), &sum) == USCOPE_OK && sum.present) v.total_instructions = sum.total_instructions;
+  if (c.clocks) {
+    uscope_clock_info_t ck{};
+    check(uscope_reader_clock(t.r(), &ck, 0), "clock");
+    if (ck.period_ps) v.period_ps = cycle_period(t, ck.period_ps);
+  }
+  v.max_cycle = trace_end(t) / v.period_ps;
+  for (uint32_t d = 0; d < uscope_reader_dut_count(t.r()); ++d) {
+    const char *k, *val;
+    check(uscope_reader_dut_property(t.r(), &k, &val, d), "dut");
+    v.metadata.emplace_back(k, val);
+  }
+  for (uint32_t k = 0; k < c.storages; ++k) {
+    const auto s = t.storage(static_cast<uint16_t>(k));
+    if (is_counter(t, static_cast<uint16_t>(k))) v.counters.emplace_back(s.name);
+    if (s.flags & USCOPE_SF_BUFFER) v.buffers.emplace_back(s.name);
+  }
+  return v;
+}
+
+void names_json(Json &j, const char *key, const std::vector<std::string> &names) {
+  j.key(key);
+  j.begin_array();
+  for (const auto &n : names) j.str(n.c_str());
+  j.end_array();
+}
+
+void fields_json(Json &j, const Trace &t, uint16_t sid, uint16_t n, bool prop) {
+  j.begin_array();
+  for (uint16_t k = 0; k < n; ++k) {
+    const auto f = t.field(sid, k, prop);
+    j.begin_object();
+    j.field("name", f.name);
+    j.field("field_type", field_type_name(f.type));
+    if (prop) {
+      j.field("role", role_name(f.role));
+      j.field("pair_id", f.pair_id);
+    }
+    j.end_object();
+  }
+  j.end_array();
+}
+
+// The reference's schema object: storages with their fields' types, events, enums.
+void schema_json(Json &j, const Trace &t) {
+  const auto c = t.counts();
+  j.key("schema");
+  j.begin_object();
+  j.key("storages");
+  j.begin_array();
+  for (uint32_t k = 0; k < c.storages; ++k) {
+    const uint16_t sid = static_cast<uint16_t>(k);
+    const auto s = t.storage(sid);
+    j.begin_object();
+    j.field("name", s.name);
+    j.field("storage_id", sid);
+    j.field("num_slots", s.num_slots);
+    j.key("fields");
+    fields_json(j, t, sid, s.num_fields, false);
+    j.key("properties");
+    fields_json(j, t, sid, s.num_properties, true);
+    j.key("flags");
+    j.begin_array();
+    if (s.flags & USCOPE_SF_SPARSE) j.str("sparse");
+    if (s.flags & USCOPE_SF_BUFFER) j.str("buffer");
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+  j.key("events");
+  j.begin_array();
+  for (uint32_t k = 0; k < c.event_types; ++k) {
+    const uint16_t id = static_cast<uint16_t>(k);
+    const auto e = t.event_type(id);
+    j.begin_object();
+    j.field("name", e.name);
+    j.field("event_type_id", id);
+    j.key("fields");
+    j.begin_array();
+    for (uint16_t f = 0; f < e.num_fields; ++f) {
+      const auto fi = t.event_field(id, f);
+      j.begin_object();
+      j.field("name", fi.name);
+      j.field("field_type", field_type_name(fi.type));
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+  j.key("enums");
+  j.begin_array();
+  for (uint32_t k = 0; k < c.enums; ++k) {
+    const char *name = nullptr;
+    uint32_t n = 0;
+    check(uscope_reader_enum(t.r(), &name, &n, k), "enum");
+    j.begin_object();
+    j.field("name", name);
+    j.key("values");
+    j.begin_array();
+    for (uint32_t v = 0; v < n; ++v) {
+      j.begin_object();
+      j.field("value", v);
+      j.field("name", t.enum_value(static_cast<uint8_t>(k), v));
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+}
+
+std::string joined(const std::vector<std::string> &v, const char *sep) {
+  std::string s;
+  for (const auto &x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+void cmd_info(const Trace &t, const std::string &path, bool json) {
   const auto i = t.info();
   const auto c = t.counts();
   uint64_t raw = 0, compressed = 0;
@@ -99,6 +269,27 @@ void cmd_info(const Trace &t, bool json) {
       j.end_object();
     }
     j.end_array();
+    const CpuView v = cpu_view(t, path);
+    j.field("segment_count", i.num_segments);
+    j.field("total_instructions", v.total_instructions);
+    j.field("max_cycle", v.max_cycle);
+    j.field("period_ps", v.period_ps);
+    j.key("metadata");
+    j.begin_array();
+    for (const auto &[k, val] : v.metadata) {
+      j.begin_array();
+      j.str(k.c_str());
+      j.str(val.c_str());
+      j.end_array();
+    }
+    j.end_array();
+    names_json(j, "stage_names", v.stages);
+    names_json(j, "counter_names", v.counters);
+    names_json(j, "buffer_names", v.buffers);
+    schema_json(j, t);
+    names_json(j, "counters", v.counters);
+    names_json(j, "buffers", v.buffers);
+    names_json(j, "stages", v.stages);
     j.end_object();
     j.end();
     return;
@@ -126,13 +317,41 @@ void cmd_info(const Trace &t, bool json) {
   }
   for (uint32_t k = 0; k < c.storages; ++k) {
     const auto s = t.storage(static_cast<uint16_t>(k));
-    std::printf("storage %-3u %s: %u %s slots, %u fields, %u properties\n", k, s.name, s.num_slots,
-                (s.flags & USCOPE_SF_SPARSE) ? "sparse" : "dense", s.num_fields, s.num_properties);
+    std::printf("storage %-3u %s: %u %s slots, %u fields, %u properties%s\n", k, s.name, s.num_slots,
+                (s.flags & USCOPE_SF_SPARSE) ? "sparse" : "dense", s.num_fields, s.num_properties,
+                (s.flags & USCOPE_SF_BUFFER) ? ", buffer" : "");
+    for (uint16_t f = 0; f < s.num_fields; ++f) {
+      const auto fi = t.field(static_cast<uint16_t>(k), f, false);
+      std::printf("              .%-20s %s\n", fi.name, field_type_name(fi.type).c_str());
+    }
+    for (uint16_t f = 0; f < s.num_properties; ++f) {
+      const auto fi = t.field(static_cast<uint16_t>(k), f, true);
+      std::printf("              @%-20s %s%s%s\n", fi.name, field_type_name(fi.type).c_str(), fi.role ? " " : "",
+                  fi.role ? role_name(fi.role) : "");
+    }
   }
   for (uint32_t k = 0; k < c.event_types; ++k) {
     const auto e = t.event_type(static_cast<uint16_t>(k));
     std::printf("event %-5u %s: %u fields, %u bytes\n", k, e.name, e.num_fields, e.payload_size);
+    for (uint16_t f = 0; f < e.num_fields; ++f) {
+      const auto fi = t.event_field(static_cast<uint16_t>(k), f);
+      std::printf("              .%-20s %s\n", fi.name, field_type_name(fi.type).c_str());
+    }
   }
+  for (uint32_t k = 0; k < c.enums; ++k) {
+    const char *name = nullptr;
+    uint32_t n = 0;
+    check(uscope_reader_enum(t.r(), &name, &n, k), "enum");
+    std::printf("enum %-6u %s:", k, name);
+    for (uint32_t v = 0; v < n; ++v) std::printf(" %u=%s", v, t.enum_value(static_cast<uint8_t>(k), v));
+    std::printf("\n");
+  }
+  const CpuView v = cpu_view(t, path);
+  std::printf("cycles      %" PRIu64 " (last cycle) of %" PRIu64 " ps; %" PRIu64 " instructions (summary)\n",
+              v.max_cycle, v.period_ps, v.total_instructions);
+  if (!v.stages.empty()) std::printf("stages      %s\n", joined(v.stages, " -> ").c_str());
+  std::printf("counters    %s\n", v.counters.empty() ? "(none)" : joined(v.counters, ", ").c_str());
+  std::printf("buffers     %s\n", v.buffers.empty() ? "(none)" : joined(v.buffers, ", ").c_str());
 }
 
 class Info final : public TraceCommand {
@@ -142,13 +361,20 @@ class Info final : public TraceCommand {
                      "trace file (.uscope, or a .pccx container)") {}
 
  private:
-  void add_trace_options(CLI::App &sub) override { sub.add_flag("--json", json_, "JSON output"); }
+  void add_trace_options(CLI::App &sub) override {
+    sub.add_flag("--json", json_, "JSON output");
+    sub.footer(
+        "JSON: our keys (version, segments, dut, clocks, scopes, storages, events, ...) and the reference\n"
+        "uscope-cli's (segment_count, total_instructions, max_cycle, period_ps, metadata, stage_names,\n"
+        "counter_names, buffer_names, schema{storages, events, enums}), plus counters, buffers, stages.\n"
+        "Example: uscope info trace.uscope --json | jq -r '.counters[]'");
+  }
   bool before_open() override {
     if (!is_pccx_file(file())) return false;  // by magic
     cmd_pccx_info(file(), json_);
     return true;
   }
-  void read(const Trace &t) override { cmd_info(t, json_); }
+  void read(const Trace &t) override { cmd_info(t, file(), json_); }
   bool json_ = false;
 };
 

@@ -5,6 +5,10 @@
 //   uscope dump   FILE --json       (cmd_dump.cpp)
 //   uscope state  FILE (--time PS | --cycle N) [--json]   (past the end: the end, with a warning; cmd_state.cpp)
 //   uscope events FILE --from PS --to PS [--json]   (from <= to; clipped to the end, with a warning; cmd_events.cpp)
+//   uscope timeline FILE --entity N [--range A:B | --cycle C] [--json]   (cmd_timeline.cpp)
+//   uscope counters FILE [--counter NAME] [--range A:B] [--buckets N] [--json]   (cmd_counters.cpp)
+//   uscope buffers FILE --cycle N [--buffer NAME] [--json]   (cmd_buffers.cpp)
+//   uscope analyze FILE --range A:B [--json]   (cmd_analyze.cpp)
 //   uscope summary FILE [--json]     (cpu / npu / noc scopes; cmd_summary.cpp)
 //   uscope check FILE [--json] [--strict]   (validate a trace; cmd_check.cpp)
 //   uscope convert IN -o OUT [--strict]   (NPU JSONL <-> .uscope / .pccx; cmd_convert.cpp)
@@ -59,9 +63,9 @@ int uscope_cli_main(int argc, char **argv) {
   app.set_version_flag("--version", version_text(), "print the uscope and libuscope versions and exit");
   // Every command, in the order `uscope --help` lists them.
   const std::unique_ptr<Command> commands[] = {
-      info_command(),    dump_command(),  state_command(),   events_command(),
-      summary_command(), check_command(), convert_command(), npu_report_command(),
-      noc_latency_command(),
+      info_command(),     dump_command(),     state_command(),    events_command(),  timeline_command(),
+      counters_command(), buffers_command(),  analyze_command(),  summary_command(), check_command(),
+      convert_command(),  npu_report_command(), noc_latency_command(),
 #ifdef USCOPE_CLI_MCP
       mcp_command(),
 #endif

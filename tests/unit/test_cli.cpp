@@ -75,15 +75,36 @@ TEST(Cli, EventsInAClosedRange) {
   EXPECT_EQ(none.out, "[]\n");
 }
 
-TEST(Cli, DumpIsValidJsonAndDeterministic) {
+// dump --json is JSON Lines (issue 13: one record per line, never one
+// multi-GB line): every line parses alone, the header comes first and counts
+// the segment records that follow.
+TEST(Cli, DumpIsValidJsonLinesAndDeterministic) {
   for (const char *f : {"01_tiny", "05_events_all_types", "11_empty", "24_rust_v01_compact"}) {
     const CliRun a = cli("dump " + kCorpusDir + f + ".uscope --json");
     const CliRun b = cli("dump " + kCorpusDir + f + ".uscope --json");
     ASSERT_EQ(a.exit_code, 0) << f;
     EXPECT_EQ(a.out, b.out) << f;
+    ASSERT_FALSE(a.out.empty()) << f;
+    EXPECT_EQ(a.out.back(), '\n') << f;
     simdjson::dom::parser p;
-    auto j = parse(p, a.out);
-    EXPECT_TRUE(bool(j["complete"])) << f;
+    size_t pos = 0, lines = 0;
+    uint64_t segments = 0, segment_records = 0;
+    while (pos < a.out.size()) {
+      const size_t nl = a.out.find('\n', pos);
+      const std::string line = a.out.substr(pos, nl - pos);
+      pos = nl + 1;
+      auto j = parse(p, line);
+      const std::string_view record = j["record"];
+      if (lines++ == 0) {
+        EXPECT_EQ(record, "header") << f;
+        EXPECT_TRUE(bool(j["complete"])) << f;
+        segments = uint64_t(j["segments"]);
+      } else {
+        EXPECT_TRUE(record == "string" || record == "segment" || record == "op" || record == "event") << line;
+        if (record == "segment") ++segment_records;
+      }
+    }
+    EXPECT_EQ(segment_records, segments) << f;
   }
 }
 
