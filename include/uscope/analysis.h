@@ -29,7 +29,7 @@
  * uscope_cpu_trace_info().max_cycle; the CLI warns).
  *
  * Memory: instructions are built one segment at a time and kept in a cache of
- * at most cache_segments segments (default 8), so a query over a window of a
+ * at most cache_segments segments (default 8) and 24 MiB, so a query over a window of a
  * 10 GB trace touches only the segments it needs and memory stays bounded.
  * Counter downsampling over a long range is served from the TSUM mipmaps
  * (spec §6) and costs O(buckets), not O(cycles).
@@ -58,7 +58,9 @@ typedef struct uscope_cpu_trace_options_s {
      machine or class does not match the trace's cpu.isa is refused with
      USCOPE_ERR_INVALID_ARGUMENT. */
   const char *elf_path;
-  /* Segments of decoded instructions kept in memory; 0: 8. */
+  /* Segments of decoded instructions kept in memory; 0: 8. Whatever the
+     count, the cache holds at most 24 MiB of them besides the two most
+     recently used. */
   uint32_t cache_segments;
   uint32_t reserved;
 } uscope_cpu_trace_options_t;

@@ -27,6 +27,9 @@ constexpr size_t kMaxFollow = 64;
 // most instructions alive at the end of the window retire within it, and
 // then the rest of the segment is never decoded.
 constexpr uint64_t kTailCycles = 256;
+// The decoded segments kept (besides the two most recent): what lets a
+// sequence of nearby queries skip decoding, within a fixed memory budget.
+constexpr size_t kCacheBytes = size_t{24} << 20;
 
 const char *str(const Schema &s, uint16_t off) {
   const char *p = s.str(off);
@@ -777,7 +780,14 @@ const SegmentDecode &CpuTrace::decode(size_t i, uint64_t upto) {
     break;
   }
   cache_.push_front(decode_uncached(i, upto));
-  while (cache_.size() > cache_cap_) cache_.pop_back();
+  // At most cache_cap_ segments and kCacheBytes of them, but always the two
+  // most recent (a stream holds one while it asks for the next).
+  size_t bytes = 0;
+  for (const auto &d : cache_) bytes += d.bytes();
+  while (cache_.size() > 2 && (cache_.size() > cache_cap_ || bytes > kCacheBytes)) {
+    bytes -= cache_.back().bytes();
+    cache_.pop_back();
+  }
   return cache_.front();
 }
 
