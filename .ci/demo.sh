@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The README's demo: build libuscope, the DPI bridge and the Verilator testbench (an RV32I
 # pipeline and an NPU running a transformer layer), run it traced into trace.uscope, print what
-# `uscope summary` reads back from the trace, and compare the simulation's wall time with and
-# without tracing.
+# `uscope summary` reads back from the trace, analyze a window of it and show one instruction's
+# timeline, and compare the simulation's wall time with and without tracing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source .ci/deps.sh
@@ -23,6 +23,14 @@ echo "── traced run (+trace=trace.uscope) ──"
 
 echo "── uscope summary trace.uscope ──"
 $out/uscope summary trace.uscope
+
+# What an architect asks next: the firmware's first 20,000 cycles analyzed (IPC, flushes, stage
+# latencies, stalls, counters), and one instruction's life, disassembled from the firmware's ELF
+# (the trace names it in cpu.elf_path) with its function and source line.
+echo "── uscope analyze trace.uscope --range 0:20000 ──"
+$out/uscope analyze trace.uscope --range 0:20000
+echo "── uscope timeline trace.uscope --entity 12 --cycle 1000 ──"
+$out/uscope timeline trace.uscope --entity 12 --cycle 1000
 
 untraced=$(wall $out/demo_untraced.log)
 traced=$(wall $out/demo_traced.log)
