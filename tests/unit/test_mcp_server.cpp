@@ -728,7 +728,8 @@ TEST_F(McpServer, FindStallsCountsReasonsAndFullBuffers) {
       if (f.occupied == f.capacity) want.insert(c);
       uscope_buffer_state_free(st);
     }
-    for (dom::element run : rob["intervals"].get_array().value())
+    const dom::array runs = rob["intervals"].get_array().value();
+    for (dom::element run : runs)
       for (uint64_t c = u(run["start_cycle"]); c <= u(run["end_cycle"]); ++c) got.insert(c);
     EXPECT_EQ(got, want);
   }
@@ -980,7 +981,8 @@ TEST_F(McpServer, NpuSummaryIsTheNpuReport) {
   ASSERT_FALSE(t.is_error) << t.text;
   // Every key of npu-report's JSON, as it has it.
   size_t keys = 0;
-  for (auto f : w.doc.get_object().value()) {
+  const dom::object report = w.doc.get_object().value();
+  for (auto f : report) {
     ++keys;
     dom::element got;
     ASSERT_EQ(t.answer.doc[f.key].get(got), simdjson::SUCCESS) << f.key;
