@@ -3,6 +3,8 @@
 // public C API only.
 #include "mcp_server.hpp"
 
+#include "protocol/noc_table.hpp"
+
 #include <simdjson.h>
 #include <uscope/analysis.h>
 #include <uscope/convert.h>
@@ -11,7 +13,9 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <iostream>
 #include <map>
 #include <string>
@@ -94,7 +98,11 @@ class Session {
                    uscope_last_error();
     }
   }
-  ~Session() { uscope_cpu_trace_close(cpu_); }
+  ~Session() {
+    uscope_noc_analysis_close(noc_);
+    uscope_npu_analysis_close(npu_);
+    uscope_cpu_trace_close(cpu_);
+  }
   Session(const Session &) = delete;
   Session &operator=(const Session &) = delete;
 
@@ -111,6 +119,16 @@ class Session {
     cpu();
     return cpu_info_;
   }
+  // The noc / npu analysis of the trace, opened on first use; ToolError
+  // "this trace has no noc (npu) protocol scope" and the like otherwise.
+  uscope_noc_analysis_t *noc() {
+    if (!noc_) noc_ = open_analysis<uscope_noc_analysis_t>(uscope_noc_analysis_open, "noc");
+    return noc_;
+  }
+  uscope_npu_analysis_t *npu() {
+    if (!npu_) npu_ = open_analysis<uscope_npu_analysis_t>(uscope_npu_analysis_open, "npu");
+    return npu_;
+  }
   // The picoseconds of one cycle: the cpu scope clock's; else the step the
   // trace's timestamps follow (uscope_file_info_t.time_grid_ps); else 1000.
   uint64_t period_ps() const {
@@ -124,9 +142,20 @@ class Session {
   size_t budget() const { return budget_; }
 
  private:
+  template <class A>
+  A *open_analysis(uscope_status_t (*open)(A **, uscope_reader_t *), const char *what) {
+    A *a = nullptr;
+    const uscope_status_t st = open(&a, trace_.r());
+    if (st == USCOPE_OK) return a;
+    if (st == USCOPE_ERR_NOT_FOUND) throw ToolError(std::string("this trace has no ") + what + " protocol scope");
+    throw ToolError(std::string("the ") + what + " analysis cannot read this trace: " + uscope_status_str(st) + ": " +
+                    uscope_last_error());
+  }
   static constexpr size_t kMargin = 8 * 1024;
   std::string path_;
   Trace trace_;
+  uscope_noc_analysis_t *noc_ = nullptr;
+  uscope_npu_analysis_t *npu_ = nullptr;
   uscope_cpu_trace_t *cpu_ = nullptr;
   uscope_cpu_trace_info_t cpu_info_{};
   std::string cpu_error_;
@@ -888,26 +917,30 @@ void tool_events_in_range(Session &s, const Args &a, Json &j) {
 void tool_find_stalls(Session &s, const Args &a, Json &j) {
   uscope_cpu_trace_t *t = s.cpu();
   const Range r = cycle_range(s, a, true);
-  const uint64_t max_scan = a.number_or("max_cycles", 2000);
+  const uint64_t max_scan = a.number_or("max_cycles", 1000000);
   if (max_scan == 0 || max_scan > 1000000) throw ToolError("invalid 'max_cycles' parameter: expected 1..1000000");
   uscope_perf_report_t rep{};
   rep.struct_size = sizeof rep;
   cpu_check(uscope_cpu_trace_analyze(t, &rep, r.start, r.end), "analyze");
   const auto infos = buffer_infos(t, s.cpu_info());
-  // Cycles where a buffer was full, one buffer state per cycle, at most max_scan cycles.
+  // Cycles where a buffer was full: its occupancy over [r.start, scan_end) in
+  // one pass per buffer, at most max_scan cycles.
   const uint64_t end = r.end;
-  const uint64_t scan_end = std::min(end, r.start + max_scan);  // [r.start, scan_end)
+  const uint64_t scan_end = std::min(end, r.start + max_scan);
   struct Full {
     uint64_t cycles = 0;
     std::vector<std::pair<uint64_t, uint64_t>> runs;  // [first, last]
   };
   std::vector<Full> full(infos.size());
-  for (uint64_t c = r.start; c < scan_end; ++c) {
-    BufferState st(t, c);
-    for (uint32_t b = 0; b < infos.size(); ++b) {
-      const auto f = st.fill(b);
-      if (!f.capacity || f.occupied < f.capacity) continue;
-      auto &fb = full[b];
+  std::vector<uint32_t> occupied(scan_end - r.start);
+  for (uint32_t b = 0; b < infos.size(); ++b) {
+    const uint32_t cap = infos[b].capacity;
+    if (!cap || occupied.empty()) continue;
+    cpu_check(uscope_cpu_trace_buffer_occupancy(t, occupied.data(), b, r.start, occupied.size()), "buffer occupancy");
+    auto &fb = full[b];
+    for (uint64_t i = 0; i < occupied.size(); ++i) {
+      if (occupied[i] < cap) continue;
+      const uint64_t c = r.start + i;
       ++fb.cycles;
       if (!fb.runs.empty() && fb.runs.back().second + 1 == c) fb.runs.back().second = c;
       else fb.runs.emplace_back(c, c);
@@ -939,6 +972,7 @@ void tool_find_stalls(Session &s, const Args &a, Json &j) {
     j.field("name", infos[b].name);
     j.field("capacity", infos[b].capacity);
     j.field("full_cycles", full[b].cycles);
+    j.field("runs", static_cast<uint64_t>(full[b].runs.size()));
     j.key("intervals");
     j.begin_array();
     for (const auto &run : full[b].runs) {
@@ -949,6 +983,7 @@ void tool_find_stalls(Session &s, const Args &a, Json &j) {
       j.begin_object();
       j.field("start_cycle", run.first);
       j.field("end_cycle", run.second);
+      j.field("length", run.second - run.first + 1);
       j.end_object();
     }
     j.end_array();
@@ -973,25 +1008,166 @@ void tool_find_stalls(Session &s, const Args &a, Json &j) {
   j.end_object();
 }
 
-void tool_npu_summary(Session &s, const Args &, Json &j) {
-  uscope_convert_options_t o{};
-  uscope_convert_options_init(&o);
-  uscope_convert_stats_t st{};
-  st.struct_size = sizeof st;
-  char *text = nullptr;
-  const uscope_status_t rc = uscope_convert_npu_report(&text, &st, s.path().c_str(), USCOPE_CONVERT_USCOPE, &o, 1);
-  if (rc != USCOPE_OK) throw ToolError(std::string("npu report: ") + uscope_status_str(rc) + ": " + uscope_last_error());
-  struct Free {
-    char *p;
-    ~Free() { uscope_convert_free(p); }
-  } guard{text};
-  // The report's JSON object itself, checked to be one before it is embedded.
-  std::string_view v(text);
+// An optional closed range {start_cycle?, end_cycle?}: the whole trace by default.
+std::pair<uint64_t, uint64_t> optional_range(const Args &a) {
+  const uint64_t start = a.number_or("start_cycle", 0), end = a.number_or("end_cycle", UINT64_MAX);
+  if (start > end) throw ToolError("start_cycle must be at most end_cycle");
+  return {start, end};
+}
+
+void latency_json(Json &j, const char *key, const uscope_latency_t &l) {
+  j.key(key);
+  j.begin_object();
+  j.field("count", l.count);
+  if (l.count) {
+    j.field("min", l.min);
+    j.field("max", l.max);
+    j.field("mean", l.mean);
+    j.field("p50", l.p50);
+    j.field("p90", l.p90);
+    j.field("p99", l.p99);
+    j.field("exact", l.exact != 0);
+  }
+  j.end_object();
+}
+
+void noc_counts_json(Json &j, const uscope_noc_counts_t &c) {
+  j.field("completed", c.completed);
+  j.field("unknown_issue", c.unknown_issue);
+  j.field("retries", c.retries);
+  j.field("timeouts", c.timeouts);
+  j.field("credit_stalls", c.credit_stalls);
+}
+
+void tool_noc_latency(Session &s, const Args &a, Json &j) {
+  uscope_noc_analysis_t *noc = s.noc();
+  const auto range = optional_range(a);
+  const Page pg = page(a, 100, 10000);
+  uscope_noc_report_t rep{};
+  rep.struct_size = sizeof rep;
+  cpu_check(uscope_noc_analyze(noc, &rep, range.first, range.second), "noc analysis");
+  j.begin_object();
+  j.field("start_cycle", rep.start_cycle);
+  j.field("end_cycle", rep.end_cycle);
+  j.field("max_cycle", rep.max_cycle);
+  j.field("period_ps", rep.period_ps);
+  if (rep.clamped && range.second != UINT64_MAX)
+    j.field("warning", clamp_warning(range.second, rep.end_cycle));
+  j.key("counts");
+  j.begin_object();
+  noc_counts_json(j, rep.counts);
+  j.field("in_flight", rep.in_flight);
+  j.field("handoffs", rep.handoffs);
+  j.field("multi_hop", rep.multi_hop);
+  j.end_object();
+  j.key("retries_by_reason");
+  j.begin_object();
+  for (size_t i = 0; i < std::size(uscope::proto::noc::kRetryReasons); ++i)
+    j.field(uscope::proto::noc::kRetryReasons[i], rep.retries_by_reason[i]);
+  j.end_object();
+  latency_json(j, "hop_latency", rep.latency);
+  latency_json(j, "end_to_end_latency", rep.end_to_end);
+  j.key("scopes");
+  j.begin_array();
+  for (uint32_t i = 0; i < rep.num_scopes; ++i) {
+    const auto &sc = rep.scopes[i];
+    j.begin_object();
+    j.field("name", sc.name ? sc.name : "");
+    j.field("scope_id", static_cast<uint32_t>(sc.scope_id));
+    j.field("period_ps", sc.period_ps);
+    j.field("in_flight", sc.in_flight);
+    noc_counts_json(j, sc.counts);
+    latency_json(j, "latency", sc.latency);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("ports");
+  j.begin_array();
+  for (uint32_t i = 0; i < rep.num_ports; ++i) {
+    const auto &p = rep.ports[i];
+    j.begin_object();
+    j.field("scope", p.scope < rep.num_scopes && rep.scopes[p.scope].name ? rep.scopes[p.scope].name : "");
+    j.field("where", p.where ? p.where : "");
+    j.field("port", p.port);
+    j.field("grants", p.grants);
+    j.field("consumes", p.consumes);
+    j.field("credits_granted", p.credits_granted);
+    j.field("credits_consumed", p.credits_consumed);
+    j.end_object();
+  }
+  j.end_array();
+  j.field("total_pairs", static_cast<uint64_t>(rep.num_pairs));
+  j.key("pairs");
+  j.begin_array();
+  uint64_t shown = 0;
+  bool truncated = false;
+  for (uint64_t i = pg.offset; i < rep.num_pairs; ++i) {
+    if (shown == pg.limit || j.size() >= s.budget()) {
+      truncated = true;
+      break;
+    }
+    const auto &p = rep.pairs[i];
+    j.begin_object();
+    j.field("scope", p.scope < rep.num_scopes && rep.scopes[p.scope].name ? rep.scopes[p.scope].name : "");
+    j.field("src_port", p.src_port);
+    j.field("dst_port", p.dst_port);
+    noc_counts_json(j, p.counts);
+    latency_json(j, "latency", p.latency);
+    j.end_object();
+    ++shown;
+  }
+  j.end_array();
+  j.field("offset", pg.offset);
+  j.field("returned", shown);
+  page_end(j, truncated, pg.offset + shown, "pairs");
+  j.field("segments_read", static_cast<uint64_t>(rep.segments_read));
+  j.end_object();
+}
+
+void tool_npu_summary(Session &s, const Args &a, Json &j) {
+  uscope_npu_analysis_t *npu = s.npu();
+  const auto range = optional_range(a);
+  uscope_npu_report_t rep{};
+  rep.struct_size = sizeof rep;
+  cpu_check(uscope_npu_analyze(npu, &rep, range.first, range.second), "npu analysis");
+  // npu-report's JSON object of the range (its phases, DMA and SRAM figures):
+  // its keys as they are, then the range, engines and command latency.
+  std::string_view v(rep.json ? rep.json : "");
   while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
   simdjson::dom::parser p;
   simdjson::dom::object obj;
   if (p.parse(v.data(), v.size()).get(obj) != simdjson::SUCCESS) throw ToolError("npu report: not a JSON object");
-  j.raw(v.data(), v.size());
+  j.begin_object();
+  for (auto field : obj) {
+    const std::string k(field.key);
+    j.key(k.c_str());
+    const std::string val = simdjson::minify(field.value);
+    j.raw(val.data(), val.size());
+  }
+  j.key("range");
+  j.begin_object();
+  j.field("start_cycle", rep.start_cycle);
+  j.field("end_cycle", rep.end_cycle);
+  j.field("range_cycles", rep.range_cycles);
+  j.field("max_cycle", rep.max_cycle);
+  j.field("period_ps", rep.period_ps);
+  j.field("clamped", rep.clamped != 0);
+  j.end_object();
+  j.key("engines");
+  j.begin_array();
+  for (uint32_t i = 0; i < rep.num_engines; ++i) {
+    const auto &e = rep.engines[i];
+    j.begin_object();
+    j.field("name", e.name ? e.name : "");
+    if (e.channel != UINT32_MAX) j.field("channel", e.channel);
+    j.field("jobs", e.jobs);
+    j.field("busy_cycles", e.busy_cycles);
+    j.field("utilization", e.utilization);
+    j.end_object();
+  }
+  j.end_array();
+  latency_json(j, "command_latency", rep.command_latency);
+  j.end_object();
 }
 
 constexpr const char *kRangeProps =
@@ -1050,16 +1226,30 @@ const std::vector<Tool> &tools() {
            R"("required":["start_cycle","end_cycle"]})",
        tool_events_in_range},
       {"find_stalls",
-       "Why the pipeline stalls in a cycle range: the cpu scope's stall events counted by reason, and the cycles "
-       "where each buffer was full (scanned for at most max_cycles cycles).",
+       "Why the pipeline stalls in a cycle range: the cpu scope's stall events counted by reason, and the runs of "
+       "cycles (start, end, length) where each buffer was full (scanned for at most max_cycles cycles).",
        R"({"type":"object","properties":{)" + std::string(kRangeProps) +
-           R"(,"max_cycles":{"type":"integer","minimum":1,"description":"Cycles to scan for full buffers, default 2000"}},)"
+           R"(,"max_cycles":{"type":"integer","minimum":1,"maximum":1000000,"description":"Cycles to scan for full buffers, default and at most 1000000"}},)"
            R"("required":["start_cycle","end_cycle"]})",
        tool_find_stalls},
       {"npu_summary",
-       "The npu report of the trace's npu scope: per-engine utilization, DMA bandwidth, DRAM channel utilization, "
-       "SRAM bank conflicts, command latency per phase, per-layer breakdown.",
-       R"({"type":"object","properties":{},"required":[]})", tool_npu_summary},
+       "The npu report of the trace's npu scope, over the whole trace or a cycle range: per-engine busy cycles and "
+       "utilization, DMA bandwidth, DRAM channel utilization, SRAM bank conflicts, command latency percentiles and "
+       "per phase, per-layer breakdown.",
+       R"({"type":"object","properties":{)"
+       R"("start_cycle":{"type":"integer","minimum":0,"description":"Start of the cycle range (npu clock), default the trace's start"},)"
+       R"("end_cycle":{"type":"integer","minimum":0,"description":"End of the cycle range, inclusive, default the trace's end"}},"required":[]})",
+       tool_npu_summary},
+      {"noc_latency",
+       "NoC transaction latency of the trace's noc protocol scopes, over the whole trace or a cycle range: counts "
+       "(completed, retries by reason, timeouts, credit stalls, in flight), hop and end-to-end latency percentiles, "
+       "per scope, per (src, dst) port pair (paginated with limit/offset) and per port link credits.",
+       R"({"type":"object","properties":{)"
+       R"("start_cycle":{"type":"integer","minimum":0,"description":"Start of the cycle range (first noc scope's clock), default 0"},)"
+       R"("end_cycle":{"type":"integer","minimum":0,"description":"End of the cycle range, inclusive, default the trace's end"},)"
+       R"("limit":{"type":"integer","minimum":1,"description":"Port pairs to return, default 100"},)"
+       R"("offset":{"type":"integer","minimum":0,"description":"Port pairs to skip, default 0"}},"required":[]})",
+       tool_noc_latency},
   };
   return table;
 }

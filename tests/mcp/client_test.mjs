@@ -68,7 +68,7 @@ async function main() {
   const { tools } = await client.listTools();
   eq(tools.map((t) => t.name).sort(),
      ["analyze_performance", "buffer_occupancy", "counter_values", "entity_timeline", "events_in_range",
-      "file_info", "find_stalls", "npu_summary", "state_at_cycle"], "tools/list names");
+      "file_info", "find_stalls", "noc_latency", "npu_summary", "state_at_cycle"], "tools/list names");
   for (const t of tools) {
     eq(t.inputSchema.type, "object", `${t.name} inputSchema`);
     for (const r of t.inputSchema.required ?? [])
@@ -169,10 +169,15 @@ async function main() {
   eq(fs.stall_events, ws.stall_reasons.reduce((a, r) => a + r.count, 0), "find_stalls.stall_events");
   eq(Object.fromEntries(fs.full_buffers.map((b) => [b.name, b.full_cycles])), ws.full_cycles, "find_stalls.full_buffers");
   eq(fs.truncated, false, "find_stalls: the whole range scanned");
+  for (const b of fs.full_buffers) {
+    eq(b.intervals.reduce((a, r) => a + r.length, 0), b.full_cycles, `find_stalls ${b.name}: runs add up`);
+    b.intervals.forEach((r) => eq(r.length, r.end_cycle - r.start_cycle + 1, "find_stalls run length"));
+  }
   assert.ok(Object.keys(ws.full_cycles).length > 0, "the ROB fills up in the range");
 
   // npu_summary on a cpu trace, an unknown tool: tool errors, not protocol errors
-  await callFails(client, "npu_summary", {}, /npu/);
+  await callFails(client, "npu_summary", {}, /this trace has no npu protocol scope/);
+  await callFails(client, "noc_latency", {}, /this trace has no noc protocol scope/);
   await callFails(client, "no_such_tool", {}, /unknown tool/);
   await client.close();
 
@@ -187,11 +192,66 @@ async function main() {
   const npu = await connect(uscopeMcp, entry.args.map((a) => (a === "/path/to/trace.uscope" ? want.npu_trace : a)));
   eq(npu.getServerVersion().name, "uscope-mcp", "uscope-mcp serverInfo.name");
   const ns = await call(npu, "npu_summary", {});
-  eq(ns, want.npu_summary, "npu_summary is the npu report");
+  // npu-report's keys as it has them, then the analysis's range, engines and command latency.
+  eq(pick(ns, Object.keys(want.npu_summary)), want.npu_summary, "npu_summary is the npu report");
+  const npuFigures = (got, w, what) => {
+    eq(got.range.start_cycle, w.range.start_cycle, `${what}.range.start_cycle`);
+    eq(got.range.end_cycle, w.range.end_cycle, `${what}.range.end_cycle`);
+    eq(got.range.range_cycles, w.range.range_cycles, `${what}.range.range_cycles`);
+    eq(got.engines.map((e) => pick(e, ["name", "jobs", "busy_cycles", "utilization"])), w.engines, `${what}.engines`);
+    eq(got.command_latency, w.command_latency, `${what}.command_latency`);
+    eq(pick(got, Object.keys(w.report)), w.report, `${what}: the report's keys over the range`);
+  };
+  npuFigures(ns, want.npu_analysis, "npu_summary");
+  assert.ok(ns.command_latency.count > 0, "the npu trace has commands");
+  const wr = want.npu_range;
+  const nr = await call(npu, "npu_summary", { start_cycle: wr.start_cycle, end_cycle: wr.end_cycle });
+  npuFigures(nr, wr.analysis, "npu_summary over a range");
+  assert.ok(nr.command_latency.count < ns.command_latency.count, "the range has fewer commands");
+  await callFails(npu, "noc_latency", {}, /this trace has no noc protocol scope/);
   await callFails(npu, "state_at_cycle", { cycle: 0 }, /this trace has no cpu protocol scope/);
   const nfi = await call(npu, "file_info", {});
   eq(nfi.has_cpu_scope, false, "file_info on a trace without a cpu scope");
   await npu.close();
+
+  // ── uscope-mcp --trace noc.uscope: noc_latency ──
+  const noc = await connect(uscopeMcp, ["--trace", want.noc_trace]);
+  const nocFigures = (got, w, what) => {
+    eq(pick(got, ["start_cycle", "end_cycle", "max_cycle"]), pick(w, ["start_cycle", "end_cycle", "max_cycle"]), what);
+    eq(pick(got.counts, ["completed", "unknown_issue", "retries", "timeouts", "credit_stalls", "in_flight"]),
+       pick(w, ["completed", "unknown_issue", "retries", "timeouts", "credit_stalls", "in_flight"]), `${what}.counts`);
+    eq(Object.values(got.retries_by_reason), w.retries_by_reason.slice(0, Object.keys(got.retries_by_reason).length),
+       `${what}.retries_by_reason`);
+    eq(got.hop_latency, w.hop_latency, `${what}.hop_latency`);
+    eq(got.end_to_end_latency, w.end_to_end_latency, `${what}.end_to_end_latency`);
+    eq(got.ports.map((p) => pick(p, ["port", "grants", "consumes", "credits_granted", "credits_consumed"])), w.ports,
+       `${what}.ports`);
+    eq(got.total_pairs, w.pairs.length, `${what}.total_pairs`);
+  };
+  const pairRow = (p) => ({ ...pick(p, ["src_port", "dst_port", "completed", "retries"]), latency: p.latency });
+  const wn = want.noc_latency;
+  const nl = await call(noc, "noc_latency", {});
+  nocFigures(nl, wn, "noc_latency");
+  eq(nl.pairs.map(pairRow), wn.pairs, "noc_latency.pairs");
+  eq(nl.truncated, false, "noc_latency: every pair");
+  assert.ok(wn.completed > 100 && wn.pairs.length > 3 && wn.retries > 0 && wn.timeouts > 0, "the noc trace is busy");
+  // The pair table a page at a time.
+  const pages = [];
+  for (let offset = 0; ; ) {
+    const pg = await call(noc, "noc_latency", { limit: 5, offset });
+    pages.push(...pg.pairs.map(pairRow));
+    if (!pg.truncated) break;
+    eq(pg.next_offset, offset + 5, "noc_latency.next_offset");
+    offset = pg.next_offset;
+  }
+  eq(pages, wn.pairs, "noc_latency pages");
+  const wnr = want.noc_range;
+  const nlr = await call(noc, "noc_latency", { start_cycle: wnr.start_cycle, end_cycle: wnr.end_cycle });
+  nocFigures(nlr, wnr.analysis, "noc_latency over a range");
+  eq(nlr.pairs.map(pairRow), wnr.analysis.pairs, "noc_latency over a range: pairs");
+  await callFails(noc, "npu_summary", {}, /this trace has no npu protocol scope/);
+  await callFails(noc, "noc_latency", { start_cycle: 9, end_cycle: 3 }, /at most/);
+  await noc.close();
 
   console.log(`mcp sdk client: ${checks} checks passed`);
   console.log("mcp sdk client: OK");

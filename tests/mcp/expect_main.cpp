@@ -5,7 +5,8 @@
 // several segments: fetch, decode, execute, retire, flushes, stalls, ROB and
 // IQ occupancy, counters, annotations with quotes) with the public writer and
 // cpu protocol API, and DIR/npu.uscope (an NPU JSON-Lines workload converted
-// by the library); then prints one JSON object: the queries the client makes
+// by the library), and DIR/noc.uscope (a crossbar's transactions, retries,
+// timeouts and link credits, by the noc protocol API); then prints one JSON object: the queries the client makes
 // and what the C API (uscope.h, analysis.h, convert.h) answers to each, so
 // that the client compares the server's answers with the library's, field by
 // field. Nothing here goes through the server's code.
@@ -46,6 +47,8 @@ constexpr uint64_t kCounterStart = 100, kCounterEnd = 600;
 constexpr uint64_t kAnalyzeStart = 500, kAnalyzeEnd = 1500;
 constexpr uint64_t kEventsStart = 1000, kEventsEnd = 1010, kEventsLimit = 50;
 constexpr uint64_t kStallsStart = 200, kStallsEnd = 400;
+constexpr uint64_t kNpuStart = 40, kNpuEnd = 80;
+constexpr uint64_t kNocStart = 100, kNocEnd = 300, kNocCycles = 400;
 
 void write_cpu(const std::string &path) {
   uscope_schema_t *s = nullptr;
@@ -167,7 +170,151 @@ void write_npu(const std::string &dir) {
      "convert npu");
 }
 
+// A crossbar of 8 ports over kNocCycles cycles: transaction i issued at
+// cycle 2i from port i % 4 to port 4 + i % 3, completed 5 + (7i mod 23)
+// cycles later; a retry (by reason i % 5) every 7th, a timeout every 11th,
+// credits granted and consumed on the destination ports.
+void write_noc(const std::string &path) {
+  const char *const stages[] = {"issue", "route", "deliver"};
+  uscope_schema_t *s = nullptr;
+  ok(uscope_schema_new(&s), "schema_new");
+  ok(uscope_schema_add_clock(s, nullptr, "clk", 1000), "add_clock");
+  ok(uscope_schema_add_scope(s, nullptr, "/", USCOPE_NO_PARENT, nullptr, 0), "add_scope");
+  uscope_noc_config_t cfg{};
+  cfg.struct_size = sizeof cfg;
+  cfg.scope_name = "xbar";
+  cfg.parent_scope_id = 0;
+  cfg.clock_id = USCOPE_CLOCK_INHERIT;
+  cfg.bus_protocol = "AXI4";
+  cfg.topology = "crossbar";
+  cfg.stages = stages;
+  cfg.num_stages = 3;
+  cfg.max_txns = 256;
+  cfg.num_ports = 8;
+  uscope_noc_t *noc = nullptr;
+  ok(uscope_noc_declare(s, &noc, &cfg), "noc_declare");
+  uscope_writer_t *w = nullptr;
+  ok(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), "writer_open noc");
+  uscope_schema_free(s);
+  const uint32_t ntx = static_cast<uint32_t>(kNocCycles / 2 - 20);
+  for (uint64_t c = 0; c < kNocCycles; ++c) {
+    ok(uscope_begin_cycle(w, c * 1000), "begin_cycle");
+    for (uint32_t i = 0; i < ntx; ++i)
+      if (2 * i + 5 + (7 * i) % 23 == c) ok(uscope_noc_complete(w, noc, i), "noc_complete");
+    if (c % 2 == 0 && c / 2 < ntx) {
+      const uint32_t i = static_cast<uint32_t>(c / 2);
+      ok(uscope_noc_issue(w, noc, i, 0, 0x1000 + 64 * i, 1, 3, static_cast<uint16_t>(i % 4),
+                          static_cast<uint16_t>(4 + i % 3)),
+         "noc_issue");
+      if (i % 7 == 0) ok(uscope_noc_retry(w, noc, i, static_cast<uint8_t>(i % 5)), "noc_retry");
+      if (i % 11 == 0) ok(uscope_noc_timeout(w, noc, i, 4), "noc_timeout");
+      ok(uscope_noc_link_credit(w, noc, static_cast<uint16_t>(4 + i % 3), USCOPE_NOC_CREDIT_CONSUME, 1), "credit");
+      if (i % 4 == 0) ok(uscope_noc_link_credit(w, noc, static_cast<uint16_t>(4 + i % 3), USCOPE_NOC_CREDIT_GRANT, 4),
+                         "credit");
+    }
+    ok(uscope_end_cycle(w), "end_cycle");
+  }
+  ok(uscope_writer_close(w), "writer_close noc");
+  uscope_noc_free(noc);
+}
+
 // ── what the C API says ──
+
+void latency_json(Json &j, const char *key, const uscope_latency_t &l) {
+  j.key(key);
+  j.begin_object();
+  j.field("count", l.count);
+  if (l.count) {
+    j.field("min", l.min);
+    j.field("max", l.max);
+    j.field("mean", l.mean);
+    j.field("p50", l.p50);
+    j.field("p90", l.p90);
+    j.field("p99", l.p99);
+    j.field("exact", l.exact != 0);
+  }
+  j.end_object();
+}
+
+// The noc analysis over [start, end], as the client compares it.
+void noc_json(Json &j, uscope_noc_analysis_t *a, uint64_t start, uint64_t end) {
+  uscope_noc_report_t rep{};
+  rep.struct_size = sizeof rep;
+  ok(uscope_noc_analyze(a, &rep, start, end), "noc_analyze");
+  j.begin_object();
+  j.field("start_cycle", rep.start_cycle);
+  j.field("end_cycle", rep.end_cycle);
+  j.field("max_cycle", rep.max_cycle);
+  j.field("completed", rep.counts.completed);
+  j.field("unknown_issue", rep.counts.unknown_issue);
+  j.field("retries", rep.counts.retries);
+  j.field("timeouts", rep.counts.timeouts);
+  j.field("credit_stalls", rep.counts.credit_stalls);
+  j.field("in_flight", rep.in_flight);
+  j.key("retries_by_reason");
+  j.begin_array();
+  for (uint64_t v : rep.retries_by_reason) j.num(v);
+  j.end_array();
+  latency_json(j, "hop_latency", rep.latency);
+  latency_json(j, "end_to_end_latency", rep.end_to_end);
+  j.key("pairs");
+  j.begin_array();
+  for (uint32_t i = 0; i < rep.num_pairs; ++i) {
+    j.begin_object();
+    j.field("src_port", rep.pairs[i].src_port);
+    j.field("dst_port", rep.pairs[i].dst_port);
+    j.field("completed", rep.pairs[i].counts.completed);
+    j.field("retries", rep.pairs[i].counts.retries);
+    latency_json(j, "latency", rep.pairs[i].latency);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("ports");
+  j.begin_array();
+  for (uint32_t i = 0; i < rep.num_ports; ++i) {
+    j.begin_object();
+    j.field("port", rep.ports[i].port);
+    j.field("grants", rep.ports[i].grants);
+    j.field("consumes", rep.ports[i].consumes);
+    j.field("credits_granted", rep.ports[i].credits_granted);
+    j.field("credits_consumed", rep.ports[i].credits_consumed);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+}
+
+// The npu analysis over [start, end]: the range, engines, command latency and npu-report's JSON.
+void npu_json(Json &j, uscope_npu_analysis_t *a, uint64_t start, uint64_t end) {
+  uscope_npu_report_t rep{};
+  rep.struct_size = sizeof rep;
+  ok(uscope_npu_analyze(a, &rep, start, end), "npu_analyze");
+  j.begin_object();
+  j.key("range");
+  j.begin_object();
+  j.field("start_cycle", rep.start_cycle);
+  j.field("end_cycle", rep.end_cycle);
+  j.field("range_cycles", rep.range_cycles);
+  j.end_object();
+  j.key("engines");
+  j.begin_array();
+  for (uint32_t i = 0; i < rep.num_engines; ++i) {
+    j.begin_object();
+    j.field("name", rep.engines[i].name);
+    j.field("jobs", rep.engines[i].jobs);
+    j.field("busy_cycles", rep.engines[i].busy_cycles);
+    j.field("utilization", rep.engines[i].utilization);
+    j.end_object();
+  }
+  j.end_array();
+  latency_json(j, "command_latency", rep.command_latency);
+  size_t n = std::strlen(rep.json);
+  while (n && (rep.json[n - 1] == '\n' || rep.json[n - 1] == ' ')) --n;
+  j.key("report");
+  j.raw(rep.json, n);
+  j.end_object();
+}
+
 
 std::string stage_name(uscope_cpu_trace_t *t, uint32_t i) {
   const char *n = nullptr;
@@ -228,7 +375,7 @@ void event_field(Json &j, uscope_reader_t *r, const uscope_field_info_t &f, cons
     j.num(v);
 }
 
-void print_expected(const std::string &cpu_path, const std::string &npu_path) {
+void print_expected(const std::string &cpu_path, const std::string &npu_path, const std::string &noc_path) {
   uscope_reader_t *r = nullptr;
   ok(uscope_reader_open(&r, cpu_path.c_str()), "reader_open");
   uscope_cpu_trace_t *t = nullptr;
@@ -240,6 +387,7 @@ void print_expected(const std::string &cpu_path, const std::string &npu_path) {
   j.begin_object();
   j.field("cpu_trace", cpu_path.c_str());
   j.field("npu_trace", npu_path.c_str());
+  j.field("noc_trace", noc_path.c_str());
 
   j.key("file_info");
   j.begin_object();
@@ -477,6 +625,40 @@ void print_expected(const std::string &cpu_path, const std::string &npu_path) {
   j.key("npu_summary");
   j.raw(report, n);
   uscope_convert_free(report);
+
+  // npu_summary's figures by the npu analysis: the whole trace and a range.
+  uscope_reader_t *nr = nullptr;
+  ok(uscope_reader_open(&nr, npu_path.c_str()), "reader_open npu");
+  uscope_npu_analysis_t *na = nullptr;
+  ok(uscope_npu_analysis_open(&na, nr), "npu_analysis_open");
+  j.key("npu_analysis");
+  npu_json(j, na, 0, UINT64_MAX);
+  j.key("npu_range");
+  j.begin_object();
+  j.field("start_cycle", kNpuStart);
+  j.field("end_cycle", kNpuEnd);
+  j.key("analysis");
+  npu_json(j, na, kNpuStart, kNpuEnd);
+  j.end_object();
+  uscope_npu_analysis_close(na);
+  uscope_reader_close(nr);
+
+  // noc_latency: the noc analysis, the whole trace and a range.
+  uscope_reader_t *cr = nullptr;
+  ok(uscope_reader_open(&cr, noc_path.c_str()), "reader_open noc");
+  uscope_noc_analysis_t *ca = nullptr;
+  ok(uscope_noc_analysis_open(&ca, cr), "noc_analysis_open");
+  j.key("noc_latency");
+  noc_json(j, ca, 0, UINT64_MAX);
+  j.key("noc_range");
+  j.begin_object();
+  j.field("start_cycle", kNocStart);
+  j.field("end_cycle", kNocEnd);
+  j.key("analysis");
+  noc_json(j, ca, kNocStart, kNocEnd);
+  j.end_object();
+  uscope_noc_analysis_close(ca);
+  uscope_reader_close(cr);
   j.end_object();
   j.end();
 }
@@ -491,6 +673,7 @@ int main(int argc, char **argv) {
   const std::string dir = argv[1];
   write_cpu(dir + "/cpu.uscope");
   write_npu(dir);
-  print_expected(dir + "/cpu.uscope", dir + "/npu.uscope");
+  write_noc(dir + "/noc.uscope");
+  print_expected(dir + "/cpu.uscope", dir + "/npu.uscope", dir + "/noc.uscope");
   return 0;
 }

@@ -25,6 +25,6 @@ if ! cmp -s package-lock.json node_modules/.uscope-lock 2>/dev/null; then
   cp package-lock.json node_modules/.uscope-lock
 fi
 
-rm -f cpu.uscope npu.uscope npu.jsonl expected.json
+rm -f cpu.uscope npu.uscope npu.jsonl noc.uscope expected.json
 "$expect" "$work" > expected.json || fail "uscope_mcp_expect failed"
 node client_test.mjs "$uscope" "$uscope_mcp" "$work/expected.json" "$readme"
