@@ -1,34 +1,51 @@
-// uscope analyze FILE --range A:B [--json | --format csv]: the
-// performance of a cpu scope over cycles [A, B) (uscope_cpu_trace_analyze):
-// instructions fetched in the range and how they ended, IPC, flush rate,
-// each counter's change and rate, each buffer's occupancy at the start,
-// middle and end, the average cycles per pipeline stage (the bottleneck
-// first) and the stall reasons the trace records (the most frequent first).
+// uscope analyze FILE [--range A:B] [--json | --format csv]: the
+// performance of every cpu, noc and npu protocol scope of a trace, over a
+// cycle range (default: the whole trace). A trace with none of them is an
+// error (exit 1).
+//
+// cpu (uscope_cpu_trace_analyze, over [A, B)): instructions fetched in the
+// range and how they ended, IPC, flush rate, each counter's change and rate,
+// each buffer's occupancy at the start, middle and end, the average cycles
+// per pipeline stage (the bottleneck first) and the stall reasons the trace
+// records (the most frequent first).
+// noc (uscope_noc_analyze, over [A, B] of the first noc scope's clock):
+// transactions completed, in flight, retries, timeouts, credit stalls, hop
+// and end-to-end latency percentiles, and the same per noc scope.
+// npu (uscope_npu_analyze, over [A, B] of the npu scope's clock): each
+// engine's jobs, busy cycles and utilization, command latency percentiles,
+// the phases, DMA transfers and bytes, SRAM accesses and conflicts.
 // A range past the end is cut at the last cycle, with a warning.
 //
-// JSON: the keys of the reference uscope-mcp's analyze_performance:
-// start_cycle, end_cycle, range_cycles, instructions{total, retired,
-// flushed, in_flight, flush_rate}, ipc, counter_summaries[{name,
-// start_value, end_value, delta, rate_per_cycle}], buffer_snapshots[{name,
-// samples[{cycle, occupied, capacity, fill_percent}]}], stage_latencies[{name,
-// total_cycles, instruction_count, avg_latency}], plus retired_in_range,
-// commit_ipc (instructions retired in the range, whenever fetched) and
-// stalls[{reason, count}]. CSV: every figure as one row of section,name,cycle,metric,value.
+// JSON: the cpu figures at the top level, with the keys of the reference
+// uscope-mcp's analyze_performance: start_cycle, end_cycle, range_cycles,
+// instructions{total, retired, flushed, in_flight, flush_rate}, ipc,
+// counter_summaries[{name, start_value, end_value, delta, rate_per_cycle}],
+// buffer_snapshots[{name, samples[{cycle, occupied, capacity,
+// fill_percent}]}], stage_latencies[{name, total_cycles, instruction_count,
+// avg_latency}], plus retired_in_range, commit_ipc (instructions retired in
+// the range, whenever fetched) and stalls[{reason, count}]; then "noc" and
+// "npu" objects when the trace has those scopes. CSV: every figure as one
+// row of section,name,cycle,metric,value (sections noc, noc_scope, npu,
+// npu_engine, npu_phase after the cpu ones).
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
+#include <iterator>
 #include <memory>
 #include <string>
 
 #include "cli_command.hpp"
 #include "cli_cpu.hpp"
+#include "protocol/noc_table.hpp"
 
 namespace uscope_cli {
 namespace {
 
-void print_json(const CpuTrace &c, const uscope_perf_report_t &p, const std::vector<uscope_counter_info_t> &ctr,
-                const std::vector<uscope_buffer_info_t> &buf) {
-  Json j;
-  j.begin_object();
+namespace noc = uscope::proto::noc;
+
+// The cpu figures, as fields of the open object j.
+void cpu_json(Json &j, const CpuTrace &c, const uscope_perf_report_t &p, const std::vector<uscope_counter_info_t> &ctr,
+              const std::vector<uscope_buffer_info_t> &buf) {
   j.field("start_cycle", p.start_cycle);
   j.field("end_cycle", p.end_cycle);
   j.field("range_cycles", p.range_cycles);
@@ -98,14 +115,10 @@ void print_json(const CpuTrace &c, const uscope_perf_report_t &p, const std::vec
     j.end_object();
   }
   j.end_array();
-  j.end_object();
-  j.end();
 }
 
-void print_csv(const CpuTrace &c, const uscope_perf_report_t &p, const std::vector<uscope_counter_info_t> &ctr,
-               const std::vector<uscope_buffer_info_t> &buf) {
-  Csv csv;
-  csv.row({"section", "name", "cycle", "metric", "value"});
+void cpu_csv(Csv &csv, const CpuTrace &c, const uscope_perf_report_t &p, const std::vector<uscope_counter_info_t> &ctr,
+             const std::vector<uscope_buffer_info_t> &buf) {
   const auto row = [&](const char *section, const std::string &name, const std::string &cycle, const char *metric,
                        const std::string &value) { csv.row({section, name, cycle, metric, value}); };
   row("range", "", "", "start_cycle", cell(p.start_cycle));
@@ -146,7 +159,7 @@ void print_csv(const CpuTrace &c, const uscope_perf_report_t &p, const std::vect
         cell(p.stalls[i].count));
 }
 
-void print_text(const CpuTrace &c, const uscope_perf_report_t &p, const std::vector<uscope_counter_info_t> &ctr,
+void cpu_text(const CpuTrace &c, const uscope_perf_report_t &p, const std::vector<uscope_counter_info_t> &ctr,
                 const std::vector<uscope_buffer_info_t> &buf) {
   std::printf("=== Performance of %s, cycles %" PRIu64 " to %" PRIu64 " (%s cycles) ===\n\n", c.info().scope_name,
               p.start_cycle, p.end_cycle, grouped(p.range_cycles).c_str());
@@ -197,45 +210,374 @@ void print_text(const CpuTrace &c, const uscope_perf_report_t &p, const std::vec
   }
 }
 
+// ── noc and npu sections ──────────────────────────────────────────────
+
+bool has_protocol(const Trace &t, const char *protocol) {
+  const auto c = t.counts();
+  for (uint32_t k = 0; k < c.scopes; ++k) {
+    uscope_scope_info_t sc{};
+    check(uscope_reader_scope(t.r(), &sc, k), "scope");
+    if (sc.protocol && std::strcmp(sc.protocol, protocol) == 0) return true;
+  }
+  return false;
+}
+
+void latency_json(Json &j, const char *key, const uscope_latency_t &l) {
+  j.key(key);
+  j.begin_object();
+  j.field("count", l.count);
+  j.field("min", l.min);
+  j.field("max", l.max);
+  j.key("mean");
+  j.fixed(l.mean, 6);
+  j.field("p50", l.p50);
+  j.field("p90", l.p90);
+  j.field("p99", l.p99);
+  j.field("exact", l.exact != 0);
+  j.end_object();
+}
+
+void latency_csv(Csv &csv, const char *section, const std::string &name, const char *prefix,
+                 const uscope_latency_t &l) {
+  const std::string p = prefix;
+  csv.row({section, name, "", p + "count", cell(l.count)});
+  csv.row({section, name, "", p + "min", cell(l.min)});
+  csv.row({section, name, "", p + "mean", cell(l.mean)});
+  csv.row({section, name, "", p + "p50", cell(l.p50)});
+  csv.row({section, name, "", p + "p90", cell(l.p90)});
+  csv.row({section, name, "", p + "p99", cell(l.p99)});
+  csv.row({section, name, "", p + "max", cell(l.max)});
+  csv.row({section, name, "", p + "exact", cell(uint64_t{l.exact})});
+}
+
+// "count 0", or count, mean and percentiles ("~": from the histogram).
+std::string latency_text(const uscope_latency_t &l) {
+  if (!l.count) return "count 0";
+  char b[256];
+  const char *a = l.exact ? "" : "~";
+  std::snprintf(b, sizeof b,
+                "count %" PRIu64 "  mean %.2f  min %" PRIu64 "  p50 %s%" PRIu64 "  p90 %s%" PRIu64 "  p99 %s%" PRIu64
+                "  max %" PRIu64,
+                l.count, l.mean, l.min, a, l.p50, a, l.p90, a, l.p99, l.max);
+  return b;
+}
+
+void noc_counts_json(Json &j, const uscope_noc_counts_t &c) {
+  j.field("completed", c.completed);
+  j.field("unknown_issue", c.unknown_issue);
+  j.field("retries", c.retries);
+  j.field("timeouts", c.timeouts);
+  j.field("credit_stalls", c.credit_stalls);
+}
+
+void noc_counts_csv(Csv &csv, const char *section, const std::string &name, const uscope_noc_counts_t &c) {
+  csv.row({section, name, "", "completed", cell(c.completed)});
+  csv.row({section, name, "", "unknown_issue", cell(c.unknown_issue)});
+  csv.row({section, name, "", "retries", cell(c.retries)});
+  csv.row({section, name, "", "timeouts", cell(c.timeouts)});
+  csv.row({section, name, "", "credit_stalls", cell(c.credit_stalls)});
+}
+
+void noc_json(Json &j, const uscope_noc_report_t &r) {
+  j.key("noc");
+  j.begin_object();
+  j.field("start_cycle", r.start_cycle);
+  j.field("end_cycle", r.end_cycle);
+  j.field("max_cycle", r.max_cycle);
+  j.field("period_ps", r.period_ps);
+  noc_counts_json(j, r.counts);
+  j.field("in_flight", r.in_flight);
+  j.field("handoffs", r.handoffs);
+  j.field("multi_hop", r.multi_hop);
+  j.key("retries_by_reason");
+  j.begin_object();
+  for (size_t i = 0; i < std::size(noc::kRetryReasons); ++i) j.field(noc::kRetryReasons[i], r.retries_by_reason[i]);
+  j.end_object();
+  latency_json(j, "latency", r.latency);
+  latency_json(j, "end_to_end", r.end_to_end);
+  j.key("scopes");
+  j.begin_array();
+  for (uint32_t i = 0; i < r.num_scopes; ++i) {
+    const uscope_noc_scope_stats_t &s = r.scopes[i];
+    j.begin_object();
+    j.field("name", s.name);
+    j.field("period_ps", s.period_ps);
+    j.field("in_flight", s.in_flight);
+    noc_counts_json(j, s.counts);
+    latency_json(j, "latency", s.latency);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+}
+
+void noc_csv(Csv &csv, const uscope_noc_report_t &r) {
+  csv.row({"noc", "", "", "start_cycle", cell(r.start_cycle)});
+  csv.row({"noc", "", "", "end_cycle", cell(r.end_cycle)});
+  noc_counts_csv(csv, "noc", "", r.counts);
+  csv.row({"noc", "", "", "in_flight", cell(r.in_flight)});
+  csv.row({"noc", "", "", "handoffs", cell(r.handoffs)});
+  csv.row({"noc", "", "", "multi_hop", cell(r.multi_hop)});
+  latency_csv(csv, "noc", "", "latency_", r.latency);
+  latency_csv(csv, "noc", "", "end_to_end_", r.end_to_end);
+  for (uint32_t i = 0; i < r.num_scopes; ++i) {
+    const uscope_noc_scope_stats_t &s = r.scopes[i];
+    csv.row({"noc_scope", s.name, "", "in_flight", cell(s.in_flight)});
+    noc_counts_csv(csv, "noc_scope", s.name, s.counts);
+    latency_csv(csv, "noc_scope", s.name, "latency_", s.latency);
+  }
+}
+
+void noc_text(const uscope_noc_report_t &r) {
+  std::printf("=== noc, cycles %" PRIu64 " to %" PRIu64 " (of %s's clock, %" PRIu64 " ps) ===\n\n", r.start_cycle,
+              r.end_cycle, r.num_scopes ? r.scopes[0].name : "-", r.period_ps);
+  std::printf("Transactions completed: %s, in flight at the end: %s", grouped(r.counts.completed).c_str(),
+              grouped(r.in_flight).c_str());
+  if (r.counts.unknown_issue)
+    std::printf(", issued before what was read (no latency): %s", grouped(r.counts.unknown_issue).c_str());
+  std::printf("\nHop latency:        %s\n", latency_text(r.latency).c_str());
+  std::printf("End-to-end latency: %s  (%s across handoffs)\n", latency_text(r.end_to_end).c_str(),
+              grouped(r.multi_hop).c_str());
+  std::printf("Retries %s, timeouts %s, credit stalls %s\n\n", grouped(r.counts.retries).c_str(),
+              grouped(r.counts.timeouts).c_str(), grouped(r.counts.credit_stalls).c_str());
+  std::printf("--- Per scope (latencies in its own clock's cycles) ---\n");
+  std::printf("  %-16s %9s %9s %10s %8s %8s %8s %8s %8s %9s\n", "Scope", "Completed", "In flight", "Mean", "p50",
+              "p90", "p99", "Max", "Retries", "Timeouts");
+  for (uint32_t i = 0; i < r.num_scopes; ++i) {
+    const uscope_noc_scope_stats_t &s = r.scopes[i];
+    std::printf("  %-16s %9" PRIu64 " %9" PRIu64 " %10.2f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
+                " %8" PRIu64 " %9" PRIu64 "\n",
+                s.name, s.counts.completed, s.in_flight, s.latency.mean, s.latency.p50, s.latency.p90,
+                s.latency.p99, s.latency.max, s.counts.retries, s.counts.timeouts);
+  }
+  std::printf("\n");
+}
+
+void npu_json(Json &j, const uscope_npu_report_t &r) {
+  j.key("npu");
+  j.begin_object();
+  j.field("start_cycle", r.start_cycle);
+  j.field("end_cycle", r.end_cycle);
+  j.field("range_cycles", r.range_cycles);
+  j.field("max_cycle", r.max_cycle);
+  j.field("period_ps", r.period_ps);
+  j.key("engines");
+  j.begin_array();
+  for (uint32_t i = 0; i < r.num_engines; ++i) {
+    const uscope_npu_engine_t &e = r.engines[i];
+    j.begin_object();
+    j.field("name", e.name);
+    j.field("jobs", e.jobs);
+    j.field("busy_cycles", e.busy_cycles);
+    j.key("utilization");
+    j.fixed(e.utilization, 6);
+    j.end_object();
+  }
+  j.end_array();
+  latency_json(j, "command_latency", r.command_latency);
+  j.key("phases");
+  j.begin_array();
+  for (uint32_t i = 0; i < r.num_phases; ++i) {
+    const uscope_npu_phase_t &p = r.phases[i];
+    j.begin_object();
+    j.field("name", p.name);
+    j.field("commands", p.commands);
+    j.field("total_cycles", p.total_cycles);
+    j.field("min_cycles", p.min_cycles);
+    j.field("max_cycles", p.max_cycles);
+    j.key("mean_cycles");
+    j.fixed(p.mean_cycles, 6);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("dma");
+  j.begin_object();
+  j.field("transfers", r.dma_transfers);
+  j.field("bytes", r.dma_bytes);
+  j.key("bytes_per_cycle");
+  j.fixed(r.dma_bytes_per_cycle, 6);
+  j.end_object();
+  j.key("sram");
+  j.begin_object();
+  j.field("accesses", r.sram_accesses);
+  j.field("conflicts", r.sram_conflicts);
+  j.end_object();
+  j.end_object();
+}
+
+void npu_csv(Csv &csv, const uscope_npu_report_t &r) {
+  csv.row({"npu", "", "", "start_cycle", cell(r.start_cycle)});
+  csv.row({"npu", "", "", "end_cycle", cell(r.end_cycle)});
+  csv.row({"npu", "", "", "range_cycles", cell(r.range_cycles)});
+  for (uint32_t i = 0; i < r.num_engines; ++i) {
+    const uscope_npu_engine_t &e = r.engines[i];
+    csv.row({"npu_engine", e.name, "", "jobs", cell(e.jobs)});
+    csv.row({"npu_engine", e.name, "", "busy_cycles", cell(e.busy_cycles)});
+    csv.row({"npu_engine", e.name, "", "utilization", cell(e.utilization)});
+  }
+  latency_csv(csv, "npu", "", "command_latency_", r.command_latency);
+  for (uint32_t i = 0; i < r.num_phases; ++i) {
+    const uscope_npu_phase_t &p = r.phases[i];
+    csv.row({"npu_phase", p.name, "", "commands", cell(p.commands)});
+    csv.row({"npu_phase", p.name, "", "total_cycles", cell(p.total_cycles)});
+    csv.row({"npu_phase", p.name, "", "min_cycles", cell(p.min_cycles)});
+    csv.row({"npu_phase", p.name, "", "max_cycles", cell(p.max_cycles)});
+    csv.row({"npu_phase", p.name, "", "mean_cycles", cell(p.mean_cycles)});
+  }
+  csv.row({"npu", "", "", "dma_transfers", cell(r.dma_transfers)});
+  csv.row({"npu", "", "", "dma_bytes", cell(r.dma_bytes)});
+  csv.row({"npu", "", "", "dma_bytes_per_cycle", cell(r.dma_bytes_per_cycle)});
+  csv.row({"npu", "", "", "sram_accesses", cell(r.sram_accesses)});
+  csv.row({"npu", "", "", "sram_conflicts", cell(r.sram_conflicts)});
+}
+
+void npu_text(const uscope_npu_report_t &r) {
+  std::printf("=== npu, cycles %" PRIu64 " to %" PRIu64 " (%s cycles of %" PRIu64 " ps) ===\n\n", r.start_cycle,
+              r.end_cycle, grouped(r.range_cycles).c_str(), r.period_ps);
+  std::printf("--- Engines ---\n");
+  std::printf("  %-10s %8s %14s %12s\n", "Engine", "Jobs", "Busy cycles", "Utilization");
+  for (uint32_t i = 0; i < r.num_engines; ++i) {
+    const uscope_npu_engine_t &e = r.engines[i];
+    std::printf("  %-10s %8" PRIu64 " %14s %11.1f%%\n", e.name, e.jobs, grouped(e.busy_cycles).c_str(),
+                100.0 * e.utilization);
+  }
+  std::printf("\nCommand latency: %s\n\n", latency_text(r.command_latency).c_str());
+  if (r.num_phases) {
+    std::printf("--- Phases ---\n");
+    std::printf("  %-16s %9s %14s %10s %10s %10s\n", "Phase", "Commands", "Total cycles", "Mean", "Min", "Max");
+    for (uint32_t i = 0; i < r.num_phases; ++i) {
+      const uscope_npu_phase_t &p = r.phases[i];
+      std::printf("  %-16s %9" PRIu64 " %14s %10.2f %10" PRIu64 " %10" PRIu64 "\n", p.name, p.commands,
+                  grouped(p.total_cycles).c_str(), p.mean_cycles, p.min_cycles, p.max_cycles);
+    }
+    std::printf("\n");
+  }
+  std::printf("DMA: %s transfers, %s bytes (%.2f bytes/cycle)\n", grouped(r.dma_transfers).c_str(),
+              grouped(r.dma_bytes).c_str(), r.dma_bytes_per_cycle);
+  std::printf("SRAM: %s accesses, %s conflicts\n\n", grouped(r.sram_accesses).c_str(),
+              grouped(r.sram_conflicts).c_str());
+}
+
+struct NocAnalysis {
+  uscope_noc_analysis_t *a = nullptr;
+  ~NocAnalysis() { uscope_noc_analysis_close(a); }
+};
+struct NpuAnalysis {
+  uscope_npu_analysis_t *a = nullptr;
+  ~NpuAnalysis() { uscope_npu_analysis_close(a); }
+};
+
 class Analyze final : public TraceCommand {
  public:
   Analyze()
-      : TraceCommand("analyze", "cpu performance over a cycle range: IPC, flushes, stage latencies, stalls, counters",
-                     "trace file (.uscope) with a cpu protocol scope") {}
+      : TraceCommand("analyze",
+                     "performance of every cpu, noc and npu protocol scope: IPC, flushes, stage latencies, stalls, "
+                     "counters; noc transaction latencies; npu engine utilization and command latencies",
+                     "trace file (.uscope) with a cpu, noc or npu protocol scope") {}
 
  private:
   void add_trace_options(CLI::App &sub) override {
-    sub.add_option("--range", range_text_, "cycles START:END to analyze ([START, END), START < END)")
-        ->type_name("START:END")
-        ->required();
+    sub.add_option("--range", range_text_,
+                   "cycles START:END to analyze (START < END; cpu: [START, END); noc and npu: [START, END] of "
+                   "their scope's clock). Default: the whole trace")
+        ->type_name("START:END");
     format_.add(sub, true);
     sub.footer(
-        "JSON: {start_cycle, end_cycle, range_cycles, instructions{total, retired, flushed, in_flight,\n"
-        "flush_rate}, ipc, counter_summaries[], buffer_snapshots[], stage_latencies[], stalls[]} (the\n"
-        "reference uscope-mcp's analyze_performance, plus stalls). CSV: section,name,cycle,metric,value.\n"
-        "Example: uscope analyze trace.uscope --range 100:500");
+        "JSON: the cpu scope's figures at the top level, {start_cycle, end_cycle, range_cycles,\n"
+        "instructions{total, retired, flushed, in_flight, flush_rate}, ipc, counter_summaries[],\n"
+        "buffer_snapshots[], stage_latencies[], stalls[]} (the reference uscope-mcp's analyze_performance,\n"
+        "plus stalls), then \"noc\" {counts, latency, end_to_end, scopes[]} and \"npu\" {engines[],\n"
+        "command_latency, phases[], dma, sram} when the trace has those scopes.\n"
+        "CSV: section,name,cycle,metric,value. Example: uscope analyze trace.uscope --range 100:500");
   }
   bool before_open() override {
     format_.get();
-    range_ = parse_range(range_text_, "--range");
-    if (range_.start == range_.end) throw Usage("analyze --range " + range_text_ + ": expected START < END");
+    if (!range_text_.empty()) {
+      range_ = parse_range(range_text_, "--range");
+      if (range_.start == range_.end) throw Usage("analyze --range " + range_text_ + ": expected START < END");
+    }
     return false;
   }
   void read(const Trace &t) override {
-    const CpuTrace c(t);
-    const CycleRange r = clamp_range(range_, c.max_cycle(), "analyze --range " + range_text_);
-    if (r.start >= r.end)
-      throw Failure("analyze --range " + range_text_ + " starts at or past the trace's last cycle (" +
-                    std::to_string(c.max_cycle()) + "): nothing to analyze");
+    const bool cpu = has_cpu_scope(t), has_noc = has_protocol(t, "noc"), has_npu = has_protocol(t, "npu");
+    if (!cpu && !has_noc && !has_npu) throw Failure("this trace has no cpu, noc or npu protocol scope");
+    const bool ranged = !range_text_.empty();
+    const std::string what = "analyze --range " + range_text_;
+
+    // Every analysis runs before anything is printed: an error prints nothing.
+    std::unique_ptr<CpuTrace> c;
     uscope_perf_report_t p{};
-    p.struct_size = sizeof p;
-    check(uscope_cpu_trace_analyze(c.h(), &p, r.start, r.end), "analyze");
-    const auto ctr = c.counters();
-    const auto buf = c.buffers();
+    std::vector<uscope_counter_info_t> ctr;
+    std::vector<uscope_buffer_info_t> buf;
+    if (cpu) {
+      c = std::make_unique<CpuTrace>(t);
+      CycleRange r{0, c->max_cycle()};
+      if (ranged) {
+        r = clamp_range(range_, c->max_cycle(), what);
+        if (r.start >= r.end)
+          throw Failure(what + " starts at or past the trace's last cycle (" + std::to_string(c->max_cycle()) +
+                        "): nothing to analyze");
+      }
+      p.struct_size = sizeof p;
+      check(uscope_cpu_trace_analyze(c->h(), &p, r.start, r.end), "analyze");
+      ctr = c->counters();
+      buf = c->buffers();
+    }
+    const uint64_t a = ranged ? range_.start : 0, b = ranged ? range_.end : UINT64_MAX;
+    NocAnalysis na;
+    uscope_noc_report_t nr{};
+    if (has_noc) {
+      check(uscope_noc_analysis_open(&na.a, t.r()), "analyze (noc)");
+      nr.struct_size = sizeof nr;
+      check(uscope_noc_analyze(na.a, &nr, a, b), "analyze (noc)");
+      if (nr.clamped && ranged)
+        std::fprintf(stderr, "uscope: warning: %s reaches past the end of the noc scopes (cycle %" PRIu64
+                     "); analyzing %" PRIu64 ":%" PRIu64 "\n", what.c_str(), nr.max_cycle, nr.start_cycle, nr.end_cycle);
+    }
+    NpuAnalysis pa;
+    uscope_npu_report_t pr{};
+    bool npu = has_npu;
+    if (npu) {
+      const uscope_status_t st = uscope_npu_analysis_open(&pa.a, t.r());
+      if (st == USCOPE_ERR_UNSUPPORTED) {  // a build without the npu part (USCOPE_WITH_NPU=OFF)
+        std::fprintf(stderr, "uscope: warning: analyze: the npu scope is left out: %s\n", uscope_last_error());
+        npu = false;
+      } else {
+        check(st, "analyze (npu)");
+      }
+    }
+    if (npu) {
+      pr.struct_size = sizeof pr;
+      check(uscope_npu_analyze(pa.a, &pr, a, b), "analyze (npu)");
+      if (pr.clamped && ranged)
+        std::fprintf(stderr, "uscope: warning: %s reaches past the end of the npu scope (cycle %" PRIu64
+                     "); analyzing %" PRIu64 ":%" PRIu64 "\n", what.c_str(), pr.max_cycle, pr.start_cycle, pr.end_cycle);
+    }
+
     switch (format_.get()) {
-      case Format::kJson: print_json(c, p, ctr, buf); break;
-      case Format::kCsv: print_csv(c, p, ctr, buf); break;
-      case Format::kTable: print_text(c, p, ctr, buf); break;
+      case Format::kJson: {
+        Json j;
+        j.begin_object();
+        if (cpu) cpu_json(j, *c, p, ctr, buf);
+        if (has_noc) noc_json(j, nr);
+        if (npu) npu_json(j, pr);
+        j.end_object();
+        j.end();
+        break;
+      }
+      case Format::kCsv: {
+        Csv csv;
+        csv.row({"section", "name", "cycle", "metric", "value"});
+        if (cpu) cpu_csv(csv, *c, p, ctr, buf);
+        if (has_noc) noc_csv(csv, nr);
+        if (npu) npu_csv(csv, pr);
+        break;
+      }
+      case Format::kTable:
+        if (cpu) cpu_text(*c, p, ctr, buf);
+        if (has_noc) noc_text(nr);
+        if (npu) npu_text(pr);
+        break;
     }
   }
   std::string range_text_;

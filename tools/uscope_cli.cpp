@@ -8,7 +8,7 @@
 //   uscope timeline FILE --entity N [--range A:B | --cycle C] [--json]   (cmd_timeline.cpp)
 //   uscope counters FILE [--counter NAME] [--range A:B] [--buckets N] [--json]   (cmd_counters.cpp)
 //   uscope buffers FILE --cycle N [--buffer NAME] [--json]   (cmd_buffers.cpp)
-//   uscope analyze FILE --range A:B [--json]   (cmd_analyze.cpp)
+//   uscope analyze FILE [--range A:B] [--json]   (cpu / noc / npu scopes; cmd_analyze.cpp)
 //   uscope summary FILE [--json]     (cpu / npu / noc scopes; cmd_summary.cpp)
 //   uscope check FILE [--json] [--strict]   (validate a trace; cmd_check.cpp)
 //   uscope convert IN -o OUT [--strict]   (NPU JSONL <-> .uscope / .pccx; cmd_convert.cpp)

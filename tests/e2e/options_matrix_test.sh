@@ -2,7 +2,7 @@
 # Any combination of the build options configures: none set (the defaults, which follow the
 # installed tools), all ON, all OFF, each one OFF alone and each one ON alone, plus the
 # sanitizer settings. Configure only (no build), each in its own scratch build directory;
-# except the machine with nothing but lz4 and zstd, whose library is built and run.
+# except the machine with nothing but lz4, zstd and libdw (elfutils), whose library is built and run.
 # usage: options_matrix_test.sh <source dir> [generator]
 set -euo pipefail
 src=$1
@@ -22,7 +22,9 @@ configs+=("-DUSCOPE_SANITIZE=ON" "-DUSCOPE_SANITIZE=thread -DUSCOPE_BUILD_TB=OFF
 no_tools="-DCMAKE_DISABLE_FIND_PACKAGE_GTest=TRUE -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=TRUE"
 no_tools+=" -DCMAKE_DISABLE_FIND_PACKAGE_CLI11=TRUE -DCMAKE_DISABLE_FIND_PACKAGE_verilator=TRUE"
 configs+=("$no_tools")
-# Nothing but the library's own dependencies, lz4 and zstd: simdjson and zlib hidden too. The
+# Nothing but the library's own dependencies, lz4, zstd and libdw (elfutils, for the ELF
+# symbols and DWARF line tables of the cpu analysis; found by pkg-config, which
+# CMAKE_DISABLE_FIND_PACKAGE cannot hide): simdjson and zlib hidden too. The
 # library builds without its pccx / NPU JSON-Lines part (USCOPE_WITH_NPU defaults to OFF); this
 # one is also built below, and checked.
 no_npu="$no_tools -DCMAKE_DISABLE_FIND_PACKAGE_simdjson=TRUE -DCMAKE_DISABLE_FIND_PACKAGE_ZLIB=TRUE"
@@ -30,9 +32,9 @@ configs+=("$no_npu")
 # Every part asked for while the NPU part is off: configures, leaving out what needs it.
 configs+=("$(all ON) -DUSCOPE_WITH_NPU=OFF")
 
-# The library built with lz4 and zstd alone: it links neither simdjson nor zlib, still exports
-# every function of pccx.h and convert.h (their table names the symbols the full library has),
-# writes and reads a µScope trace, and its pccx / convert calls say they are not built in.
+# The library built with lz4, zstd and libdw alone: it links those three and neither simdjson nor
+# zlib, still exports every function of pccx.h and convert.h (their table names the symbols the
+# full library has), writes and reads a µScope trace, and its pccx / convert calls say they are not built in.
 build_lib_only() {
   local b=$1
   cmake --build "$b" -j "$(nproc)" --target uscope uscope_static >"$tmp/build.log" 2>&1 ||
@@ -42,6 +44,9 @@ build_lib_only() {
   local needed
   needed=$(readelf -d "$so")
   if grep -E 'NEEDED.*(simdjson|libz\.)' <<<"$needed"; then echo "links simdjson or zlib"; return 1; fi
+  for l in liblz4 libzstd libdw; do
+    grep -qE "NEEDED.*\[$l\.so" <<<"$needed" || { echo "does not link $l"; return 1; }
+  done
   local syms
   syms=$(nm -D --defined-only "$so")  # (not piped into grep -q: pipefail would see nm's SIGPIPE)
   for f in pccx_reader_open pccx_writer_open pccx_event_type_name uscope_convert uscope_convert_npu_report \
@@ -107,7 +112,7 @@ for c in "${configs[@]}"; do
           { echo "FAILED: without simdjson and zlib, $o did not default to OFF"; cat "$tmp/log"; failed=$((failed + 1)); }
       done
       if ! build_lib_only "$tmp/b$n"; then
-        echo "FAILED: the library alone (lz4, zstd) does not build or work"; failed=$((failed + 1))
+        echo "FAILED: the library alone (lz4, zstd, libdw) does not build or work"; failed=$((failed + 1))
       fi
     fi
   else

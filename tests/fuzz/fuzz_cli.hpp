@@ -119,6 +119,17 @@ inline void uscope_commands(const std::string &f) {
   e.run({"check", f, "--strict"});
   e.run({"npu-report", f});
   e.run({"npu-report", f, "--json"});
+  // The analysis commands, over small ranges so that a fuzzed trace claiming
+  // a huge cycle count stays fast (ranges are cut at the trace's last cycle).
+  e.run({"timeline", f, "--entity", "0", "--range", "0:16", "--json"});
+  e.run({"timeline", f, "--entity", "1", "--cycle", "3"});
+  e.run({"counters", f, "--range", "0:16", "--json"});
+  e.run({"counters", f, "--range", "0:16", "--buckets", "4"});
+  e.run({"buffers", f, "--cycle", "3", "--json"});
+  e.run({"analyze", f, "--range", "0:16", "--json"});
+  e.run({"analyze", f, "--range", "2:9", "--format", "csv"});
+  e.run({"noc-latency", f, "--range", "0:16", "--json"});
+  e.run({"noc-latency", f, "--range", "0:16", "--format", "csv"});
 }
 
 // The commands that take a .pccx file (and the .uscope-only ones, which
@@ -132,6 +143,7 @@ inline void pccx_commands(const std::string &f) {
   e.run({"dump", f, "--json"});
   e.run({"summary", f});
   e.run({"check", f, "--json"});
+  e.run({"analyze", f, "--range", "0:16"});
 }
 
 }  // namespace fuzz_cli

@@ -519,12 +519,17 @@ TEST_F(CliAnalysis, KonataSampleLikeTheReference) {
 TEST_F(CliAnalysis, EveryCpuCommandRefusesATraceWithoutACpuScope) {
   const std::string tiny = kCorpusDir + "01_tiny.uscope";
   for (const std::string &cmd : {"timeline " + tiny + " --entity 0", "counters " + tiny,
-                                 "buffers " + tiny + " --cycle 0", "analyze " + tiny + " --range 0:1"}) {
+                                 "buffers " + tiny + " --cycle 0"}) {
     const Split r = run(cmd + " --json");
     EXPECT_EQ(r.exit_code, 1) << cmd;
     EXPECT_EQ(r.out, "") << cmd;
     EXPECT_NE(r.err.find("this trace has no cpu protocol scope"), std::string::npos) << cmd << "\n" << r.err;
   }
+  // analyze covers noc and npu scopes too: it names all three.
+  const Split a = run("analyze " + tiny + " --range 0:1 --json");
+  EXPECT_EQ(a.exit_code, 1);
+  EXPECT_EQ(a.out, "");
+  EXPECT_NE(a.err.find("this trace has no cpu, noc or npu protocol scope"), std::string::npos) << a.err;
   // info and state still work, with empty cpu parts.
   const Split i = run("info " + tiny + " --json");
   ASSERT_EQ(i.exit_code, 0) << i.err;

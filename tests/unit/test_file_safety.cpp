@@ -463,7 +463,8 @@ TEST(FileSafety, ReadersRefuseNonRegularFilesPromptly) {
 TEST(FileSafety, CommandsRefuseNonRegularFilesPromptly) {
   TempDir dir;
   const char *commands[] = {"info", "summary", "dump --json", "state --time 0", "events --from 0 --to 1",
-                            "npu-report", "convert"};
+                            "timeline --entity 0 --range 0:4", "counters", "buffers --cycle 0",
+                            "analyze --range 0:4", "noc-latency", "npu-report", "convert"};
   // Named as traces, so that npu-report and convert pick the trace reader.
   const std::string fifo = dir.file("f.uscope"), d = dir.file("d.uscope"), null = dir.file("null.uscope");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
