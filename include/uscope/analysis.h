@@ -253,8 +253,10 @@ typedef struct uscope_insn_s {
   uint32_t entity_id;            /* catalog id (reused by later instructions) */
   uint32_t status;               /* USCOPE_INSN_* */
   uint64_t sim_id;               /* unique per instruction and stable across queries:
-                                    first_cycle * catalog slots + catalog slot; it
-                                    sorts in fetch order */
+                                    first_cycle * catalog slots + catalog slot (65,536
+                                    instead of the catalog's slots in files of the
+                                    reference's Rust writer, whose slots are
+                                    instruction ids: COMPAT 27); it sorts in fetch order */
   uint64_t pc;
   uint32_t inst_bits;
   uint32_t has_inst_bits;

@@ -594,6 +594,23 @@ SegmentDecode CpuTrace::decode_uncached(size_t i, uint64_t upto) {
             i = c.second;
             if (closed) *closed = true;
           }
+      if (i < 0 && t.slots_past_catalog_ && entity_id >= ids.num_slots) {
+        // COMPAT 27 files: an instruction on a slot past the catalog is in
+        // no checkpoint, so one alive at the segment's start shows up only
+        // here, at its first event; its slot is its id.
+        if (by_slot.size() < 0x10000) by_slot.resize(0x10000, -1);
+        const auto slot = static_cast<uint16_t>(entity_id & 0xFFFF);
+        if (by_slot[slot] < 0) {
+          InsnPiece p;
+          p.entity_id = entity_id;
+          p.slot = slot;
+          p.flags = InsnPiece::kStartsBefore | InsnPiece::kIdSet;
+          p.first_cycle = p.last_cycle = d.first_cycle;
+          p.pre_end = UINT64_MAX;
+          i = static_cast<int32_t>(d.pieces.size());
+          add(p);
+        }
+      }
       *idx = i;
       return i < 0 ? nullptr : &d.pieces[static_cast<size_t>(i)];
     }
@@ -660,7 +677,9 @@ SegmentDecode CpuTrace::decode_uncached(size_t i, uint64_t upto) {
         int32_t at = cur;
         if (at < 0) {
           InsnPiece p;
-          p.entity_id = static_cast<uint32_t>(st[ids.entities].get(o.slot, ids.f_entity_id));
+          // (A slot past the catalog holds nothing: its id is the slot, COMPAT 27.)
+          p.entity_id = o.slot < ids.num_slots ? static_cast<uint32_t>(st[ids.entities].get(o.slot, ids.f_entity_id))
+                                               : o.slot;
           p.slot = o.slot;
           p.first_cycle = p.last_cycle = cycle;
           at = static_cast<int32_t>(d.pieces.size());
@@ -678,6 +697,17 @@ SegmentDecode CpuTrace::decode_uncached(size_t i, uint64_t upto) {
       } else if (o.action == wire::DA_SLOT_CLEAR && cur >= 0) {
         close(cur, USCOPE_INSN_RETIRED);
       }
+    }
+    // COMPAT 27: the reference's Rust cpu writer (konata2uscope, gen-uscope)
+    // puts instruction ids in the entities slot, past the catalog's size.
+    // The reader skips (and counts) those ops; they still say when each
+    // instruction starts and retires, so they are decoded as the others,
+    // on slots up to the wire format's 65,535.
+    void skipped_op(uint64_t time, const DeltaOp &o) {
+      if (o.storage_id != ids.entities) return;
+      t.slots_past_catalog_ = true;
+      if (by_slot.size() < 0x10000) by_slot.resize(0x10000, -1);
+      op(time, o);
     }
     void event(uint64_t, uint16_t id, const uint8_t *e, uint32_t) {
       int32_t idx = -1;

@@ -97,7 +97,7 @@ struct Insn {
   std::vector<uint32_t> annotations;
   std::vector<uint32_t> deps;
   bool done = false;
-  uint64_t sim_id(uint16_t num_slots) const { return head.first_cycle * num_slots + head.slot; }
+  uint64_t sim_id(uint32_t slots) const { return head.first_cycle * slots + head.slot; }
 };
 
 class CpuTrace;
@@ -199,6 +199,9 @@ class CpuTrace {
   // Function, file and line of pc from the ELF (empty without one).
   const struct SourceLine *locate(uint64_t pc);
   const std::vector<std::string> &stage_names() const { return stages_; }
+  // The multiplier of sim_id: the catalog's slots, or the wire format's 65,536 in
+  // files of the reference's Rust writer, whose slots are instruction ids (COMPAT 27).
+  uint32_t sim_id_slots() const { return r_.end_of_segment_checkpoints() ? 0x10000u : ids_.num_slots; }
   const std::vector<std::pair<std::string, std::string>> &metadata() const { return metadata_; }
   const std::string &version() const { return version_; }
 
@@ -282,6 +285,7 @@ class CpuTrace {
     bool taken;
   };
   std::vector<Snapshot> snapshots_;
+  bool slots_past_catalog_ = false;  // a decode met COMPAT 27 ops: see Builder::skipped_op
   friend class InsnStream;
 };
 

@@ -343,7 +343,7 @@ USCOPE_API uscope_status_t uscope_insn_iter_next(uscope_insn_iter_t *it, uscope_
     std::memset(out, 0, sizeof *out);
     out->entity_id = h.entity_id;
     out->status = h.status;
-    out->sim_id = i->sim_id(t.ids().num_slots);
+    out->sim_id = i->sim_id(t.sim_id_slots());
     out->pc = h.pc;
     out->inst_bits = h.inst_bits;
     out->has_inst_bits = (h.flags & uscope::analysis::InsnPiece::kHasBits) ? 1 : 0;

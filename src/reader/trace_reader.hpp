@@ -30,6 +30,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "format/compress.hpp"
@@ -60,6 +61,16 @@ struct TimedEvent {
   const uint8_t *payload = nullptr;  // into the reader's replay buffer
   uint32_t payload_size = 0;
 };
+
+// A visitor may also take the ops skipped for a slot past their storage's
+// size (COMPAT 27: the reference's Rust cpu writer puts instruction ids
+// there), with a member skipped_op(time, op): they are still counted (and
+// thrown when strict) and never applied.
+template <class V, class = void>
+struct HasSkippedOp : std::false_type {};
+template <class V>
+struct HasSkippedOp<V, std::void_t<decltype(std::declval<V &>().skipped_op(uint64_t{}, std::declval<const DeltaOp &>()))>>
+    : std::true_type {};
 
 // What replay() wraps an exception of the caller's visitor in while it
 // unwinds through the decoder, so that it is never taken for a segment that
@@ -377,6 +388,14 @@ struct TraceReader::Apply {
       return FrameStep::kVisit;
     }
   }
+  // An op on a slot past its storage's size, once counted: to the visitor
+  // that takes them (HasSkippedOp).
+  void skipped(uint64_t t, const DeltaOp &o, const OpBounds &b) {
+    if constexpr (!kStopAfterUntil && HasSkippedOp<Visitor>::value) {
+      if (o.slot >= b.num_slots && (o.action == wire::DA_SLOT_CLEAR || o.field < b.num_fields) && t <= until)
+        call([&] { v.skipped_op(t, o); });
+    }
+  }
   USCOPE_HOT void op(uint64_t t, const DeltaOp &o) {
     // Checks inline, a few compares against bounds; anything out of range
     // goes to bad_op, which counts (or throws) the precise defect.
@@ -386,14 +405,20 @@ struct TraceReader::Apply {
     const bool apply = kStopAfterUntil || t <= until;
     switch (o.action) {  // §8.6.2 with COMPAT 13
       case wire::DA_SLOT_SET:
-        if (__builtin_expect(o.slot >= b.num_slots || o.field >= b.num_fields, 0)) return r.bad_op(p, o, t);
+        if (__builtin_expect(o.slot >= b.num_slots || o.field >= b.num_fields, 0)) {
+          r.bad_op(p, o, t);
+          return skipped(t, o, b);
+        }
         if constexpr (kCheckValues) {
           if (__builtin_expect(b.value_checks & value_bit(o.field, false), 0)) r.check_value(p, o, t);
         }
         if (apply) s.set(o.slot, o.field, o.value);
         break;
       case wire::DA_SLOT_CLEAR:
-        if (__builtin_expect(o.slot >= b.num_slots, 0)) return r.bad_op(p, o, t);
+        if (__builtin_expect(o.slot >= b.num_slots, 0)) {
+          r.bad_op(p, o, t);
+          return skipped(t, o, b);
+        }
         if (apply) s.clear(o.slot);
         break;
       case wire::DA_SLOT_ADD:

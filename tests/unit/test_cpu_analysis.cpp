@@ -550,6 +550,46 @@ TEST(CpuAnalysisConformance, KonataSampleFromTheReferenceWriter) {
 }
 
 
+// COMPAT 27: konata2uscope writes instruction ids as entity slots, past the
+// catalog's 16. The reader skips those ops (counted); the analysis still
+// reads them, and gives the reference uscope-mcp's analyze_performance and
+// entity_timeline answers on this file (taken from the reference built from
+// zarubaf/uscope ca8ae82): 300 instructions, 282 retired, 18 flushed, IPC
+// 282 / 233, per-stage totals, and entity 150's life.
+TEST(CpuAnalysisConformance, KonataOverflowSlotsGiveTheReferencesAnswers) {
+  const std::string path = std::string(USCOPE_SHARED_DIR) + "/conformance/uscope/21_konata2uscope_overflow.uscope";
+  Open o(path);
+  ASSERT_TRUE(o.t) << path;
+  uscope_perf_report_t r{};
+  r.struct_size = sizeof r;
+  ASSERT_EQ(uscope_cpu_trace_analyze(o.t, &r, 0, 233), USCOPE_OK) << uscope_last_error();
+  EXPECT_EQ(r.total, 300u);
+  EXPECT_EQ(r.retired, 282u);
+  EXPECT_EQ(r.flushed, 18u);
+  EXPECT_EQ(r.in_flight, 0u);
+  EXPECT_DOUBLE_EQ(r.ipc, 282.0 / 233.0);
+  const std::map<std::string, std::pair<uint64_t, uint64_t>> want = {
+      {"F", {469, 300}}, {"X", {440, 282}}, {"W", {424, 282}}, {"D", {448, 300}}, {"M", {414, 282}}, {"R", {434, 300}}};
+  ASSERT_EQ(r.num_stages, want.size());
+  for (uint32_t k = 0; k < r.num_stages; ++k) {
+    const char *name = nullptr;
+    ASSERT_EQ(uscope_cpu_trace_stage(o.t, &name, r.stages[k].stage), USCOPE_OK);
+    ASSERT_TRUE(want.count(name)) << name;
+    EXPECT_EQ(r.stages[k].total_cycles, want.at(name).first) << name;
+    EXPECT_EQ(r.stages[k].count, want.at(name).second) << name;
+  }
+  uscope_insn_iter_t *it = nullptr;
+  ASSERT_EQ(uscope_cpu_trace_entity(o.t, &it, 150, 0, UINT64_MAX), USCOPE_OK);
+  const auto got = collect(it);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].disasm, "00001258: addi x10, x14, -6");
+  EXPECT_EQ(got[0].i.first_cycle, 109u);
+  EXPECT_EQ(got[0].i.last_cycle, 118u);
+  EXPECT_EQ(got[0].i.status, static_cast<uint32_t>(USCOPE_INSN_RETIRED));
+  EXPECT_EQ(got[0].spans, (std::vector<Span>{{0, 109, 111}, {1, 111, 112}, {2, 112, 113}, {3, 113, 114},
+                                              {4, 114, 116}, {5, 116, 118}}));
+}
+
 // ── disassembly and source lines from the program's ELF ──
 
 namespace elf_test {
