@@ -34,14 +34,12 @@
 #include <memory>
 #include <string>
 
+#include "analysis_json.hpp"
 #include "cli_command.hpp"
 #include "cli_cpu.hpp"
-#include "protocol/noc_table.hpp"
 
 namespace uscope_cli {
 namespace {
-
-namespace noc = uscope::proto::noc;
 
 // The cpu figures, as fields of the open object j.
 void cpu_json(Json &j, const CpuTrace &c, const uscope_perf_report_t &p, const std::vector<uscope_counter_info_t> &ctr,
@@ -80,32 +78,11 @@ void cpu_json(Json &j, const CpuTrace &c, const uscope_perf_report_t &p, const s
     j.begin_object();
     j.field("name", b.buffer < buf.size() ? buf[b.buffer].name : "?");
     j.field("capacity", b.capacity);
-    j.key("samples");
-    j.begin_array();
-    for (int k = 0; k < 3; ++k) {
-      j.begin_object();
-      j.field("cycle", b.cycle[k]);
-      j.field("occupied", b.occupied[k]);
-      j.field("capacity", b.capacity);
-      j.field("fill_percent", b.fill_percent[k]);
-      j.end_object();
-    }
-    j.end_array();
+    buffer_samples_json(j, b);
     j.end_object();
   }
   j.end_array();
-  j.key("stage_latencies");
-  j.begin_array();
-  for (uint32_t i = 0; i < p.num_stages; ++i) {
-    const auto &s = p.stages[i];
-    j.begin_object();
-    j.field("name", c.stage(s.stage));
-    j.field("total_cycles", s.total_cycles);
-    j.field("instruction_count", s.count);
-    j.field("avg_latency", s.avg_latency);
-    j.end_object();
-  }
-  j.end_array();
+  stage_latencies_json(j, p, [&](uint32_t stage) { return c.stage(stage); });
   j.key("stalls");
   j.begin_array();
   for (uint32_t i = 0; i < p.num_stalls; ++i) {
@@ -222,21 +199,6 @@ bool has_protocol(const Trace &t, const char *protocol) {
   return false;
 }
 
-void latency_json(Json &j, const char *key, const uscope_latency_t &l) {
-  j.key(key);
-  j.begin_object();
-  j.field("count", l.count);
-  j.field("min", l.min);
-  j.field("max", l.max);
-  j.key("mean");
-  j.fixed(l.mean, 6);
-  j.field("p50", l.p50);
-  j.field("p90", l.p90);
-  j.field("p99", l.p99);
-  j.field("exact", l.exact != 0);
-  j.end_object();
-}
-
 void latency_csv(Csv &csv, const char *section, const std::string &name, const char *prefix,
                  const uscope_latency_t &l) {
   const std::string p = prefix;
@@ -262,14 +224,6 @@ std::string latency_text(const uscope_latency_t &l) {
   return b;
 }
 
-void noc_counts_json(Json &j, const uscope_noc_counts_t &c) {
-  j.field("completed", c.completed);
-  j.field("unknown_issue", c.unknown_issue);
-  j.field("retries", c.retries);
-  j.field("timeouts", c.timeouts);
-  j.field("credit_stalls", c.credit_stalls);
-}
-
 void noc_counts_csv(Csv &csv, const char *section, const std::string &name, const uscope_noc_counts_t &c) {
   csv.row({section, name, "", "completed", cell(c.completed)});
   csv.row({section, name, "", "unknown_issue", cell(c.unknown_issue)});
@@ -280,35 +234,9 @@ void noc_counts_csv(Csv &csv, const char *section, const std::string &name, cons
 
 void noc_json(Json &j, const uscope_noc_report_t &r) {
   j.key("noc");
-  j.begin_object();
-  j.field("start_cycle", r.start_cycle);
-  j.field("end_cycle", r.end_cycle);
-  j.field("max_cycle", r.max_cycle);
-  j.field("period_ps", r.period_ps);
-  noc_counts_json(j, r.counts);
-  j.field("in_flight", r.in_flight);
-  j.field("handoffs", r.handoffs);
-  j.field("multi_hop", r.multi_hop);
-  j.key("retries_by_reason");
-  j.begin_object();
-  for (size_t i = 0; i < std::size(noc::kRetryReasons); ++i) j.field(noc::kRetryReasons[i], r.retries_by_reason[i]);
-  j.end_object();
-  latency_json(j, "latency", r.latency);
-  latency_json(j, "end_to_end", r.end_to_end);
-  j.key("scopes");
-  j.begin_array();
-  for (uint32_t i = 0; i < r.num_scopes; ++i) {
-    const uscope_noc_scope_stats_t &s = r.scopes[i];
-    j.begin_object();
-    j.field("name", s.name);
-    j.field("period_ps", s.period_ps);
-    j.field("in_flight", s.in_flight);
-    noc_counts_json(j, s.counts);
-    latency_json(j, "latency", s.latency);
-    j.end_object();
-  }
-  j.end_array();
-  j.end_object();
+  AnalysisJsonOptions o;
+  o.detail = false;
+  noc_report_json(j, r, o);
 }
 
 void noc_csv(Csv &csv, const uscope_noc_report_t &r) {
@@ -361,19 +289,7 @@ void npu_json(Json &j, const uscope_npu_report_t &r) {
   j.field("range_cycles", r.range_cycles);
   j.field("max_cycle", r.max_cycle);
   j.field("period_ps", r.period_ps);
-  j.key("engines");
-  j.begin_array();
-  for (uint32_t i = 0; i < r.num_engines; ++i) {
-    const uscope_npu_engine_t &e = r.engines[i];
-    j.begin_object();
-    j.field("name", e.name);
-    j.field("jobs", e.jobs);
-    j.field("busy_cycles", e.busy_cycles);
-    j.key("utilization");
-    j.fixed(e.utilization, 6);
-    j.end_object();
-  }
-  j.end_array();
+  npu_engines_json(j, r);
   latency_json(j, "command_latency", r.command_latency);
   j.key("phases");
   j.begin_array();

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis_json.hpp"
 #include "cli_command.hpp"
 #include "cli_cpu.hpp"
 
@@ -90,92 +91,6 @@ void names_json(Json &j, const char *key, const std::vector<std::string> &names)
   j.begin_array();
   for (const auto &n : names) j.str(n.c_str());
   j.end_array();
-}
-
-void fields_json(Json &j, const Trace &t, uint16_t sid, uint16_t n, bool prop) {
-  j.begin_array();
-  for (uint16_t k = 0; k < n; ++k) {
-    const auto f = t.field(sid, k, prop);
-    j.begin_object();
-    j.field("name", f.name);
-    j.field("field_type", field_type_name(f.type));
-    if (prop) {
-      j.field("role", role_name(f.role));
-      j.field("pair_id", f.pair_id);
-    }
-    j.end_object();
-  }
-  j.end_array();
-}
-
-// The reference's schema object: storages with their fields' types, events, enums.
-void schema_json(Json &j, const Trace &t) {
-  const auto c = t.counts();
-  j.key("schema");
-  j.begin_object();
-  j.key("storages");
-  j.begin_array();
-  for (uint32_t k = 0; k < c.storages; ++k) {
-    const uint16_t sid = static_cast<uint16_t>(k);
-    const auto s = t.storage(sid);
-    j.begin_object();
-    j.field("name", s.name);
-    j.field("storage_id", sid);
-    j.field("num_slots", s.num_slots);
-    j.key("fields");
-    fields_json(j, t, sid, s.num_fields, false);
-    j.key("properties");
-    fields_json(j, t, sid, s.num_properties, true);
-    j.key("flags");
-    j.begin_array();
-    if (s.flags & USCOPE_SF_SPARSE) j.str("sparse");
-    if (s.flags & USCOPE_SF_BUFFER) j.str("buffer");
-    j.end_array();
-    j.end_object();
-  }
-  j.end_array();
-  j.key("events");
-  j.begin_array();
-  for (uint32_t k = 0; k < c.event_types; ++k) {
-    const uint16_t id = static_cast<uint16_t>(k);
-    const auto e = t.event_type(id);
-    j.begin_object();
-    j.field("name", e.name);
-    j.field("event_type_id", id);
-    j.key("fields");
-    j.begin_array();
-    for (uint16_t f = 0; f < e.num_fields; ++f) {
-      const auto fi = t.event_field(id, f);
-      j.begin_object();
-      j.field("name", fi.name);
-      j.field("field_type", field_type_name(fi.type));
-      j.end_object();
-    }
-    j.end_array();
-    j.end_object();
-  }
-  j.end_array();
-  j.key("enums");
-  j.begin_array();
-  for (uint32_t k = 0; k < c.enums; ++k) {
-    const char *name = nullptr;
-    uint32_t n = 0;
-    check(uscope_reader_enum(t.r(), &name, &n, k), "enum");
-    j.begin_object();
-    j.field("name", name);
-    j.key("values");
-    j.begin_array();
-    for (uint32_t v = 0; v < n; ++v) {
-      j.begin_object();
-      j.field("value", v);
-      j.field("name", t.enum_value(static_cast<uint8_t>(k), v));
-      j.end_object();
-    }
-    j.end_array();
-    j.end_object();
-  }
-  j.end_array();
-  j.end_object();
 }
 
 std::string joined(const std::vector<std::string> &v, const char *sep) {
@@ -286,7 +201,7 @@ void cmd_info(const Trace &t, const std::string &path, bool json) {
     names_json(j, "stage_names", v.stages);
     names_json(j, "counter_names", v.counters);
     names_json(j, "buffer_names", v.buffers);
-    schema_json(j, t);
+    schema_json(j, t, "field_type", true);
     names_json(j, "counters", v.counters);
     names_json(j, "buffers", v.buffers);
     names_json(j, "stages", v.stages);

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "analysis_json.hpp"
 #include "base/parse.hpp"
 #include "cli_command.hpp"
 #include "protocol/noc_table.hpp"
@@ -58,90 +59,9 @@ std::string lat_text(const uscope_latency_t &l) {
   return b;
 }
 
-void lat_json(Json &j, const char *key, const uscope_latency_t &l) {
-  j.key(key);
-  j.begin_object();
-  j.field("count", l.count);
-  j.field("min", l.min);
-  j.field("max", l.max);
-  j.key("mean");
-  j.fixed(l.mean, 6);
-  j.field("p50", l.p50);
-  j.field("p90", l.p90);
-  j.field("p99", l.p99);
-  j.field("exact", l.exact != 0);
-  j.end_object();
-}
-
-void counts_json(Json &j, const uscope_noc_counts_t &c) {
-  j.field("completed", c.completed);
-  j.field("unknown_issue", c.unknown_issue);
-  j.field("retries", c.retries);
-  j.field("timeouts", c.timeouts);
-  j.field("credit_stalls", c.credit_stalls);
-}
-
 void print_json(const uscope_noc_report_t &r) {
   Json j;
-  j.begin_object();
-  j.field("start_cycle", r.start_cycle);
-  j.field("end_cycle", r.end_cycle);
-  j.field("max_cycle", r.max_cycle);
-  j.field("clamped", r.clamped != 0);
-  j.field("period_ps", r.period_ps);
-  counts_json(j, r.counts);
-  j.field("in_flight", r.in_flight);
-  j.field("handoffs", r.handoffs);
-  j.field("multi_hop", r.multi_hop);
-  j.key("retries_by_reason");
-  j.begin_object();
-  for (size_t i = 0; i < std::size(noc::kRetryReasons); ++i) j.field(noc::kRetryReasons[i], r.retries_by_reason[i]);
-  j.end_object();
-  lat_json(j, "latency", r.latency);
-  lat_json(j, "end_to_end", r.end_to_end);
-  j.key("scopes");
-  j.begin_array();
-  for (uint32_t i = 0; i < r.num_scopes; ++i) {
-    const uscope_noc_scope_stats_t &s = r.scopes[i];
-    j.begin_object();
-    j.field("name", s.name);
-    j.field("scope_id", s.scope_id);
-    j.field("period_ps", s.period_ps);
-    j.field("in_flight", s.in_flight);
-    counts_json(j, s.counts);
-    lat_json(j, "latency", s.latency);
-    j.end_object();
-  }
-  j.end_array();
-  j.key("pairs");
-  j.begin_array();
-  for (uint32_t i = 0; i < r.num_pairs; ++i) {
-    const uscope_noc_pair_stats_t &p = r.pairs[i];
-    j.begin_object();
-    j.field("scope", r.scopes[p.scope].name);
-    j.field("src_port", p.src_port);
-    j.field("dst_port", p.dst_port);
-    counts_json(j, p.counts);
-    lat_json(j, "latency", p.latency);
-    j.end_object();
-  }
-  j.end_array();
-  j.key("ports");
-  j.begin_array();
-  for (uint32_t i = 0; i < r.num_ports; ++i) {
-    const uscope_noc_port_credits_t &p = r.ports[i];
-    j.begin_object();
-    j.field("scope", p.where);
-    j.field("noc", r.scopes[p.scope].name);
-    j.field("port", p.port);
-    j.field("grants", p.grants);
-    j.field("consumes", p.consumes);
-    j.field("credits_granted", p.credits_granted);
-    j.field("credits_consumed", p.credits_consumed);
-    j.end_object();
-  }
-  j.end_array();
-  j.end_object();
+  noc_report_json(j, r);
   j.end();
 }
 
