@@ -3,6 +3,7 @@
 // public C API only.
 #include "mcp_server.hpp"
 
+#include "analysis_json.hpp"
 #include "protocol/noc_table.hpp"
 
 #include <simdjson.h>
@@ -415,53 +416,7 @@ void tool_file_info(Session &s, const Args &a, Json &j) {
     j.end_object();
   }
   j.end_array();
-  j.key("schema");
-  j.begin_object();
-  j.key("storages");
-  j.begin_array();
-  for (uint32_t i = 0; i < counts.storages; ++i) {
-    const auto id = static_cast<uint16_t>(i);
-    const auto st = t.storage(id);
-    j.begin_object();
-    j.field("name", st.name);
-    j.field("storage_id", id);
-    j.field("num_slots", st.num_slots);
-    j.key("fields");
-    fields_json(j, t, id, st.num_fields, false);
-    j.key("properties");
-    j.begin_array();
-    for (uint16_t k = 0; k < st.num_properties; ++k) {
-      const auto p = t.field(id, k, true);
-      j.begin_object();
-      j.field("name", p.name);
-      j.field("type", field_type_name(p.type));
-      j.field("role", role_name(p.role));
-      j.field("pair_id", p.pair_id);
-      j.end_object();
-    }
-    j.end_array();
-    j.key("flags");
-    j.begin_array();
-    if (st.flags & USCOPE_SF_SPARSE) j.str("sparse");
-    if (st.flags & USCOPE_SF_BUFFER) j.str("buffer");
-    j.end_array();
-    j.end_object();
-  }
-  j.end_array();
-  j.key("events");
-  j.begin_array();
-  for (uint32_t i = 0; i < counts.event_types; ++i) {
-    const auto id = static_cast<uint16_t>(i);
-    const auto et = t.event_type(id);
-    j.begin_object();
-    j.field("name", et.name);
-    j.field("event_type_id", id);
-    j.key("fields");
-    fields_json(j, t, id, et.num_fields, true);
-    j.end_object();
-  }
-  j.end_array();
-  j.end_object();
+  schema_json(j, t, "type", false);
   // The segments last: the one list that grows with the file (limit / offset).
   j.key("segments");
   j.begin_array();
@@ -810,34 +765,11 @@ void tool_analyze_performance(Session &s, const Args &a, Json &j) {
     const auto &b = rep.buffers[i];
     j.begin_object();
     j.field("name", b.buffer < infos.size() ? infos[b.buffer].name : "");
-    j.key("samples");
-    j.begin_array();
-    for (int k = 0; k < 3; ++k) {
-      j.begin_object();
-      j.field("cycle", b.cycle[k]);
-      j.field("occupied", b.occupied[k]);
-      j.field("capacity", b.capacity);
-      j.key("fill_percent");
-      j.real(b.fill_percent[k]);
-      j.end_object();
-    }
-    j.end_array();
+    buffer_samples_json(j, b);
     j.end_object();
   }
   j.end_array();
-  j.key("stage_latencies");
-  j.begin_array();
-  for (uint32_t i = 0; i < rep.num_stages; ++i) {
-    const auto &st = rep.stages[i];
-    j.begin_object();
-    j.field("name", stage_name(t, st.stage));
-    j.field("total_cycles", st.total_cycles);
-    j.field("instruction_count", st.count);
-    j.key("avg_latency");
-    j.real(st.avg_latency);
-    j.end_object();
-  }
-  j.end_array();
+  stage_latencies_json(j, rep, [&](uint32_t stage) { return stage_name(t, stage); });
   j.key("stall_reasons");  // ours
   j.begin_array();
   for (uint32_t i = 0; i < rep.num_stalls; ++i) {
@@ -1015,30 +947,6 @@ std::pair<uint64_t, uint64_t> optional_range(const Args &a) {
   return {start, end};
 }
 
-void latency_json(Json &j, const char *key, const uscope_latency_t &l) {
-  j.key(key);
-  j.begin_object();
-  j.field("count", l.count);
-  if (l.count) {
-    j.field("min", l.min);
-    j.field("max", l.max);
-    j.field("mean", l.mean);
-    j.field("p50", l.p50);
-    j.field("p90", l.p90);
-    j.field("p99", l.p99);
-    j.field("exact", l.exact != 0);
-  }
-  j.end_object();
-}
-
-void noc_counts_json(Json &j, const uscope_noc_counts_t &c) {
-  j.field("completed", c.completed);
-  j.field("unknown_issue", c.unknown_issue);
-  j.field("retries", c.retries);
-  j.field("timeouts", c.timeouts);
-  j.field("credit_stalls", c.credit_stalls);
-}
-
 void tool_noc_latency(Session &s, const Args &a, Json &j) {
   uscope_noc_analysis_t *noc = s.noc();
   const auto range = optional_range(a);
@@ -1046,6 +954,8 @@ void tool_noc_latency(Session &s, const Args &a, Json &j) {
   uscope_noc_report_t rep{};
   rep.struct_size = sizeof rep;
   cpu_check(uscope_noc_analyze(noc, &rep, range.first, range.second), "noc analysis");
+  AnalysisJsonOptions o;
+  o.mcp = true;
   j.begin_object();
   j.field("start_cycle", rep.start_cycle);
   j.field("end_cycle", rep.end_cycle);
@@ -1065,36 +975,15 @@ void tool_noc_latency(Session &s, const Args &a, Json &j) {
   for (size_t i = 0; i < std::size(uscope::proto::noc::kRetryReasons); ++i)
     j.field(uscope::proto::noc::kRetryReasons[i], rep.retries_by_reason[i]);
   j.end_object();
-  latency_json(j, "hop_latency", rep.latency);
-  latency_json(j, "end_to_end_latency", rep.end_to_end);
+  latency_json(j, "hop_latency", rep.latency, o);
+  latency_json(j, "end_to_end_latency", rep.end_to_end, o);
   j.key("scopes");
   j.begin_array();
-  for (uint32_t i = 0; i < rep.num_scopes; ++i) {
-    const auto &sc = rep.scopes[i];
-    j.begin_object();
-    j.field("name", sc.name ? sc.name : "");
-    j.field("scope_id", static_cast<uint32_t>(sc.scope_id));
-    j.field("period_ps", sc.period_ps);
-    j.field("in_flight", sc.in_flight);
-    noc_counts_json(j, sc.counts);
-    latency_json(j, "latency", sc.latency);
-    j.end_object();
-  }
+  for (uint32_t i = 0; i < rep.num_scopes; ++i) noc_scope_json(j, rep.scopes[i], o);
   j.end_array();
   j.key("ports");
   j.begin_array();
-  for (uint32_t i = 0; i < rep.num_ports; ++i) {
-    const auto &p = rep.ports[i];
-    j.begin_object();
-    j.field("scope", p.scope < rep.num_scopes && rep.scopes[p.scope].name ? rep.scopes[p.scope].name : "");
-    j.field("where", p.where ? p.where : "");
-    j.field("port", p.port);
-    j.field("grants", p.grants);
-    j.field("consumes", p.consumes);
-    j.field("credits_granted", p.credits_granted);
-    j.field("credits_consumed", p.credits_consumed);
-    j.end_object();
-  }
+  for (uint32_t i = 0; i < rep.num_ports; ++i) noc_port_json(j, rep, rep.ports[i], o);
   j.end_array();
   j.field("total_pairs", static_cast<uint64_t>(rep.num_pairs));
   j.key("pairs");
@@ -1106,14 +995,7 @@ void tool_noc_latency(Session &s, const Args &a, Json &j) {
       truncated = true;
       break;
     }
-    const auto &p = rep.pairs[i];
-    j.begin_object();
-    j.field("scope", p.scope < rep.num_scopes && rep.scopes[p.scope].name ? rep.scopes[p.scope].name : "");
-    j.field("src_port", p.src_port);
-    j.field("dst_port", p.dst_port);
-    noc_counts_json(j, p.counts);
-    latency_json(j, "latency", p.latency);
-    j.end_object();
+    noc_pair_json(j, rep, rep.pairs[i], o);
     ++shown;
   }
   j.end_array();
@@ -1153,20 +1035,10 @@ void tool_npu_summary(Session &s, const Args &a, Json &j) {
   j.field("period_ps", rep.period_ps);
   j.field("clamped", rep.clamped != 0);
   j.end_object();
-  j.key("engines");
-  j.begin_array();
-  for (uint32_t i = 0; i < rep.num_engines; ++i) {
-    const auto &e = rep.engines[i];
-    j.begin_object();
-    j.field("name", e.name ? e.name : "");
-    if (e.channel != UINT32_MAX) j.field("channel", e.channel);
-    j.field("jobs", e.jobs);
-    j.field("busy_cycles", e.busy_cycles);
-    j.field("utilization", e.utilization);
-    j.end_object();
-  }
-  j.end_array();
-  latency_json(j, "command_latency", rep.command_latency);
+  AnalysisJsonOptions o;
+  o.mcp = true;
+  npu_engines_json(j, rep, o);
+  latency_json(j, "command_latency", rep.command_latency, o);
   j.end_object();
 }
 
