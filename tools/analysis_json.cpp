@@ -148,6 +148,23 @@ void npu_engines_json(Json &j, const uscope_npu_report_t &r, const AnalysisJsonO
   j.end_array();
 }
 
+void counter_summaries_json(Json &j, const uscope_perf_report_t &p,
+                            const std::function<std::string(uint32_t)> &counter_name) {
+  j.key("counter_summaries");
+  j.begin_array();
+  for (uint32_t i = 0; i < p.num_counters; ++i) {
+    const uscope_counter_summary_t &s = p.counters[i];
+    j.begin_object();
+    j.field("name", counter_name(s.counter));
+    j.field("start_value", s.start_value);
+    j.field("end_value", s.end_value);
+    j.field("delta", s.delta);
+    j.field("rate_per_cycle", s.rate_per_cycle);
+    j.end_object();
+  }
+  j.end_array();
+}
+
 void buffer_samples_json(Json &j, const uscope_buffer_snapshot_t &b) {
   j.key("samples");
   j.begin_array();

@@ -45,6 +45,9 @@ void noc_report_json(Json &j, const uscope_noc_report_t &r, const AnalysisJsonOp
 // The "engines" key and array of an npu report.
 void npu_engines_json(Json &j, const uscope_npu_report_t &r, const AnalysisJsonOptions &o = {});
 
+// The "counter_summaries" key and array of a cpu report, counter names from counter_name.
+void counter_summaries_json(Json &j, const uscope_perf_report_t &p,
+                            const std::function<std::string(uint32_t)> &counter_name);
 // The "samples" key of a cpu buffer snapshot: its three samples.
 void buffer_samples_json(Json &j, const uscope_buffer_snapshot_t &b);
 // The "stage_latencies" key and array of a cpu report, stage names from stage_name.

@@ -58,19 +58,9 @@ void cpu_json(Json &j, const CpuTrace &c, const uscope_perf_report_t &p, const s
   j.field("ipc", p.ipc);
   j.field("retired_in_range", p.retired_in_range);
   j.field("commit_ipc", p.commit_ipc);
-  j.key("counter_summaries");
-  j.begin_array();
-  for (uint32_t i = 0; i < p.num_counters; ++i) {
-    const auto &s = p.counters[i];
-    j.begin_object();
-    j.field("name", s.counter < ctr.size() ? ctr[s.counter].name : "?");
-    j.field("start_value", s.start_value);
-    j.field("end_value", s.end_value);
-    j.field("delta", s.delta);
-    j.field("rate_per_cycle", s.rate_per_cycle);
-    j.end_object();
-  }
-  j.end_array();
+  counter_summaries_json(j, p, [&](uint32_t k) -> std::string {
+    return k < ctr.size() ? (ctr[k].name ? ctr[k].name : "") : "?";
+  });
   j.key("buffer_snapshots");
   j.begin_array();
   for (uint32_t i = 0; i < p.num_buffers; ++i) {

@@ -745,20 +745,7 @@ void tool_analyze_performance(Session &s, const Args &a, Json &j) {
   j.real(rep.ipc);
   j.key("commit_ipc");  // ours: retired_in_range / range_cycles
   j.real(rep.commit_ipc);
-  j.key("counter_summaries");
-  j.begin_array();
-  for (uint32_t i = 0; i < rep.num_counters; ++i) {
-    const auto &c = rep.counters[i];
-    j.begin_object();
-    j.field("name", c.counter < names.size() ? names[c.counter] : std::to_string(c.counter));
-    j.field("start_value", c.start_value);
-    j.field("end_value", c.end_value);
-    j.field("delta", c.delta);
-    j.key("rate_per_cycle");
-    j.real(c.rate_per_cycle);
-    j.end_object();
-  }
-  j.end_array();
+  counter_summaries_json(j, rep, [&](uint32_t k) { return k < names.size() ? names[k] : std::to_string(k); });
   j.key("buffer_snapshots");
   j.begin_array();
   for (uint32_t i = 0; i < rep.num_buffers; ++i) {
