@@ -13,6 +13,8 @@
 //   uscope check FILE [--json] [--strict]   (validate a trace; cmd_check.cpp)
 //   uscope convert IN -o OUT [--strict]   (NPU JSONL <-> .uscope / .pccx; cmd_convert.cpp)
 //   uscope npu-report FILE [--json]  (NPU metrics of .jsonl / .uscope / .pccx; cmd_npu_report.cpp)
+//   uscope export FILE --to F -o OUT (konata, perfetto, chrome-json, nytprof, hpctoolkit, fst, vcd; cmd_export.cpp)
+//   uscope import-konata LOG -o OUT  (a Kanata log as a µScope trace; cmd_import_konata.cpp)
 //   uscope mcp --trace FILE          (MCP server over stdio; cmd_mcp.cpp, mcp_server.cpp)
 //
 // Each command is a Command (cli_command.hpp), listed once below; this file
@@ -65,7 +67,7 @@ int uscope_cli_main(int argc, char **argv) {
   const std::unique_ptr<Command> commands[] = {
       info_command(),     dump_command(),     state_command(),    events_command(),  timeline_command(),
       counters_command(), buffers_command(),  analyze_command(),  summary_command(), check_command(),
-      convert_command(),  npu_report_command(), noc_latency_command(),
+      convert_command(),  npu_report_command(), noc_latency_command(), export_command(), import_konata_command(),
 #ifdef USCOPE_CLI_MCP
       mcp_command(),
 #endif

@@ -31,6 +31,10 @@ class ReplacingFile {
   // by the destructor.
   void publish(bool sync_dir);
   bool published() const { return temp_.empty(); }
+  // Where create() writes until publish(): the temporary file, or the path
+  // itself when it is written in place. For a library that opens files by
+  // name (the FST exporter's fstapi).
+  const std::string &written_path() const { return in_place_ ? path_ : temp_; }
 
  private:
   std::string path_;    // as the caller named it, for messages

@@ -1,0 +1,243 @@
+// uscope_export's frame (export.hpp): the options resolved, the input opened,
+// the exporter the format names run, the output published.
+#include "export/export.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <random>
+
+#include "base/error.hpp"
+#include "convert/convert.hpp"
+#include "reader/trace_reader.hpp"
+
+namespace uscope::exporter {
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string dir_of(const std::string &p) {
+  const size_t s = p.rfind('/');
+  return s == std::string::npos ? "." : s == 0 ? "/" : p.substr(0, s);
+}
+std::string base_of(const std::string &p) {
+  const size_t s = p.rfind('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+// Removes a directory and the files in it (an exporter's output directory
+// holds files only; a subdirectory is removed the same way).
+void remove_tree(const std::string &dir) {
+  if (DIR *d = ::opendir(dir.c_str())) {
+    while (const dirent *e = ::readdir(d)) {
+      if (!std::strcmp(e->d_name, ".") || !std::strcmp(e->d_name, "..")) continue;
+      const std::string p = dir + "/" + e->d_name;
+      struct stat st {};
+      if (::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        remove_tree(p);
+      else
+        ::unlink(p.c_str());
+    }
+    ::closedir(d);
+  }
+  ::rmdir(dir.c_str());
+}
+
+}  // namespace
+
+// ── Progress ──
+
+Progress::Progress(bool enabled, std::string label) : tty_(enabled && ::isatty(2)), label_(std::move(label)) {
+  start_ = now_s();
+}
+
+void Progress::update(uint64_t done, uint64_t total, const char *unit) {
+  if (!tty_) return;
+  const double t = now_s();
+  if (t - last_ < 0.2) return;
+  last_ = t;
+  drawn_ = true;
+  if (total) {
+    const double f = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
+    const int w = 30, n = static_cast<int>(f * w);
+    std::fprintf(stderr, "\r%s [%.*s%*s] %3.0f%%  %llu / %llu %s  %.0f s", label_.c_str(), n,
+                 "##############################", w - n, "", f * 100, static_cast<unsigned long long>(done),
+                 static_cast<unsigned long long>(total), unit, t - start_);
+  } else {
+    std::fprintf(stderr, "\r%s %llu %s  %.0f s", label_.c_str(), static_cast<unsigned long long>(done), unit,
+                 t - start_);
+  }
+}
+
+void Progress::finish() {
+  if (drawn_) std::fputc('\n', stderr);
+  drawn_ = false;
+}
+
+// ── OutFile ──
+
+OutFile::OutFile(const std::string &path) : path_(path) {
+  fd_ = file_.create(path, O_WRONLY);
+  buf_.reserve(kFlushBytes + (64 << 10));
+}
+
+OutFile::~OutFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void OutFile::flush() {
+  const char *p = buf_.data();
+  size_t n = buf_.size();
+  while (n) {
+    const ssize_t w = ::write(fd_, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) fail(USCOPE_ERR_IO, "cannot write %s: %s", path_.c_str(), std::strerror(w < 0 ? errno : ENOSPC));
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  bytes_ += buf_.size();
+  buf_.clear();
+}
+
+const std::string &OutFile::temp_path() const { return file_.written_path(); }
+
+void OutFile::publish() {
+  flush();
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) fail(USCOPE_ERR_IO, "cannot write %s: %s", path_.c_str(), std::strerror(errno));
+  file_.publish(false);
+}
+
+// ── OutDir ──
+
+OutDir::OutDir(const std::string &path) : path_(path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    fail(USCOPE_ERR_IO, "cannot create the directory %s: a file of that name exists", path.c_str());
+  std::string t = dir_of(path) + "/." + base_of(path) + ".XXXXXX";
+  if (!::mkdtemp(t.data()))
+    fail(USCOPE_ERR_IO, "cannot create %s: %s (creating its temporary directory %s)", path.c_str(),
+         std::strerror(errno), t.c_str());
+  temp_ = t;
+}
+
+OutDir::~OutDir() {
+  if (!temp_.empty()) remove_tree(temp_);
+}
+
+void OutDir::publish() {
+  // rename(2) replaces only an empty directory: a previous database is moved
+  // aside first and removed once the new one is in place.
+  std::string old;
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) == 0) {
+    old = dir_of(path_) + "/." + base_of(path_) + ".old.XXXXXX";
+    if (!::mkdtemp(old.data()) || ::rename(path_.c_str(), old.c_str()) != 0)
+      fail(USCOPE_ERR_IO, "cannot replace the directory %s: %s", path_.c_str(), std::strerror(errno));
+  }
+  if (::rename(temp_.c_str(), path_.c_str()) != 0) {
+    const int e = errno;
+    if (!old.empty()) (void)::rename(old.c_str(), path_.c_str());
+    fail(USCOPE_ERR_IO, "cannot rename %s onto %s: %s", temp_.c_str(), path_.c_str(), std::strerror(e));
+  }
+  temp_.clear();
+  if (!old.empty()) remove_tree(old);
+}
+
+// ── Job ──
+
+void Job::note(const std::string &text) const {
+  if (opts.on_issue) opts.on_issue(opts.user, 0, text.c_str());
+}
+
+// ── run_export ──
+
+namespace {
+
+using Fn = void (*)(Job &);
+
+Fn exporter_of(uint32_t format) {
+  switch (format) {
+    case USCOPE_EXPORT_KONATA: return export_konata;
+    case USCOPE_EXPORT_PERFETTO: return export_perfetto;
+    case USCOPE_EXPORT_CHROME_JSON: return export_chrome_json;
+    case USCOPE_EXPORT_NYTPROF: return export_nytprof;
+    case USCOPE_EXPORT_HPCTOOLKIT: return export_hpctoolkit;
+    case USCOPE_EXPORT_FST:
+    case USCOPE_EXPORT_VCD: return export_waveform;
+    default: return nullptr;
+  }
+}
+
+// Whether a format reads NPU events from any of the converters' inputs
+// (JSONL, pccx) rather than a µScope file only.
+bool reads_npu_inputs(uint32_t format) {
+  return format == USCOPE_EXPORT_PERFETTO || format == USCOPE_EXPORT_CHROME_JSON;
+}
+
+}  // namespace
+
+void run_export(const char *in, const char *out, const uscope_export_options_t &opts, uscope_export_stats_t *stats) {
+  const Fn fn = exporter_of(opts.format);
+  if (!fn) fail(USCOPE_ERR_INVALID_ARGUMENT, "uscope_export: unknown format %u", opts.format);
+  if (opts.range_start > opts.range_end)
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "uscope_export: range %llu:%llu is empty (start after end)",
+         static_cast<unsigned long long>(opts.range_start), static_cast<unsigned long long>(opts.range_end));
+  if (opts.time_unit > USCOPE_TIME_NS) fail(USCOPE_ERR_INVALID_ARGUMENT, "uscope_export: unknown time unit %u", opts.time_unit);
+
+  // An output naming the input (any spelling: same device and inode) would
+  // be replaced by a file made from it: refused before anything is opened.
+  struct stat si {}, so {};
+  if (::stat(in, &si) != 0) fail(USCOPE_ERR_IO, "%s: cannot open the input: %s", in, std::strerror(errno));
+  if (S_ISDIR(si.st_mode)) fail(USCOPE_ERR_IO, "%s: the input is a directory, not a trace", in);
+  if (::stat(out, &so) == 0 && so.st_dev == si.st_dev && so.st_ino == si.st_ino)
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "%s: the output is the input file %s: refusing to overwrite it", out, in);
+
+  Job job;
+  job.input = in;
+  job.output = out;
+  job.opts = opts;
+  job.range_given = opts.range_start != 0 || opts.range_end != UINT64_MAX;
+  job.stats.struct_size = sizeof job.stats;
+  Progress progress(opts.progress != 0, std::string("export ") + uscope_export_format_name(opts.format));
+  job.progress = &progress;
+
+  const uint32_t cf = convert::format_of(in);
+  std::unique_ptr<TraceReader> reader;
+  if (cf == USCOPE_CONVERT_PCCX || cf == USCOPE_CONVERT_JSONL) {
+    if (!reads_npu_inputs(opts.format))
+      fail(USCOPE_ERR_INVALID_ARGUMENT, "%s: --to %s needs a µScope trace (.uscope), not %s", in,
+           uscope_export_format_name(opts.format), cf == USCOPE_CONVERT_PCCX ? "a .pccx file" : "NPU JSON-Lines");
+    job.kind = cf == USCOPE_CONVERT_PCCX ? Job::Input::Pccx : Job::Input::Jsonl;
+  } else {
+    try {
+      reader = std::make_unique<TraceReader>(in);
+    } catch (const Error &e) {
+      throw Error(e.code(), std::string(in) + ": " + e.what());
+    }
+    job.reader = reader.get();
+  }
+  try {
+    fn(job);
+  } catch (const Error &e) {
+    progress.finish();
+    throw Error(e.code(), std::string(in) + ": " + e.what());
+  }
+  progress.finish();
+  if (stats) {
+    const uint32_t n = std::min<uint32_t>(stats->struct_size ? stats->struct_size : sizeof *stats, sizeof *stats);
+    job.stats.struct_size = n;
+    std::memcpy(stats, &job.stats, n);
+  }
+}
+
+}  // namespace uscope::exporter

@@ -1,0 +1,132 @@
+// The exporters' shared frame (include/uscope/export.h, docs/export.md): the
+// job each exporter is given, its output file or directory written beside
+// the target and renamed over it on success, and its progress bar.
+//
+// One file per exporter (konata.cpp, perfetto.cpp, chrome_json.cpp,
+// nytprof.cpp, hpctoolkit.cpp, waveform.cpp); export.cpp resolves the
+// options and the input, runs the one the format names and publishes its
+// output. An exporter throws uscope::Error (src/base/error.hpp) on failure,
+// naming what it could not do; export.cpp prefixes the file.
+#pragma once
+
+#include <uscope/export.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "io/replace_file.hpp"
+
+namespace uscope {
+class TraceReader;
+}
+
+namespace uscope::exporter {
+
+// A progress bar on stderr, drawn at most 5 times a second, only when asked
+// for and stderr is a terminal.
+class Progress {
+ public:
+  Progress(bool enabled, std::string label);
+  // done of total units (total 0: unknown); unit names them ("cycles").
+  void update(uint64_t done, uint64_t total, const char *unit);
+  void finish();  // ends the line if a bar was drawn
+
+ private:
+  bool tty_ = false, drawn_ = false;
+  std::string label_;
+  double start_ = 0, last_ = 0;
+};
+
+// A buffered output file that replaces its path only when publish()ed
+// (ReplacingFile). Throws Error(IO) naming the path.
+class OutFile {
+ public:
+  explicit OutFile(const std::string &path);
+  ~OutFile();
+  OutFile(const OutFile &) = delete;
+  OutFile &operator=(const OutFile &) = delete;
+
+  // Append to the buffer; it goes to the file at 1 MiB.
+  void write(const void *p, size_t n) {
+    buf_.append(static_cast<const char *>(p), n);
+    if (buf_.size() >= kFlushBytes) flush();
+  }
+  void write(std::string_view s) { write(s.data(), s.size()); }
+  // The buffer itself, for formatting in place; call maybe_flush() after.
+  std::string &buf() { return buf_; }
+  void maybe_flush() {
+    if (buf_.size() >= kFlushBytes) flush();
+  }
+  void flush();
+  uint64_t bytes() const { return bytes_ + buf_.size(); }
+  // The temporary file's path, for a library that opens the file by name
+  // (fstapi): it writes there, this object writes nothing, and publish()
+  // still renames it. Valid until publish().
+  const std::string &temp_path() const;
+  // Flushes, closes and renames the file over the path.
+  void publish();
+
+ private:
+  static constexpr size_t kFlushBytes = 1 << 20;
+  std::string path_;
+  ReplacingFile file_;
+  int fd_ = -1;
+  std::string buf_;
+  uint64_t bytes_ = 0;
+};
+
+// An output directory (hpctoolkit) made as ".NAME.XXXXXX" beside its path
+// and renamed over it by publish(); an existing directory at the path is
+// replaced (moved aside, then removed), anything else there is refused.
+// Removed with its files when never published.
+class OutDir {
+ public:
+  explicit OutDir(const std::string &path);
+  ~OutDir();
+  OutDir(const OutDir &) = delete;
+  OutDir &operator=(const OutDir &) = delete;
+  // The temporary directory: files are created in it by name.
+  const std::string &dir() const { return temp_; }
+  void publish();
+
+ private:
+  std::string path_, temp_;
+};
+
+// What an exporter is given. The input is open (reader, for a µScope input)
+// and the window resolved; the exporter writes `output` through OutFile or
+// OutDir and publishes it, and fills stats.records.
+struct Job {
+  enum class Input { Uscope, Pccx, Jsonl };
+  std::string input, output;  // the paths as the caller named them
+  Input kind = Input::Uscope;
+  TraceReader *reader = nullptr;   // kind == Uscope
+  uscope_export_options_t opts{};  // every field present (defaults filled)
+  bool range_given = false;        // opts.range_* set by the caller
+  Progress *progress = nullptr;
+  uscope_export_stats_t stats{};   // first_cycle, last_cycle: the exporter sets them once it clamps the window
+  // A note about the export as a whole (what the format cannot hold): to
+  // on_issue with line 0.
+  void note(const std::string &text) const;
+};
+
+// The exporters, one per file. konata/nytprof/hpctoolkit read the cpu
+// protocol through the analysis layer (src/analysis/cpu_trace.hpp).
+void export_konata(Job &job);
+void export_perfetto(Job &job);
+void export_chrome_json(Job &job);
+void export_nytprof(Job &job);
+void export_hpctoolkit(Job &job);
+void export_waveform(Job &job);  // fst and vcd
+
+// The Kanata import (konata_import.cpp).
+void import_konata(const char *in, const char *out, const uscope_konata_import_options_t &opts,
+                   uscope_convert_stats_t *stats);
+
+// Resolves and runs an export (the C ABI's uscope_export).
+void run_export(const char *in, const char *out, const uscope_export_options_t &opts, uscope_export_stats_t *stats);
+
+}  // namespace uscope::exporter

@@ -1,0 +1,7 @@
+// PLACEHOLDER (replaced by the exporter's own implementation in this session; never released).
+#include "base/error.hpp"
+#include "export/export.hpp"
+
+namespace uscope::exporter {
+void export_hpctoolkit(Job &) { fail(USCOPE_ERR_UNSUPPORTED, "hpctoolkit: not built yet"); }
+}  // namespace uscope::exporter

@@ -1,0 +1,7 @@
+// PLACEHOLDER (replaced by the exporter's own implementation in this session; never released).
+#include "base/error.hpp"
+#include "export/export.hpp"
+
+namespace uscope::exporter {
+void export_nytprof(Job &) { fail(USCOPE_ERR_UNSUPPORTED, "nytprof: not built yet"); }
+}  // namespace uscope::exporter
