@@ -1,0 +1,215 @@
+// The exporters' shared frame (include/uscope/export.h, src/export/export.*):
+// format names, options, argument and input checks, and the output that
+// replaces its path only on success (a file, or hpctoolkit's directory).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uscope/export.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "export/export.hpp"
+#include "support/test_util.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using uscope::test::kCorpusDir;
+using uscope::test::read_all;
+using uscope::test::TempDir;
+using uscope::test::write_all;
+
+uscope_export_options_t opts_for(uint32_t format) {
+  uscope_export_options_t o;
+  uscope_export_options_init(&o);
+  o.format = format;
+  return o;
+}
+
+// The names in a directory, but for "." and "..".
+std::vector<std::string> entries(const std::string &dir) {
+  std::vector<std::string> v;
+  for (const auto &e : fs::directory_iterator(dir)) v.push_back(e.path().filename().string());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+TEST(ExportFrame, FormatNamesGoBothWays) {
+  const char *names[] = {"konata", "perfetto", "chrome-json", "nytprof", "hpctoolkit", "fst", "vcd"};
+  for (uint32_t f = USCOPE_EXPORT_KONATA; f <= USCOPE_EXPORT_VCD; ++f) {
+    ASSERT_NE(uscope_export_format_name(f), nullptr);
+    EXPECT_STREQ(uscope_export_format_name(f), names[f - 1]);
+    EXPECT_EQ(uscope_export_format_from_name(names[f - 1]), f);
+  }
+  EXPECT_EQ(uscope_export_format_from_name("Chrome-JSON"), USCOPE_EXPORT_CHROME_JSON);
+  EXPECT_EQ(uscope_export_format_from_name("json"), 0u);
+  EXPECT_EQ(uscope_export_format_from_name(""), 0u);
+  EXPECT_EQ(uscope_export_format_from_name(nullptr), 0u);
+  EXPECT_EQ(uscope_export_format_name(0), nullptr);
+  EXPECT_EQ(uscope_export_format_name(8), nullptr);
+}
+
+TEST(ExportFrame, OptionsDefaults) {
+  uscope_export_options_t o;
+  std::memset(&o, 0xAB, sizeof o);
+  uscope_export_options_init(&o);
+  EXPECT_EQ(o.struct_size, sizeof o);
+  EXPECT_EQ(o.format, 0u);
+  EXPECT_EQ(o.range_start, 0u);
+  EXPECT_EQ(o.range_end, UINT64_MAX);
+  EXPECT_EQ(o.time_unit, static_cast<uint32_t>(USCOPE_TIME_AUTO));
+  EXPECT_EQ(o.elf_path, nullptr);
+  EXPECT_EQ(o.on_issue, nullptr);
+  uscope_konata_import_options_t k;
+  std::memset(&k, 0xAB, sizeof k);
+  uscope_konata_import_options_init(&k);
+  EXPECT_EQ(k.struct_size, sizeof k);
+  EXPECT_EQ(k.clock_period_ps, 1000u);
+  EXPECT_EQ(k.dut_name, nullptr);
+  EXPECT_EQ(k.strict, 0u);
+  uscope_export_options_init(nullptr);  // no crash
+  uscope_konata_import_options_init(nullptr);
+}
+
+TEST(ExportFrame, BadArgumentsAreRefusedWithAMessage) {
+  TempDir d("export_args");
+  const std::string in = kCorpusDir + "01_tiny.uscope", out = d.file("o.vcd");
+  uscope_export_options_t o = opts_for(USCOPE_EXPORT_VCD);
+  EXPECT_EQ(uscope_export(nullptr, nullptr, out.c_str(), &o), USCOPE_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(uscope_export(nullptr, in.c_str(), nullptr, &o), USCOPE_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(uscope_export(nullptr, in.c_str(), out.c_str(), nullptr), USCOPE_ERR_INVALID_ARGUMENT);
+  uscope_export_options_t unsized = o;
+  unsized.struct_size = 0;
+  EXPECT_EQ(uscope_export(nullptr, in.c_str(), out.c_str(), &unsized), USCOPE_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(uscope_last_error()).find("struct_size"), std::string::npos);
+  uscope_export_options_t bad = opts_for(99);
+  EXPECT_EQ(uscope_export(nullptr, in.c_str(), out.c_str(), &bad), USCOPE_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(uscope_last_error()).find("unknown format 99"), std::string::npos);
+  uscope_export_options_t range = o;
+  range.range_start = 10;
+  range.range_end = 9;
+  EXPECT_EQ(uscope_export(nullptr, in.c_str(), out.c_str(), &range), USCOPE_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(uscope_last_error()).find("10:9"), std::string::npos);
+  uscope_export_options_t unit = o;
+  unit.time_unit = 7;
+  EXPECT_EQ(uscope_export(nullptr, in.c_str(), out.c_str(), &unit), USCOPE_ERR_INVALID_ARGUMENT);
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_EQ(entries(d.path()), std::vector<std::string>{});
+  uscope_konata_import_options_t k;
+  uscope_konata_import_options_init(&k);
+  EXPECT_EQ(uscope_import_konata(nullptr, nullptr, out.c_str(), &k), USCOPE_ERR_INVALID_ARGUMENT);
+  k.struct_size = 0;
+  EXPECT_EQ(uscope_import_konata(nullptr, in.c_str(), out.c_str(), &k), USCOPE_ERR_INVALID_ARGUMENT);
+}
+
+TEST(ExportFrame, TheInputIsNeverTheOutput) {
+  TempDir d("export_same");
+  const std::string in = d.file("t.uscope");
+  fs::copy_file(kCorpusDir + "01_tiny.uscope", in);
+  const std::string before = read_all(in);
+  const std::string link = d.file("link.uscope"), hard = d.file("hard.uscope");
+  fs::create_symlink(in, link);
+  fs::create_hard_link(in, hard);
+  for (const std::string &out : {in, link, hard, d.path() + "/./t.uscope"}) {
+    uscope_export_options_t o = opts_for(USCOPE_EXPORT_VCD);
+    EXPECT_EQ(uscope_export(nullptr, in.c_str(), out.c_str(), &o), USCOPE_ERR_INVALID_ARGUMENT) << out;
+    EXPECT_NE(std::string(uscope_last_error()).find("the output is the input"), std::string::npos)
+        << uscope_last_error();
+  }
+  EXPECT_EQ(read_all(in), before);
+}
+
+TEST(ExportFrame, InputsThatAreNoTraceNameTheFile) {
+  TempDir d("export_inputs");
+  const std::string out = d.file("o.log");
+  uscope_export_options_t o = opts_for(USCOPE_EXPORT_KONATA);
+  const std::string missing = d.file("missing.uscope");
+  EXPECT_EQ(uscope_export(nullptr, missing.c_str(), out.c_str(), &o), USCOPE_ERR_IO);
+  EXPECT_NE(std::string(uscope_last_error()).find(missing), std::string::npos);
+  EXPECT_EQ(uscope_export(nullptr, d.path().c_str(), out.c_str(), &o), USCOPE_ERR_IO);
+  EXPECT_NE(std::string(uscope_last_error()).find("directory"), std::string::npos);
+  const std::string junk = d.file("junk.uscope");
+  write_all(junk, std::string(4096, 'x'));
+  EXPECT_EQ(uscope_export(nullptr, junk.c_str(), out.c_str(), &o), USCOPE_ERR_BAD_MAGIC);
+  EXPECT_NE(std::string(uscope_last_error()).find(junk), std::string::npos);
+  // Only the timeline exporters read NPU JSONL and .pccx inputs.
+  const std::string jsonl = d.file("t.jsonl");
+  write_all(jsonl, "{\"event_type\":\"IRQ\",\"t_cycle\":1}\n");
+  EXPECT_EQ(uscope_export(nullptr, jsonl.c_str(), out.c_str(), &o), USCOPE_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(uscope_last_error()).find("needs a µScope trace"), std::string::npos);
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(ExportFrame, AFailedExportLeavesTheOldOutputAndNoTemporaryFile) {
+  TempDir d("export_fail");
+  const std::string out = d.file("o.log");
+  write_all(out, "previous");
+  // 01_tiny has no cpu protocol: the konata exporter has nothing to export.
+  uscope_export_options_t o = opts_for(USCOPE_EXPORT_KONATA);
+  EXPECT_NE(uscope_export(nullptr, (kCorpusDir + "01_tiny.uscope").c_str(), out.c_str(), &o), USCOPE_OK);
+  EXPECT_NE(std::string(uscope_last_error()).find("01_tiny.uscope"), std::string::npos) << uscope_last_error();
+  EXPECT_EQ(read_all(out), "previous");
+  EXPECT_EQ(entries(d.path()), std::vector<std::string>{"o.log"});
+}
+
+TEST(ExportFrame, OutFileReplacesItsPathOnlyWhenPublished) {
+  TempDir d("export_outfile");
+  const std::string path = d.file("f.txt");
+  write_all(path, "old");
+  {
+    uscope::exporter::OutFile f(path);
+    f.write("new ");
+    std::string big(3 << 20, 'z');  // past the 1 MiB buffer: written before publish
+    f.write(big);
+    EXPECT_EQ(read_all(path), "old");
+    EXPECT_EQ(f.bytes(), 4u + big.size());
+    EXPECT_NE(f.temp_path(), path);
+  }  // never published: the temporary file goes, the old file stays
+  EXPECT_EQ(read_all(path), "old");
+  EXPECT_EQ(entries(d.path()), std::vector<std::string>{"f.txt"});
+  {
+    uscope::exporter::OutFile f(path);
+    f.write("new");
+    f.publish();
+  }
+  EXPECT_EQ(read_all(path), "new");
+  EXPECT_EQ(entries(d.path()), std::vector<std::string>{"f.txt"});
+  // A directory in the way is refused, not replaced.
+  fs::create_directory(d.file("dir"));
+  EXPECT_THROW(uscope::exporter::OutFile f(d.file("dir")), uscope::Error);
+}
+
+TEST(ExportFrame, OutDirReplacesAnOldDatabaseOnlyWhenPublished) {
+  TempDir d("export_outdir");
+  const std::string db = d.file("db");
+  fs::create_directory(db);
+  write_all(db + "/old.db", "old");
+  {
+    uscope::exporter::OutDir o(db);
+    write_all(o.dir() + "/meta.db", "new");
+    EXPECT_TRUE(fs::exists(db + "/old.db"));
+  }  // never published: removed with its files
+  EXPECT_EQ(entries(d.path()), std::vector<std::string>{"db"});
+  EXPECT_EQ(entries(db), std::vector<std::string>{"old.db"});
+  {
+    uscope::exporter::OutDir o(db);
+    write_all(o.dir() + "/meta.db", "new");
+    fs::create_directory(o.dir() + "/sub");
+    write_all(o.dir() + "/sub/x", "x");
+    o.publish();
+  }
+  EXPECT_EQ(entries(d.path()), std::vector<std::string>{"db"});
+  EXPECT_EQ(entries(db), (std::vector<std::string>{"meta.db", "sub"}));
+  EXPECT_EQ(read_all(db + "/meta.db"), "new");
+  // A file of that name is refused.
+  write_all(d.file("file"), "f");
+  EXPECT_THROW(uscope::exporter::OutDir o(d.file("file")), uscope::Error);
+  EXPECT_EQ(read_all(d.file("file")), "f");
+}
+
+}  // namespace
