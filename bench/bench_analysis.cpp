@@ -47,7 +47,7 @@
 #include <string>
 #include <vector>
 
-#include "boom_workload.hpp"
+#include "boom_cpu_trace.hpp"
 #include "reader/trace_reader.hpp"
 #include "uscope/analysis.h"
 #include "uscope/protocols.h"
@@ -67,63 +67,6 @@ uint64_t env_u64(const char *name, uint64_t def) {
   std::exit(1);
 }
 
-// Writes `cycles` cycles of the workload, cpu-protocol declared.
-void write_trace(const std::string &path, uint64_t cycles) {
-  uscope_schema_t *s = nullptr;
-  CHECK_OK(uscope_schema_new(&s));
-  uint8_t clk = 0;
-  uint16_t root = 0;
-  CHECK_OK(uscope_schema_add_clock(s, &clk, "core_clk", static_cast<uint32_t>(kPeriodPs)));
-  CHECK_OK(uscope_schema_add_scope(s, &root, "root", USCOPE_NO_PARENT, nullptr, clk));
-  uscope_cpu_config_t cfg{};
-  cfg.struct_size = sizeof cfg;
-  cfg.scope_name = "core0";
-  cfg.parent_scope_id = root;
-  cfg.clock_id = USCOPE_CLOCK_INHERIT;
-  cfg.isa = "rv32i";
-  cfg.stages = kStages;
-  cfg.num_stages = kNumStages;
-  cfg.max_entities = kSlots;
-  uscope_cpu_t *cpu = nullptr;
-  CHECK_OK(uscope_cpu_declare(s, &cpu, &cfg));
-  uscope_cpu_ids_t ids{};
-  ids.struct_size = sizeof ids;
-  CHECK_OK(uscope_cpu_ids(cpu, &ids));
-  uscope_writer_options_t o{};
-  o.struct_size = sizeof o;
-  o.checkpoint_interval_ps = kCheckpointPs;
-  uscope_writer_t *w = nullptr;
-  CHECK_OK(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o));
-  uscope_schema_free(s);
-  const uint16_t committed = ids.counters[0];
-  for (uint64_t c = 0; c < cycles; ++c) {
-    int st = uscope_begin_cycle(w, c * kPeriodPs);
-    const uint32_t base = static_cast<uint32_t>(c) * kFetchWidth;
-    for (uint32_t k = 0; k < kFetchWidth; ++k) {
-      const uint32_t eid = base + k;
-      const uint16_t slot = static_cast<uint16_t>(eid % kSlots);
-      st |= uscope_slot_set(w, ids.entities, slot, 0, eid);
-      st |= uscope_slot_set(w, ids.entities, slot, 1, kPcBase + 4ull * eid);
-      st |= uscope_slot_set(w, ids.entities, slot, 2, kRv32i[(eid * 2654435761u) >> 29]);
-    }
-    if (c * kFetchWidth >= kInFlight)
-      for (uint32_t k = 0; k < kFetchWidth; ++k)
-        st |= uscope_slot_clear(w, ids.entities, static_cast<uint16_t>((base + k + kSlots - kInFlight) % kSlots));
-    st |= uscope_slot_add(w, committed, 0, 0, kFetchWidth);
-    for (const Transition &t : kTransitions) {
-      if (base < kFetchWidth * t.lag) continue;
-      const uint32_t eid = base - kFetchWidth * t.lag + t.lane;
-      uint8_t payload[5] = {static_cast<uint8_t>(eid), static_cast<uint8_t>(eid >> 8),
-                            static_cast<uint8_t>(eid >> 16), static_cast<uint8_t>(eid >> 24), t.stage};
-      st |= uscope_event(w, ids.stage_transition, payload, sizeof payload);
-    }
-    st |= uscope_end_cycle(w);
-    if (st) die("write", st, w);
-  }
-  CHECK_OK(uscope_writer_close(w));
-  uscope_cpu_free(cpu);
-}
-
 struct Env {
   std::string dir, trace, big;
   uint64_t cycles = 0, big_cycles = 0;
@@ -137,7 +80,7 @@ struct Env {
     keep = t && *t;
     trace = keep ? t : dir + "/boom.uscope";
     struct stat sb;
-    if (!keep || stat(trace.c_str(), &sb) != 0) write_trace(trace, cycles);
+    if (!keep || stat(trace.c_str(), &sb) != 0) write_cpu_trace(trace, cycles);
     const uint64_t big_mb = env_u64("USCOPE_BENCH_BIG_MB", 1024);
     if (big_mb) {
       stat(trace.c_str(), &sb);
@@ -324,7 +267,7 @@ void BM_AnalyzeMemory(benchmark::State &state) {
     return;
   }
   struct stat sb;
-  if (stat(env().big.c_str(), &sb) != 0) write_trace(env().big, env().big_cycles);
+  if (stat(env().big.c_str(), &sb) != 0) write_cpu_trace(env().big, env().big_cycles);
   stat(env().big.c_str(), &sb);
   double delta = 0, s = 0;
   for (auto _ : state) {
