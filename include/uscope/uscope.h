@@ -75,7 +75,7 @@ extern "C" {
 /* ── Versions ─────────────────────────────────────────────────────────── */
 
 #define USCOPE_VERSION_MAJOR 0
-#define USCOPE_VERSION_MINOR 3
+#define USCOPE_VERSION_MINOR 4
 #define USCOPE_VERSION_PATCH 0
 /** MAJOR*10000 + MINOR*100 + PATCH, comparable with uscope_version_number(). */
 #define USCOPE_VERSION_NUMBER \
