@@ -1,6 +1,7 @@
 // The exporters' shared frame (include/uscope/export.h, src/export/export.*):
 // format names, options, argument and input checks, and the output that
 // replaces its path only on success (a file, or hpctoolkit's directory).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -210,6 +211,61 @@ TEST(ExportFrame, OutDirReplacesAnOldDatabaseOnlyWhenPublished) {
   write_all(d.file("file"), "f");
   EXPECT_THROW(uscope::exporter::OutDir o(d.file("file")), uscope::Error);
   EXPECT_EQ(read_all(d.file("file")), "f");
+}
+
+// What Progress draws on stderr while stderr is `fd` (a terminal or not).
+void progress_output(int fd, bool enabled) {
+  std::fflush(stderr);
+  const int saved = ::dup(2);
+  ::dup2(fd, 2);
+  {
+    uscope::exporter::Progress p(enabled, "export konata");
+    p.update(50, 100, "cycles");
+    p.update(60, 100, "cycles");  // within 0.2 s of the first: not drawn
+    p.finish();
+  }
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+}
+
+std::string drain(int fd) {
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+TEST(ExportFrame, TheProgressBarIsDrawnOnATerminalOnly) {
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(::grantpt(master), 0);
+  ASSERT_EQ(::unlockpt(master), 0);
+  const int slave = ::open(::ptsname(master), O_RDWR | O_NOCTTY);
+  ASSERT_GE(slave, 0);
+  ::fcntl(master, F_SETFL, O_NONBLOCK);
+  progress_output(slave, true);
+  const std::string drawn = drain(master);
+  EXPECT_NE(drawn.find("\rexport konata ["), std::string::npos) << drawn;
+  EXPECT_NE(drawn.find("50%"), std::string::npos) << drawn;
+  EXPECT_NE(drawn.find("50 / 100 cycles"), std::string::npos) << drawn;
+  EXPECT_EQ(drawn.find("60%"), std::string::npos) << drawn;
+  EXPECT_EQ(drawn.back(), '\n');  // the terminal shows "\r\n" for finish()'s "\n"
+  progress_output(slave, false);  // not asked for
+  EXPECT_EQ(drain(master), "");
+  int pipefd[2];
+  ASSERT_EQ(::pipe(pipefd), 0);
+  ::fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+  progress_output(pipefd[1], true);  // asked for, but stderr is no terminal
+  EXPECT_EQ(drain(pipefd[0]), "");
+  ::close(pipefd[0]);
+  ::close(pipefd[1]);
+  ::close(slave);
+  ::close(master);
 }
 
 }  // namespace
