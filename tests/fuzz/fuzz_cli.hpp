@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -39,9 +40,11 @@ class Env {
     saved_stdout_ = dup(1);
     if (null_fd_ < 0 || saved_stdout_ < 0) std::abort();
   }
+  // The scratch directory goes with everything in it (an export to
+  // hpctoolkit makes a directory).
   ~Env() {
-    for (const auto &f : made_) unlink(f.c_str());
-    rmdir(dir_.c_str());
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
   }
   Env(const Env &) = delete;
   Env &operator=(const Env &) = delete;
