@@ -139,6 +139,7 @@ class FstSink final : public WaveSink {
     fstWriterSetVersion(ctx_, version().c_str());
     fstWriterSetComment(ctx_, comment.c_str());
     fstWriterSetPackType(ctx_, FST_WR_PT_LZ4);
+    fstWriterSetParallelMode(ctx_, 1);
     enum_tables_.assign(schema.enums.size(), 0);
   }
   ~FstSink() override {
@@ -157,9 +158,20 @@ class FstSink final : public WaveSink {
     handles_.push_back(fstWriterCreateVar(ctx_, FST_VT_VCD_WIRE, FST_VD_IMPLICIT, width, name.c_str(), 0));
   }
   void end_definitions() override {}
-  void time(uint64_t t) override { fstWriterEmitTimeChange(ctx_, t), last_ = t; }
+  void time(uint64_t t) override {
+    // fstapi keeps the value changes of a block in memory until they pass
+    // 128 MiB (its FST_BREAK_SIZE): a block is cut here well before that,
+    // so that the export's memory stays bounded (issue 14: <= 128 MB).
+    if (pending_ >= kBlockBytes) {
+      fstWriterFlushContext(ctx_);
+      pending_ = 0;
+    }
+    fstWriterEmitTimeChange(ctx_, t);
+    last_ = t;
+  }
   void value(uint32_t sig, uint32_t width, uint64_t v) override {
     fstWriterEmitValueChange64(ctx_, handles_[sig], width, v);
+    pending_ += width + 10;  // at most what fstapi buffers for one change (its fpos + len + 10)
   }
   uint64_t finish(uint64_t last_time) override {
     if (last_time > last_) time(last_time);
@@ -202,17 +214,21 @@ class FstSink final : public WaveSink {
   std::vector<fstHandle> handles_;
   std::vector<fstEnumHandle> enum_tables_;
   uint64_t last_ = 0;
+  static constexpr uint64_t kBlockBytes = 16 << 20;
+  uint64_t pending_ = 0;  // bytes of changes fstapi holds since its last block
 };
 #endif
 
 // ── The signal model ──
 
-// A name as both formats take it: no whitespace (it ends a VCD token) and
-// no '.' (the viewers' hierarchy separator); never empty.
+// A name as both formats take it: no whitespace (it ends a VCD token), no
+// '.' (the viewers' hierarchy separator), no leading '$' (a VCD keyword such
+// as $end); never empty.
 std::string wave_name(const char *s) {
   std::string n = s && *s ? s : "_";
   for (char &c : n)
     if (static_cast<unsigned char>(c) <= ' ' || c == '.' || c == 0x7f) c = '_';
+  if (n[0] == '$') n[0] = '_';
   return n;
 }
 
@@ -577,6 +593,8 @@ void export_waveform(Job &job) {
          "FST export is not built in: libuscope was configured without GTKWave's fstapi, which it takes from "
          "the Debian package verilator (/usr/share/verilator/include/gtkwave); --to vcd works without it");
 #endif
+  if (job.opts.time_unit == USCOPE_TIME_CYCLE || job.opts.time_unit == USCOPE_TIME_NS)
+    job.note("--time-unit does not apply to waveforms: their times are the trace's, in ps (timescale 1 ps)");
   const uint64_t period = cycle_period_ps(r);
   const auto &segs = r.segments();
   const uint64_t last_time = segs.empty() ? 0 : segs.back().header.time_end_ps;
