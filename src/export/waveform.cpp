@@ -420,6 +420,9 @@ class Signals {
     done_ = true;
   }
 
+  // About 25 bytes each here (and as much in fstapi): 4 Mi signals stay
+  // near the 128 MB the exporters keep to, far more than a viewer shows.
+  static constexpr uint64_t kMaxSignals = uint64_t{1} << 22;
   void declare(const Schema &s, uint64_t period_ps);
   uint32_t add(const std::string &name, uint32_t width, int enum_id) {
     sink_.var(name, width, enum_id);
@@ -487,6 +490,18 @@ void Signals::declare(const Schema &s, uint64_t period_ps) {
     const long i = index_of(s.events[k].scope_id);
     ev_of[i < 0 ? ns : static_cast<size_t>(i)].push_back(k);
   }
+  // The signals the schema asks for, counted before any is made: a schema
+  // of a few bytes can name billions (65,535 storages of 65,535 slots).
+  uint64_t total = 0;
+  for (size_t k = 0; k < s.storages.size(); ++k) {
+    const StorageDef &d = s.storages[k];
+    const bool sparse = r_.layouts()[k].sparse;
+    total += d.props.size() + uint64_t{r_.layouts()[k].num_slots} * (d.fields.size() + (sparse ? 1 : 0));
+  }
+  for (const EventDef &e : s.events) total += 1 + e.fields.size();
+  if (total > kMaxSignals)
+    fail(USCOPE_ERR_LIMIT, "the trace's schema makes %" PRIu64 " signals, more than the %" PRIu64
+         " a waveform export holds", total, kMaxSignals);
   storages_.resize(s.storages.size());
   events_.resize(s.events.size());
   for (size_t k = 0; k < s.events.size(); ++k)

@@ -435,6 +435,39 @@ TEST(WaveformExport, WindowPastTheEndIsClamped) {
   EXPECT_NE(::stat(out.c_str(), &sb), 0) << "no output for a refused window";
 }
 
+// A schema of a few hundred bytes can ask for millions of signals: past the
+// exporter's limit it is refused with LIMIT, saying how many, and nothing is
+// written.
+TEST(WaveformExport, TooManySignalsIsRefused) {
+  TempDir dir("wave");
+  const std::string in = dir.file("wide.uscope"), out = dir.file("wide.vcd");
+  uscope_schema_t *s = nullptr;
+  ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, nullptr, "clk", 1000), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, nullptr, "top", USCOPE_NO_PARENT, nullptr, USCOPE_CLOCK_INHERIT), USCOPE_OK);
+  std::vector<std::string> names;
+  for (int i = 0; i < 65; ++i) names.push_back("f" + std::to_string(i));
+  std::vector<uscope_field_t> fields;
+  for (const auto &n : names) fields.push_back({n.c_str(), USCOPE_FT_U8, 0, 0, 0});
+  uint16_t sid = 0;
+  ASSERT_EQ(uscope_schema_add_storage(s, &sid, "wide", USCOPE_ROOT_SCOPE, 65535, 0, fields.data(), 65, nullptr, 0),
+            USCOPE_OK);
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, in.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
+  uscope_schema_free(s);
+  EXPECT_EQ(uscope_begin_cycle(w, 0), USCOPE_OK);
+  EXPECT_EQ(uscope_slot_set(w, sid, 7, 3, 42), USCOPE_OK);
+  EXPECT_EQ(uscope_end_cycle(w), USCOPE_OK);
+  ASSERT_EQ(uscope_writer_close(w), USCOPE_OK) << uscope_last_error();
+  uscope_export_options_t o;
+  uscope_export_options_init(&o);
+  o.format = USCOPE_EXPORT_VCD;
+  EXPECT_EQ(uscope_export(nullptr, in.c_str(), out.c_str(), &o), USCOPE_ERR_LIMIT);
+  EXPECT_NE(std::string(uscope_last_error()).find("4259775 signals"), std::string::npos) << uscope_last_error();
+  struct stat sb {};
+  EXPECT_NE(::stat(out.c_str(), &sb), 0);
+}
+
 // The CLI, end to end: `uscope export --to vcd --range` and `uscope state
 // --cycle N --json` agree on the integer fields.
 TEST(WaveformExport, CliAgreesWithState) {
