@@ -329,7 +329,7 @@ class Signals {
     EventSignals &e = events_[id];
     mark(e.fire, 1);
     e.fired_at = t;
-    e.off_at = t + e.pulse_ps;
+    e.off_at = t < UINT64_MAX - e.pulse_ps ? t + e.pulse_ps : UINT64_MAX - 1;  // a time near 2^64: never wraps
     next_off_ = std::min(next_off_, e.off_at);
     for (size_t k = 0; k < e.off.size(); ++k)
       if (e.size[k] && e.off[k] + e.size[k] <= n)
