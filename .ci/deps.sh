@@ -8,11 +8,13 @@
 # verilator also builds the DPI bridge's tests (tests/dpi: signature drift, e2e).
 # libdw-dev (elfutils: libdw, libelf) reads the symbols and line tables of a program's ELF
 # (src/analysis/elf_info).
+# verilator also ships GTKWave's fstapi (include/gtkwave), which the FST export compiles in;
+# gtkwave's fst2vcd reads those FST files back in the tests (tests/unit/test_export_waveform.cpp).
 # g++ brings libtsan2 (via libgcc-12-dev), the TSan runtime of the tsan preset.
 USCOPE_PACKAGES=(cmake ninja-build g++ pkg-config liblz4-dev libzstd-dev libdw-dev libgtest-dev
                  libbenchmark-dev libsimdjson-dev libcli11-dev zlib1g-dev libdeflate-dev
                  clang libclang-rt-14-dev
-                 verilator gcc-riscv64-unknown-elf
+                 verilator gcc-riscv64-unknown-elf gtkwave
                  nodejs)
 # The MCP SDK client test (tests/mcp) runs the TypeScript SDK with node and npm. Debian's npm is
 # a package of its own; nodesource's nodejs brings its own npm (and conflicts with Debian's).
