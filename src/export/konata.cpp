@@ -16,7 +16,7 @@
 //   L  0: its disassembly (the annotation that disassembles it, else decoded
 //      from inst_bits or the ELF; without any, its first annotation);
 //      1: each other annotation
-//   S/E  each stage span on lane 0; each "stall:<stage> @<lane> <start>-<end>"
+//   S/E  each stage span on lane 0; each "stall:<stage> @<lane> +<offset>:<cycles>"
 //      annotation (the import's lane >= 1 stages) on its lane
 //   W  each dependency, at the consumer's fetch cycle, producer named by its
 //      entity id (the latest instruction fetched in that catalog slot)
@@ -44,20 +44,23 @@ using kanata::Cmd;
 using kanata::Command;
 
 // A lane >= 1 stage kept as an annotation by the import:
-// "stall:<stage> @<lane> <start>-<end>". False for any other text
-// (konata2uscope's plain "stall:<stage>" among them).
-bool parse_lane_annotation(const std::string &a, std::string *stage, uint64_t *lane, uint64_t *start,
+// "stall:<stage> @<lane> +<offset>:<cycles>", its start `offset` cycles
+// after the fetch. False for any other text (konata2uscope's plain
+// "stall:<stage>" among them).
+bool parse_lane_annotation(const std::string &a, uint64_t fetch, std::string *stage, uint64_t *lane, uint64_t *start,
                            uint64_t *end) {
   if (a.compare(0, 6, "stall:") != 0) return false;
   const size_t at = a.rfind(" @");
   if (at == std::string::npos || at < 6) return false;
-  unsigned long long l = 0, s = 0, e = 0;
+  unsigned long long l = 0, off = 0, len = 0;
   char tail = 0;
-  if (std::sscanf(a.c_str() + at + 2, "%llu %llu-%llu%c", &l, &s, &e, &tail) != 3 || l == 0 || e < s) return false;
+  if (std::sscanf(a.c_str() + at + 2, "%llu +%llu:%llu%c", &l, &off, &len, &tail) != 3 || l == 0 ||
+      off > UINT64_MAX - fetch || len > UINT64_MAX - fetch - off)
+    return false;
   *stage = a.substr(6, at - 6);
   *lane = l;
-  *start = s;
-  *end = e;
+  *start = fetch + off;
+  *end = *start + len;
   return true;
 }
 
@@ -83,7 +86,7 @@ class Emitter {
     for (uint32_t a : i.annotations) {
       const std::string &text = t_.string_at(a);
       LaneSpan ls;
-      if (parse_lane_annotation(text, &ls.stage, &ls.lane, &ls.start, &ls.end))
+      if (parse_lane_annotation(text, f, &ls.stage, &ls.lane, &ls.start, &ls.end))
         lanes.push_back(std::move(ls));
       else
         notes.push_back(text);

@@ -19,9 +19,9 @@
 //  - The fetch writes the catalog slot only: uscope_cpu_fetch would also
 //    start stage 0, which a Kanata instruction enters only with its own S.
 //  - A lane >= 1 stage (a stall overlay) is one annotation written when it
-//    ends (E, R, or the end of the log), "stall:<stage> @<lane> <start>-<end>",
-//    so that its lane and cycles survive; konata2uscope writes
-//    "stall:<stage>" at its start and loses both.
+//    ends (E, R, or the end of the log), "stall:<stage> @<lane> +<offset>:<cycles>"
+//    (its start after the fetch, its length), so that its lane and cycles
+//    survive; konata2uscope writes "stall:<stage>" at its start and loses both.
 //  - The clock's period is the one the timestamps use (COMPAT 29).
 #include <uscope/protocols.h>
 #include <uscope/uscope.h>
@@ -143,6 +143,7 @@ class Walker {
   };
   struct Live {
     uint32_t slot = 0;
+    uint64_t fetch = 0;
     std::vector<Lane> lanes;  // open lane >= 1 stages
   };
 
@@ -181,7 +182,10 @@ class Walker {
   void close_lane(const Live &l, const Lane &s) {
     frame();
     if (!w_) return;
-    const std::string text = "stall:" + s.stage + " @" + num(s.lane) + " " + num(s.start) + "-" + num(cycle_);
+    // Cycles relative to the fetch: the texts repeat from one instruction to
+    // the next, and the trace's string table holds each distinct one once.
+    const std::string text =
+        "stall:" + s.stage + " @" + num(s.lane) + " +" + num(s.start - l.fetch) + ":" + num(cycle_ - s.start);
     check(uscope_cpu_annotate(w_, cpu_, l.slot, text.c_str()));
   }
 
@@ -316,7 +320,9 @@ class Walker {
     }
     slot_owner_[slot] = c.a;
     slot_owned_[slot] = true;
-    live_[c.a].slot = slot;
+    Live &l = live_[c.a];
+    l.slot = slot;
+    l.fetch = cycle_;
     ++instructions_;
     frame();
     if (w_) {

@@ -370,7 +370,8 @@ TEST(KonataImport, BasicLogGivesItsInstructionsStagesLabelsAndDependencies) {
   EXPECT_EQ(i0.status, USCOPE_INSN_RETIRED);
   EXPECT_EQ(i0.spans, (std::vector<Span>{{"F", 100, 101}, {"D", 101, 102}, {"X", 102, 103}, {"W", 103, 105}}));
   EXPECT_EQ(i1.disasm, "0x1004 lw x2, 0(x1)");
-  EXPECT_EQ(i1.annotations, "stall:stl @1 102-105");  // the lane-1 stage, with its lane and cycles
+  // The lane-1 stage, with its lane, its start after the fetch (100) and its length.
+  EXPECT_EQ(i1.annotations, "stall:stl @1 +2:3");
   EXPECT_EQ(i1.spans, (std::vector<Span>{{"F", 100, 101}, {"D", 101, 102}, {"X", 102, 105}, {"W", 105, 106}}));
   EXPECT_EQ(i1.status, USCOPE_INSN_RETIRED);
   EXPECT_EQ(i2.status, USCOPE_INSN_FLUSHED);
@@ -414,7 +415,7 @@ TEST(KonataImport, Gem5O3StyleLogWithLanesAndSquashes) {
   ASSERT_NE(lw, nullptr);
   EXPECT_EQ(lw->spans.size(), 7u);
   EXPECT_EQ(lw->spans[4], (Span{"Is", 5004, 5007}));
-  EXPECT_NE(lw->annotations.find("stall:mem @1 5004-5006"), std::string::npos) << lw->annotations;
+  EXPECT_NE(lw->annotations.find("stall:mem @1 +4:2"), std::string::npos) << lw->annotations;
   // The squashed ones stop after Ds.
   for (const auto &i : t.insns) {
     if (i.status == USCOPE_INSN_FLUSHED) {
@@ -589,7 +590,7 @@ TEST(KonataImport, SameInstructionsAsTheReferenceKonata2uscope) {
     EXPECT_EQ(o.spans, f.spans) << kv.first;
     EXPECT_EQ(o.disasm, f.disasm) << kv.first;
     EXPECT_EQ(o.deps.size(), f.deps.size()) << kv.first;
-    // The reference writes "stall:<stage>" where ours adds " @<lane> <start>-<end>".
+    // The reference writes "stall:<stage>" where ours adds " @<lane> +<offset>:<cycles>".
     std::string mine;
     for (const auto &line : split(o.annotations, '\n')) {
       const size_t at = line.rfind(" @");
