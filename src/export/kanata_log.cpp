@@ -1,6 +1,6 @@
 #include "export/kanata_log.hpp"
 
-#include <cstdio>
+#include <charconv>
 
 namespace uscope::exporter::kanata {
 
@@ -119,14 +119,18 @@ void append_line(std::string &out, const Command &c) {
   char buf[24];
   for (size_t i = 0; i < d.numbers; ++i) {
     out += '\t';
-    const int n = std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(num[i]));
-    out.append(buf, static_cast<size_t>(n));
+    const auto r = std::to_chars(buf, buf + sizeof buf, num[i]);
+    out.append(buf, static_cast<size_t>(r.ptr - buf));
   }
   if (d.text) {
     out += '\t';
     // A tab or newline would end the field or the line: Konata's reader
     // splits on both, so they are written as spaces.
-    for (char ch : c.text) out += (ch == '\t' || ch == '\n' || ch == '\r') ? ' ' : ch;
+    const size_t at = out.size();
+    out.append(c.text.data(), c.text.size());
+    if (c.text.find_first_of("\t\n\r") != std::string_view::npos)
+      for (size_t k = at; k < out.size(); ++k)
+        if (out[k] == '\t' || out[k] == '\n' || out[k] == '\r') out[k] = ' ';
   }
   out += '\n';
 }

@@ -5,9 +5,9 @@
 // The instructions come from the analysis layer (InsnStream: whole
 // instructions with their stage spans, in fetch order); a Kanata log wants
 // its commands in cycle order. An instruction's commands are therefore put
-// in a min-heap keyed by cycle and written once the stream's fetch cycle has
-// passed them: everything an instruction fetched later will add is at or
-// after its fetch cycle. The heap holds the commands of the instructions in
+// (but its I and labels, written at once) in a min-heap keyed by cycle and
+// written once the stream's fetch cycle has passed them: everything an
+// instruction fetched later will add is at or after its fetch cycle. The heap holds the commands of the instructions in
 // flight only, so memory is bounded by them, not by the trace.
 //
 // Mapping (the inverse of the import, konata_import.cpp):
@@ -69,27 +69,27 @@ class Emitter {
   Emitter(analysis::CpuTrace &t, OutFile &out) : t_(t), out_(out) {}
 
   void add(const Insn &i) {
-    flush_before(i.head.first_cycle);
+    const uint64_t f = i.head.first_cycle;
+    flush_before(f);
     const uint64_t id = next_id_++;
     last_in_slot_[i.head.entity_id] = id;
-    const uint64_t f = i.head.first_cycle;
 
-    // I and the labels, at the fetch.
-    std::string block;
-    kanata::append_line(block, {Cmd::Insn, id, i.sim_id(t_.sim_id_slots()), 0, {}});
-    std::vector<std::string> notes;
-    struct LaneSpan {
-      std::string stage;
-      uint64_t lane, start, end;
-    };
-    std::vector<LaneSpan> lanes;
+    // I and the labels, written at once: every command of an earlier cycle
+    // is out, and in its fetch cycle an I comes before anything else.
+    write_cycle(f);
+    std::string &b = out_.buf();
+    kanata::append_line(b, {Cmd::Insn, id, i.sim_id(t_.sim_id_slots()), 0, {}});
+    notes_.clear();
+    lanes_.clear();
     for (uint32_t a : i.annotations) {
       const std::string &text = t_.string_at(a);
       LaneSpan ls;
-      if (parse_lane_annotation(text, f, &ls.stage, &ls.lane, &ls.start, &ls.end))
-        lanes.push_back(std::move(ls));
-      else
-        notes.push_back(text);
+      if (parse_lane_annotation(text, f, &stage_, &ls.lane, &ls.start, &ls.end)) {
+        ls.name = lane_name(stage_);
+        lanes_.push_back(ls);
+      } else {
+        notes_.push_back(&text);
+      }
     }
     size_t first_note = 0;
     // inst_bits 0 is no instruction (RISC-V reserves the all-zero encoding
@@ -99,38 +99,28 @@ class Emitter {
     const bool bits = (i.head.flags & InsnPiece::kHasBits) && i.head.inst_bits != 0;
     if ((i.head.flags & InsnPiece::kDisasmAnnotation) || bits || t_.elf() || i.head.pc != 0) {
       const std::string d = t_.disasm(i);
-      kanata::append_line(block, {Cmd::Label, id, kanata::kLabelName, 0, d});
-    } else if (!notes.empty()) {
-      kanata::append_line(block, {Cmd::Label, id, kanata::kLabelName, 0, notes[0]});
+      kanata::append_line(b, {Cmd::Label, id, kanata::kLabelName, 0, d});
+    } else if (!notes_.empty()) {
+      kanata::append_line(b, {Cmd::Label, id, kanata::kLabelName, 0, *notes_[0]});
       first_note = 1;
     }
-    for (size_t k = first_note; k < notes.size(); ++k)
-      kanata::append_line(block, {Cmd::Label, id, kanata::kLabelDetail, 0, notes[k]});
-    push(f, kGroupInsn, Kind::Text, id, 0, std::move(block));
+    for (size_t k = first_note; k < notes_.size(); ++k)
+      kanata::append_line(b, {Cmd::Label, id, kanata::kLabelDetail, 0, *notes_[k]});
+    out_.maybe_flush();
 
-    for (uint32_t src : i.deps) push(f, kGroupWake, Kind::Wake, id, src, {});
-
+    for (uint32_t src : i.deps) push(f, kGroupWake, Kind::Wake, id, src, 0);
     // Stages, in the instruction's own order (seq) within a cycle: a stage
     // that ends when the next begins is closed before it starts.
-    for (const uscope_stage_span_t &s : i.spans) {
-      const std::string &name = stage_name(s.stage);
-      std::string l;
-      kanata::append_line(l, {Cmd::Start, id, 0, 0, name});
-      push(s.start_cycle, kGroupStage, Kind::Text, id, 0, std::move(l));
-      l.clear();
-      kanata::append_line(l, {Cmd::End, id, 0, 0, name});
-      push(s.end_cycle, kGroupStage, Kind::Text, id, 0, std::move(l));
+    for (const uscope_stage_span_t &sp : i.spans) {
+      push(sp.start_cycle, kGroupStage, Kind::Start, id, sp.stage, 0);
+      push(sp.end_cycle, kGroupStage, Kind::End, id, sp.stage, 0);
     }
-    for (const LaneSpan &s : lanes) {
-      std::string l;
-      kanata::append_line(l, {Cmd::Start, id, s.lane, 0, s.stage});
-      push(s.start, kGroupStage, Kind::Text, id, 0, std::move(l));
-      l.clear();
-      kanata::append_line(l, {Cmd::End, id, s.lane, 0, s.stage});
-      push(s.end, kGroupStage, Kind::Text, id, 0, std::move(l));
+    for (const LaneSpan &ls : lanes_) {
+      push(ls.start, kGroupStage, Kind::StartLane, id, ls.name, ls.lane);
+      push(ls.end, kGroupStage, Kind::EndLane, id, ls.name, ls.lane);
     }
     if (i.head.status == USCOPE_INSN_RETIRED || i.head.status == USCOPE_INSN_FLUSHED)
-      push(i.head.last_cycle, kGroupRetire, Kind::Retire, id, i.head.status == USCOPE_INSN_FLUSHED, {});
+      push(i.head.last_cycle, kGroupRetire, Kind::Retire, id, i.head.status == USCOPE_INSN_FLUSHED, 0);
   }
 
   void finish(uint64_t start) {
@@ -140,24 +130,28 @@ class Emitter {
   uint64_t unresolved_deps() const { return unresolved_; }
 
  private:
-  enum class Kind : uint8_t { Text, Wake, Retire };
-  // Order within a cycle: every I first (a W may name an instruction
-  // fetched in the same cycle), then the W, then the stages, then the R.
-  static constexpr uint8_t kGroupInsn = 0, kGroupWake = 1, kGroupStage = 2, kGroupRetire = 3;
+  enum class Kind : uint8_t { Wake, Start, End, StartLane, EndLane, Retire };
+  // Order within a cycle after the I lines: the W, then the stages, then
+  // the R; within a group, the order they were made in.
+  static constexpr uint64_t kGroupWake = 1, kGroupStage = 2, kGroupRetire = 3;
+  // A pending command, plain data so that the heap moves little: its text
+  // is made when it is written.
   struct Pending {
     uint64_t cycle;
-    uint8_t group;
+    uint64_t order;  // group << 56 | seq
+    uint64_t id;
+    uint64_t lane;
+    uint32_t arg;  // stage, lane name, producer entity id, flushed
     Kind kind;
-    uint64_t seq;
-    uint64_t id, arg;
-    std::string text;
   };
   struct Later {
     bool operator()(const Pending &a, const Pending &b) const {
-      if (a.cycle != b.cycle) return a.cycle > b.cycle;
-      if (a.group != b.group) return a.group > b.group;
-      return a.seq > b.seq;
+      return a.cycle != b.cycle ? a.cycle > b.cycle : a.order > b.order;
     }
+  };
+  struct LaneSpan {
+    uint32_t name;
+    uint64_t lane, start, end;
   };
 
   const std::string &stage_name(uint32_t s) {
@@ -166,9 +160,16 @@ class Emitter {
     unnamed_ = "stage" + std::to_string(s);
     return unnamed_;
   }
+  // Lane stage names, interned (a handful: Konata's stall overlays).
+  uint32_t lane_name(const std::string &n) {
+    for (size_t k = 0; k < lane_names_.size(); ++k)
+      if (lane_names_[k] == n) return static_cast<uint32_t>(k);
+    lane_names_.push_back(n);
+    return static_cast<uint32_t>(lane_names_.size() - 1);
+  }
 
-  void push(uint64_t cycle, uint8_t group, Kind kind, uint64_t id, uint64_t arg, std::string text) {
-    heap_.push({cycle, group, kind, seq_++, id, arg, std::move(text)});
+  void push(uint64_t cycle, uint64_t group, Kind kind, uint64_t id, uint32_t arg, uint64_t lane) {
+    heap_.push({cycle, group << 56 | (seq_++ & ((uint64_t{1} << 56) - 1)), id, lane, arg, kind});
   }
 
   void write_cycle(uint64_t c) {
@@ -184,13 +185,13 @@ class Emitter {
 
   void flush_before(uint64_t cycle) {
     while (!heap_.empty() && heap_.top().cycle < cycle) {
-      const Pending &p = heap_.top();
+      const Pending p = heap_.top();
+      heap_.pop();
       write_cycle(p.cycle);
       std::string &b = out_.buf();
       switch (p.kind) {
-        case Kind::Text: b += p.text; break;
         case Kind::Wake: {
-          auto it = last_in_slot_.find(static_cast<uint32_t>(p.arg));
+          auto it = last_in_slot_.find(p.arg);
           if (it == last_in_slot_.end()) {
             ++unresolved_;
             break;
@@ -198,6 +199,15 @@ class Emitter {
           kanata::append_line(b, {Cmd::Wake, p.id, it->second, 0, {}});
           break;
         }
+        case Kind::Start:
+        case Kind::End:
+          kanata::append_line(b, {p.kind == Kind::Start ? Cmd::Start : Cmd::End, p.id, 0, 0, stage_name(p.arg)});
+          break;
+        case Kind::StartLane:
+        case Kind::EndLane:
+          kanata::append_line(b, {p.kind == Kind::StartLane ? Cmd::Start : Cmd::End, p.id, p.lane, 0,
+                                  lane_names_[p.arg]});
+          break;
         case Kind::Retire:
           // The retirement id is the serial number of the retired ones
           // (format doc "R"); a flushed one carries the next.
@@ -205,7 +215,6 @@ class Emitter {
           if (!p.arg) ++retired_;
           break;
       }
-      heap_.pop();
       out_.maybe_flush();
     }
   }
@@ -217,7 +226,10 @@ class Emitter {
   uint64_t next_id_ = 0, seq_ = 0, retired_ = 0, unresolved_ = 0;
   uint64_t cycle_ = 0;
   bool started_ = false;
-  std::string unnamed_;
+  std::string unnamed_, stage_;
+  std::vector<std::string> lane_names_;
+  std::vector<const std::string *> notes_;
+  std::vector<LaneSpan> lanes_;
 };
 
 }  // namespace
