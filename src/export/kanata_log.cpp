@@ -31,6 +31,26 @@ constexpr Def kTable[] = {
 
 const Def &def_of(Cmd c) { return kTable[static_cast<size_t>(c)]; }
 
+// The table's entry of a command name: by its first letter, since this runs
+// once per line.
+const Def *find_def(std::string_view n) {
+  if (n.size() == 1) {
+    switch (n[0]) {
+      case 'C': return &def_of(Cmd::CycleDelta);
+      case 'I': return &def_of(Cmd::Insn);
+      case 'L': return &def_of(Cmd::Label);
+      case 'S': return &def_of(Cmd::Start);
+      case 'E': return &def_of(Cmd::End);
+      case 'R': return &def_of(Cmd::Retire);
+      case 'W': return &def_of(Cmd::Wake);
+      default: return nullptr;
+    }
+  }
+  for (const Def &k : kTable)
+    if (k.name == n) return &k;
+  return nullptr;
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\r')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
@@ -69,9 +89,7 @@ Parse parse_line(std::string_view line, Command *out, std::string *reason) {
     if (tab == std::string_view::npos) break;
     pos = tab + 1;
   }
-  const Def *d = nullptr;
-  for (const Def &k : kTable)
-    if (k.name == f[0]) d = &k;
+  const Def *d = find_def(f[0]);
   if (!d) {
     *reason = "unknown command \"" + std::string(f[0].substr(0, 40)) + "\"";
     return Parse::Bad;
