@@ -811,6 +811,54 @@ void round_trip(const std::string &log) {
 TEST(KonataRoundTrip, BasicLogKeepsEverything) { round_trip(data("basic.log")); }
 TEST(KonataRoundTrip, Gem5O3StyleLogKeepsEverything) { round_trip(data("gem5_o3.log")); }
 
+// Ids out of order (a permutation), slots recycled many times over, a
+// dependency on the previous instruction in every one, stalls and flushes.
+TEST(KonataRoundTrip, OutOfOrderIdsAndRecycledSlots) {
+  TempDir dir("konata");
+  struct Ev {
+    uint64_t cycle;
+    int order;
+    std::string line;
+  };
+  std::vector<Ev> evs;
+  const int n = 300;
+  auto id = [](int k) { return std::to_string((k * 37) % 1009); };
+  for (int k = 0; k < n; ++k) {
+    const uint64_t c = 10 + static_cast<uint64_t>(k);
+    const std::string i = id(k);
+    char label[64];
+    std::snprintf(label, sizeof label, "%08x op%d", 0x4000 + 4 * k, k % 13);
+    evs.push_back({c, 0, "I\t" + i + "\t" + std::to_string(k) + "\t0"});
+    evs.push_back({c, 1, "L\t" + i + "\t0\t" + label});
+    if (k % 4 == 0) evs.push_back({c, 1, "L\t" + i + "\t1\tnote " + std::to_string(k % 3)});
+    evs.push_back({c, 3, "S\t" + i + "\t0\tF"});
+    if (k > 0) evs.push_back({c, 4, "W\t" + i + "\t" + id(k - 1) + "\t0"});
+    evs.push_back({c + 1, 3, "S\t" + i + "\t0\tX"});
+    if (k % 5 == 0) {
+      evs.push_back({c + 1, 3, "S\t" + i + "\t1\tstl"});
+      evs.push_back({c + 2, 2, "E\t" + i + "\t1\tstl"});
+    }
+    evs.push_back({c + 3, 2, "E\t" + i + "\t0\tX"});
+    evs.push_back({c + 3, 5, "R\t" + i + "\t" + std::to_string(k) + (k % 7 == 3 ? "\t1" : "\t0")});
+  }
+  std::stable_sort(evs.begin(), evs.end(),
+                   [](const Ev &a, const Ev &b) { return std::tie(a.cycle, a.order) < std::tie(b.cycle, b.order); });
+  std::string text = "Kanata\t0004\nC=\t10\n";
+  uint64_t cur = 10;
+  for (const Ev &e : evs) {
+    if (e.cycle != cur) text += "C\t" + std::to_string(e.cycle - cur) + "\n";
+    cur = e.cycle;
+    text += e.line + "\n";
+  }
+  spit(dir.file("ooo.log"), text);
+  round_trip(dir.file("ooo.log"));
+  // Four in flight at most: the entity ids are recycled slots, not the Kanata ids.
+  ASSERT_EQ(import_log(dir.file("ooo.log"), dir.file("ooo.uscope")).status, USCOPE_OK);
+  const ATrace t = analyze(dir.file("ooo.uscope"));
+  ASSERT_EQ(t.insns.size(), static_cast<size_t>(n));
+  for (const auto &i : t.insns) EXPECT_LT(i.entity, 5u);
+}
+
 TEST(KonataRoundTrip, ThroughTheCommandLine) {
   TempDir dir("konata");
   const std::string t = dir.file("t.uscope"), back = dir.file("back.log");
