@@ -106,15 +106,27 @@ class Emitter {
     }
     for (size_t k = first_note; k < notes_.size(); ++k)
       kanata::append_line(b, {Cmd::Label, id, kanata::kLabelDetail, 0, *notes_[k]});
+    // Lane-0 stages. Its first one starting at the fetch is written now; a
+    // stage that ends where the next begins (the analysis layer's spans
+    // always do) is one heap entry for the E and the S: half the entries.
+    size_t k0 = 0;
+    const auto &sp = i.spans;
+    if (!sp.empty() && sp[0].start_cycle == f) {
+      kanata::append_line(b, {Cmd::Start, id, 0, 0, stage_name(sp[0].stage)});
+      k0 = 1;
+    }
     out_.maybe_flush();
 
     for (uint32_t src : i.deps) push(f, kGroupWake, Kind::Wake, id, src, 0);
-    // Stages, in the instruction's own order (seq) within a cycle: a stage
-    // that ends when the next begins is closed before it starts.
-    for (const uscope_stage_span_t &sp : i.spans) {
-      push(sp.start_cycle, kGroupStage, Kind::Start, id, sp.stage, 0);
-      push(sp.end_cycle, kGroupStage, Kind::End, id, sp.stage, 0);
+    for (size_t k = k0; k < sp.size(); ++k) {
+      if (k > 0 && sp[k - 1].end_cycle == sp[k].start_cycle) {
+        push(sp[k].start_cycle, kGroupStage, Kind::Next, id, sp[k - 1].stage, sp[k].stage);
+      } else {
+        if (k > 0) push(sp[k - 1].end_cycle, kGroupStage, Kind::End, id, sp[k - 1].stage, 0);
+        push(sp[k].start_cycle, kGroupStage, Kind::Start, id, sp[k].stage, 0);
+      }
     }
+    if (!sp.empty()) push(sp.back().end_cycle, kGroupStage, Kind::End, id, sp.back().stage, 0);
     for (const LaneSpan &ls : lanes_) {
       push(ls.start, kGroupStage, Kind::StartLane, id, ls.name, ls.lane);
       push(ls.end, kGroupStage, Kind::EndLane, id, ls.name, ls.lane);
@@ -130,7 +142,7 @@ class Emitter {
   uint64_t unresolved_deps() const { return unresolved_; }
 
  private:
-  enum class Kind : uint8_t { Wake, Start, End, StartLane, EndLane, Retire };
+  enum class Kind : uint8_t { Wake, Start, End, Next, StartLane, EndLane, Retire };
   // Order within a cycle after the I lines: the W, then the stages, then
   // the R; within a group, the order they were made in.
   static constexpr uint64_t kGroupWake = 1, kGroupStage = 2, kGroupRetire = 3;
@@ -140,8 +152,8 @@ class Emitter {
     uint64_t cycle;
     uint64_t order;  // group << 56 | seq
     uint64_t id;
-    uint64_t lane;
-    uint32_t arg;  // stage, lane name, producer entity id, flushed
+    uint64_t lane;  // the lane (StartLane, EndLane); the stage started (Next)
+    uint32_t arg;   // stage (ended, for Next), lane name, producer entity id, flushed
     Kind kind;
   };
   struct Later {
@@ -202,6 +214,10 @@ class Emitter {
         case Kind::Start:
         case Kind::End:
           kanata::append_line(b, {p.kind == Kind::Start ? Cmd::Start : Cmd::End, p.id, 0, 0, stage_name(p.arg)});
+          break;
+        case Kind::Next:
+          kanata::append_line(b, {Cmd::End, p.id, 0, 0, stage_name(p.arg)});
+          kanata::append_line(b, {Cmd::Start, p.id, 0, 0, stage_name(static_cast<uint32_t>(p.lane))});
           break;
         case Kind::StartLane:
         case Kind::EndLane:
