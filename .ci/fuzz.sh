@@ -11,18 +11,19 @@
 #
 # Times (seconds, each overridable): USCOPE_FUZZ_SECONDS (reader, JSONL: 60),
 # USCOPE_FUZZ_PCCX_SECONDS (30), USCOPE_FUZZ_CLI_SECONDS (each CLI target: 45),
-# USCOPE_FUZZ_CONVERT_SECONDS (the JSONL converters: 45), USCOPE_FUZZ_DISASM_SECONDS (30).
+# USCOPE_FUZZ_CONVERT_SECONDS (the JSONL converters: 45), USCOPE_FUZZ_DISASM_SECONDS (30),
+# USCOPE_FUZZ_KONATA_SECONDS (the Kanata import and export: 30).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 : "${USCOPE_FUZZ_SECONDS:=60}" "${USCOPE_FUZZ_PCCX_SECONDS:=30}" "${USCOPE_FUZZ_CLI_SECONDS:=45}" "${USCOPE_FUZZ_CONVERT_SECONDS:=45}"
-: "${USCOPE_FUZZ_DISASM_SECONDS:=30}"
+: "${USCOPE_FUZZ_DISASM_SECONDS:=30}" "${USCOPE_FUZZ_KONATA_SECONDS:=30}"
 
 CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DUSCOPE_FUZZ=ON -DUSCOPE_BUILD_TESTS=OFF -DUSCOPE_BUILD_BENCH=OFF -DUSCOPE_BUILD_EXAMPLES=OFF \
   -DUSCOPE_BUILD_TB=OFF -DUSCOPE_BUILD_DPI=OFF >/dev/null
 cmake --build build/fuzz -j "$jobs" --target uscope_fuzz_reader uscope_fuzz_pccx uscope_fuzz_jsonl uscope_fuzz_jsonl_convert \
-  uscope_fuzz_disasm uscope_fuzz_cli_uscope uscope_fuzz_cli_pccx uscope_fuzz_cli_jsonl
+  uscope_fuzz_disasm uscope_fuzz_konata uscope_fuzz_cli_uscope uscope_fuzz_cli_pccx uscope_fuzz_cli_jsonl
 rm -rf build/fuzz/artifacts && mkdir -p build/fuzz/artifacts
 
 # fuzz NAME SECONDS MALLOC_LIMIT_MB SEED_DIR... [-- EXTRA libFuzzer FLAGS]:
@@ -58,6 +59,10 @@ fuzz pccx "$USCOPE_FUZZ_PCCX_SECONDS" 256 tests/fuzz/corpus/pccx
 # two targets).
 fuzz jsonl "$USCOPE_FUZZ_SECONDS" 512 tests/fuzz/corpus/jsonl
 fuzz jsonl_convert "$USCOPE_FUZZ_CONVERT_SECONDS" 512 tests/fuzz/corpus/jsonl
+# The Kanata import (line parser, the two passes, slot recycling) and the
+# export of what it wrote (reorder heap), through the C API; seeds are small
+# logs (not named *.log: this function leaves those out), one of them gzip.
+fuzz konata "$USCOPE_FUZZ_KONATA_SECONDS" 512 tests/fuzz/corpus/konata
 # The RISC-V disassembler: arbitrary code under every option mix (the first bytes choose
 # them), each answer checked (fuzz_disasm.cpp); its allocations are a few times the input's size.
 # -max_len 512 (128 to 256 instructions): its state spans a few instructions, and shorter
