@@ -31,13 +31,22 @@ class ChromeJsonEncoder final : public timeline::Encoder {
   void counter_track(const timeline::Track &, const timeline::Track &t, std::string_view name) override {
     counters_[t.uuid] = std::string(name);
   }
-  void slice(const timeline::Track &t, uint64_t ts, uint64_t dur, std::string_view name, const uint64_t *out,
-             size_t n_out, const uint64_t *in, size_t n_in) override {
+  void slice(const timeline::Track &t, uint64_t ts, uint64_t dur, std::string_view name, const timeline::Arg *args,
+             size_t n_args, const uint64_t *out, size_t n_out, const uint64_t *in, size_t n_in) override {
     std::string &b = begin("X", t, ts);
     b += ",\"dur\":";
     micros(b, dur);
     b += ",\"name\":";
     convert::append_json_string(b, name);
+    for (size_t i = 0; i < n_args; ++i) {
+      b += i ? "," : ",\"args\":{";
+      convert::append_json_string(b, args[i].key);
+      char v[32];
+      if (args[i].pointer) std::snprintf(v, sizeof v, ":\"0x%" PRIx64 "\"", args[i].value);
+      else std::snprintf(v, sizeof v, ":%" PRIu64, args[i].value);
+      b += v;
+    }
+    if (n_args) b += '}';
     end();
     for (size_t i = 0; i < n_out; ++i) flow("s", t, ts, out[i]);
     for (size_t i = 0; i < n_in; ++i) flow("f", t, ts, in[i]);

@@ -6,6 +6,7 @@
 //
 // Field numbers are those of Perfetto's public protos (the file named at
 // each group); the encoding is protobuf_wire.hpp.
+#include <map>
 #include <string>
 #include <unordered_map>
 
@@ -33,8 +34,11 @@ constexpr uint32_t kThrPid = 1, kThrTid = 2, kThrName = 5;
 constexpr uint32_t kTeType = 9, kTeNameIid = 10, kTeTrackUuid = 11, kTeName = 23, kTeCounterValue = 30,
                    kTeFlowIds = 47, kTeTerminatingFlowIds = 48;
 constexpr uint64_t kTypeSliceBegin = 1, kTypeSliceEnd = 2, kTypeInstant = 3, kTypeCounter = 4;
-// interned_data/interned_data.proto: InternedData.event_names; EventName (track_event.proto).
-constexpr uint32_t kIdEventNames = 2, kEnIid = 1, kEnName = 2;
+// interned_data/interned_data.proto: InternedData.event_names, debug_annotation_names;
+// EventName (track_event.proto), DebugAnnotationName (debug_annotation.proto).
+constexpr uint32_t kIdEventNames = 2, kIdDebugAnnotationNames = 3, kEnIid = 1, kEnName = 2;
+// track_event/track_event.proto: TrackEvent.debug_annotations; debug_annotation.proto: DebugAnnotation.
+constexpr uint32_t kTeDebugAnnotations = 4, kDaNameIid = 1, kDaUintValue = 3, kDaPointerValue = 7;
 
 // One writer sequence (trusted_packet_sequence_id 1) whose incremental state
 // (the interned event names) is set up by its first packet.
@@ -76,12 +80,18 @@ class PerfettoEncoder final : public timeline::Encoder {
     pb::put_bytes(desc_, kTdCounter, std::string_view());  // a CounterDescriptor with its defaults
     descriptor();
   }
-  void slice(const timeline::Track &t, uint64_t ts, uint64_t dur, std::string_view name, const uint64_t *out,
-             size_t n_out, const uint64_t *in, size_t n_in) override {
+  void slice(const timeline::Track &t, uint64_t ts, uint64_t dur, std::string_view name, const timeline::Arg *args,
+             size_t n_args, const uint64_t *out, size_t n_out, const uint64_t *in, size_t n_in) override {
     ev_.clear();
     pb::put_uint(ev_, kTeType, kTypeSliceBegin);
     pb::put_uint(ev_, kTeTrackUuid, t.uuid);
     named(name);
+    for (size_t i = 0; i < n_args; ++i) {
+      sub_.clear();
+      pb::put_uint(sub_, kDaNameIid, arg_name(args[i].key));
+      pb::put_uint(sub_, args[i].pointer ? kDaPointerValue : kDaUintValue, args[i].value);
+      pb::put_bytes(ev_, kTeDebugAnnotations, sub_);
+    }
     for (size_t i = 0; i < n_out; ++i) pb::put_fixed64(ev_, kTeFlowIds, out[i]);
     for (size_t i = 0; i < n_in; ++i) pb::put_fixed64(ev_, kTeTerminatingFlowIds, in[i]);
     event(ts);
@@ -124,12 +134,31 @@ class PerfettoEncoder final : public timeline::Encoder {
     pb::put_bytes(pkt_, kPktTrackDescriptor, desc_);
     packet();
   }
+  // An argument's name, interned (few: the mapping's keys).
+  uint64_t arg_name(const char *key) {
+    auto it = arg_iids_.find(key);
+    if (it != arg_iids_.end()) return it->second;
+    const uint64_t iid = arg_iids_.size() + 1;
+    arg_iids_.emplace(key, iid);
+    std::string d;
+    pb::put_uint(d, kEnIid, iid);
+    pb::put_bytes(d, kEnName, key);
+    pb::put_bytes(interned_, kIdDebugAnnotationNames, d);
+    return iid;
+  }
   // The event's name: interned (defined in this packet when new) or inline.
   void named(std::string_view name) {
+    // Consecutive slices often share a name (an instruction's stages).
+    if (last_iid_ && name == last_name_) {
+      pb::put_uint(ev_, kTeNameIid, last_iid_);
+      return;
+    }
     key_.assign(name.data(), name.size());
     auto it = iids_.find(key_);
     if (it != iids_.end()) {
       pb::put_uint(ev_, kTeNameIid, it->second);
+      last_name_ = key_;
+      last_iid_ = it->second;
       return;
     }
     if (iids_.size() >= kMaxInterned) {
@@ -138,6 +167,8 @@ class PerfettoEncoder final : public timeline::Encoder {
     }
     const uint64_t iid = iids_.size() + 1;  // iid 0 is "none"
     iids_.emplace(key_, iid);
+    last_name_ = key_;
+    last_iid_ = iid;
     pb::put_uint(ev_, kTeNameIid, iid);
     sub_.clear();
     pb::put_uint(sub_, kEnIid, iid);
@@ -165,6 +196,9 @@ class PerfettoEncoder final : public timeline::Encoder {
   bool first_ = true;
   std::string sub_, desc_, ev_, interned_, pkt_, key_;
   std::unordered_map<std::string, uint64_t> iids_;
+  std::map<std::string, uint64_t> arg_iids_;
+  std::string last_name_;
+  uint64_t last_iid_ = 0;
 };
 
 }  // namespace

@@ -92,8 +92,8 @@ class Model {
   const Track *place(const Process &pr, Resource &r, uint64_t s, uint64_t e);
   Track new_counter(Process &pr, const std::string &name);
 
-  void emit_slice(const Track &t, uint64_t s, uint64_t e, std::string_view name, const std::vector<uint64_t> &out,
-                  const std::vector<uint64_t> &in);
+  void emit_slice(const Track &t, uint64_t s, uint64_t e, std::string_view name, const Arg *args, size_t n_args,
+                  const std::vector<uint64_t> &out, const std::vector<uint64_t> &in);
 
   // ── scopes ──
   void cpu_scope(const std::string &scope, uint32_t unit);
@@ -159,9 +159,9 @@ Track Model::new_counter(Process &pr, const std::string &name) {
   return t;
 }
 
-void Model::emit_slice(const Track &t, uint64_t s, uint64_t e, std::string_view name, const std::vector<uint64_t> &out,
-                       const std::vector<uint64_t> &in) {
-  enc_.slice(t, s, e - s, name, out.data(), out.size(), in.data(), in.size());
+void Model::emit_slice(const Track &t, uint64_t s, uint64_t e, std::string_view name, const Arg *args, size_t n_args,
+                       const std::vector<uint64_t> &out, const std::vector<uint64_t> &in) {
+  enc_.slice(t, s, e - s, name, args, n_args, out.data(), out.size(), in.data(), in.size());
   ++c_.slices;
 }
 
@@ -188,6 +188,7 @@ void Model::cpu_scope(const std::string &scope, uint32_t unit) {
   // unwritten: the source gets the flow's start, the dependent its end.
   struct Held {
     uint32_t entity = 0;
+    uint64_t pc = 0, sim_id = 0;
     std::string name;
     std::vector<uscope_stage_span_t> spans;  // the ones the window shows
     std::vector<uint64_t> out, in;
@@ -203,13 +204,15 @@ void Model::cpu_scope(const std::string &scope, uint32_t unit) {
       if (sp.stage >= res.size()) continue;
       const Track *tr = place(pr, res[sp.stage], s, e);
       if (!tr) continue;
-      emit_slice(*tr, s, e, h.name, first ? h.out : none, first ? h.in : none);
+      const Arg args[2] = {{"pc", h.pc, true}, {"insn", h.sim_id, false}};
+      emit_slice(*tr, s, e, h.name, args, 2, first ? h.out : none, first ? h.in : none);
       first = false;
     }
     head = (head + 1) % kDepRing;
     --count;
   };
 
+  const uint32_t slots = t.sim_id_slots();
   analysis::InsnStream is(t, w.a, w.b, std::nullopt);
   uint64_t n = 0;
   while (const analysis::Insn *i = is.next()) {
@@ -222,7 +225,15 @@ void Model::cpu_scope(const std::string &scope, uint32_t unit) {
     h.in.clear();
     for (const uscope_stage_span_t &sp : i->spans)
       if (w.meets(sp.start_cycle, sp.end_cycle)) h.spans.push_back(sp);
+    h.pc = i->head.pc;
+    h.sim_id = i->sim_id(slots);
+    // "0x<pc> <text>": the pc is an argument, so that the names (interned
+    // by the Perfetto encoder) repeat with the code rather than never.
     h.name = t.disasm(*i);
+    if (h.name.rfind("0x", 0) == 0) {
+      const size_t sp = h.name.find(' ');
+      if (sp != std::string::npos) h.name.erase(0, sp + 1);
+    }
     if (i->head.status == USCOPE_INSN_FLUSHED) h.name += " (flushed)";
     // A dependency joins the newest earlier instruction of its source
     // entity still held, when both show a slice.
@@ -416,7 +427,7 @@ void Model::npu_scope(uint32_t unit, const std::string &scope) {
       label += ' ';
       label += strs.str(iv.label);
     }
-    emit_slice(*tr, s, e, label, cmd_flows, flows_in);
+    emit_slice(*tr, s, e, label, nullptr, 0, cmd_flows, flows_in);
   };
   sink.on_instant = [&](uint8_t type, uint64_t t, uint32_t core) {
     if (!w.meets(t, t)) return;

@@ -11,7 +11,8 @@
 //    one for the npu's instant events. A track holds properly nested slices
 //    only, so slices that overlap on one resource go to lanes of it
 //    ("execute #1"), each lane a track of its own;
-//  - slices: each instruction's stage spans (named by its disassembly), NPU
+//  - slices: each instruction's stage spans (named by its disassembly without
+//    the pc, which is an argument with the instruction's sim_id), NPU
 //    commands, jobs, engine runs, DMA / DRAM / NoC transfers (the START/END
 //    pairs of src/convert/pairing.hpp); instants: the npu's other events;
 //  - counter tracks: each cpu counter and each buffer's occupancy, one
@@ -41,6 +42,14 @@ struct Track {
   uint32_t pid = 0, tid = 0;
 };
 
+// A named integer attached to a slice (Perfetto: a debug annotation; Chrome
+// JSON: an entry of "args"). pointer: shown in hex.
+struct Arg {
+  const char *key;
+  uint64_t value;
+  bool pointer;
+};
+
 // What an encoder is told, in the order it must write it: a process before
 // its tracks, a track before its events. Timestamps are the encoders' ns
 // (Time::ts); events come in no particular time order.
@@ -51,8 +60,8 @@ class Encoder {
   virtual void thread(const Track &p, const Track &t, std::string_view name) = 0;
   virtual void counter_track(const Track &p, const Track &t, std::string_view name) = 0;
   // A slice [ts, ts + dur) on thread track t; flows_out start at it, flows_in end at it.
-  virtual void slice(const Track &t, uint64_t ts, uint64_t dur, std::string_view name, const uint64_t *flows_out,
-                     size_t n_out, const uint64_t *flows_in, size_t n_in) = 0;
+  virtual void slice(const Track &t, uint64_t ts, uint64_t dur, std::string_view name, const Arg *args, size_t n_args,
+                     const uint64_t *flows_out, size_t n_out, const uint64_t *flows_in, size_t n_in) = 0;
   virtual void instant(const Track &t, uint64_t ts, std::string_view name) = 0;
   virtual void counter(const Track &t, uint64_t ts, int64_t value) = 0;
   // After the last event: close the file's structure (not published).

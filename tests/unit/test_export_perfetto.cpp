@@ -95,6 +95,7 @@ struct Timeline {
   std::map<std::string, std::vector<std::pair<uint64_t, int64_t>>> counters;  // track -> (ts, value)
   std::map<std::string, uint64_t> slice_names;       // slice name -> count
   std::vector<std::string> processes;
+  uint64_t slices_with_pc = 0;
   std::multiset<uint64_t> flow_out, flow_in;
   std::vector<uint64_t> slice_ts;                    // begin and end timestamps, in file order
   uint64_t min_ts = UINT64_MAX, max_ts = 0;
@@ -130,7 +131,7 @@ Timeline decode_perfetto(const std::string &path) {
     uint64_t last_ts = 0;
   };
   std::map<uint64_t, Trk> tracks;
-  std::map<uint64_t, std::string> names;
+  std::map<uint64_t, std::string> names, arg_names;
   struct Ev {
     uint64_t ts, uuid, type;
     size_t order;
@@ -166,7 +167,7 @@ Timeline decode_perfetto(const std::string &path) {
     if (!id.empty()) {
       EXPECT_TRUE(fields(id, &sub));
       for (const Field &f : sub) {
-        if (f.num != 2) continue;
+        if (f.num != 2 && f.num != 3) continue;  // event_names, debug_annotation_names
         EXPECT_TRUE(fields(f.bytes, &sub2));
         uint64_t iid = 0;
         std::string name;
@@ -175,8 +176,9 @@ Timeline decode_perfetto(const std::string &path) {
           if (g.num == 2) name = std::string(g.bytes);
         }
         EXPECT_NE(iid, 0u);
-        EXPECT_EQ(names.count(iid), 0u) << "iid " << iid << " defined twice";
-        names[iid] = name;
+        auto &table = f.num == 2 ? names : arg_names;
+        EXPECT_EQ(table.count(iid), 0u) << "iid " << iid << " defined twice";
+        table[iid] = name;
       }
     }
     if (!td.empty()) {
@@ -221,6 +223,17 @@ Timeline decode_perfetto(const std::string &path) {
         if (f.num == 30) value = static_cast<int64_t>(f.v);
         if (f.num == 47) { EXPECT_EQ(f.wt, 1u); t.flow_out.insert(f.v); }
         if (f.num == 48) { EXPECT_EQ(f.wt, 1u); t.flow_in.insert(f.v); }
+        if (f.num == 4) {  // DebugAnnotation: name_iid 1, uint_value 3, pointer_value 7
+          EXPECT_TRUE(fields(f.bytes, &sub2));
+          std::string key;
+          for (const Field &g : sub2) {
+            if (g.num == 1) {
+              EXPECT_TRUE(arg_names.count(g.v)) << "debug annotation name " << g.v << " used before it is interned";
+              key = arg_names[g.v];
+            }
+            if (g.num == 7 && key == "pc") ++t.slices_with_pc;
+          }
+        }
       }
       if (iid) {
         EXPECT_TRUE(names.count(iid)) << "name_iid " << iid << " used before it is interned";
@@ -313,6 +326,8 @@ Timeline decode_chrome(const std::string &path) {
       const uint64_t dur = ns(e["dur"]);
       ++t.slices[r];
       ++t.slice_names[std::string(std::string_view(e["name"]))];
+      std::string_view pc;
+      if (!e["args"]["pc"].get(pc) && pc.rfind("0x8", 0) == 0) ++t.slices_with_pc;
       t.ts(ts);
       t.ts(ts + dur);
       spans[key].push_back({ts, ts + dur});
@@ -586,9 +601,10 @@ TEST_F(PerfettoExport, CpuTraceDecodesAndMatchesTheAnalysis) {
   EXPECT_EQ(st.records, slices + samples);
   // Cycles are the unit by default, and the process says so.
   EXPECT_NE(t.processes[0].find("1 ns = 1 cycle"), std::string::npos) << t.processes[0];
-  // Slices are named by disassembly.
-  EXPECT_EQ(x.first_disasm.rfind("0x80000000 ", 0), 0u) << x.first_disasm;
-  EXPECT_GT(t.slice_names.count(x.first_disasm), 0u) << t.slice_names.begin()->first;
+  // Slices are named by disassembly, the pc being an argument of each.
+  ASSERT_EQ(x.first_disasm.rfind("0x80000000 ", 0), 0u) << x.first_disasm;
+  EXPECT_GT(t.slice_names.count(x.first_disasm.substr(11)), 0u) << t.slice_names.begin()->first;
+  EXPECT_EQ(t.slices_with_pc, slices);
 }
 
 TEST_F(PerfettoExport, RangeCutsAndPicosecondsScale) {
@@ -628,6 +644,8 @@ TEST_F(ChromeJsonExport, CpuTraceParsesAndMatchesTheAnalysis) {
   const Timeline p = decode_perfetto(pf);
   EXPECT_EQ(t.slice_names, p.slice_names);
   EXPECT_EQ(t.slices, p.slices);
+  EXPECT_EQ(t.slices_with_pc, p.slices_with_pc);
+  EXPECT_GT(t.slices_with_pc, 1000u);
   // python3's json module reads it too.
   const std::string cmd = "python3 -c \"import json,sys; d=json.load(open(sys.argv[1])); "
                           "sys.exit(0 if len(d['traceEvents'])>0 else 1)\" '" + out + "'";
