@@ -722,7 +722,7 @@ std::string npu_jsonl(int n) {
     const std::string cmd = "\"cmd_id\": " + std::to_string(i);
     const std::string job = "\"job_id\": " + std::to_string(1000 + i);
     const std::string tx = "\"tx_id\": " + std::to_string(5000 + i) + ", \"channel\": " + std::to_string(i % 3);
-    add(t0, "\"event_type\": \"CMD_ENQUEUE\", " + cmd + ", \"cmd_type\": \"MATMUL\", \"phase\": \"P" +
+    add(t0, "\"event_type\": \"CMD_ENQUEUE\", " + cmd + ", \"cmd_type\": \"MATMUL\", \"source\": \"ISA\", \"phase\": \"P" +
                 std::to_string(i % 4) + "\", \"layer_id\": " + std::to_string(i % 5));
     add(t0 + 5, "\"event_type\": \"CMD_START\", " + cmd);
     add(t0 + 10, "\"event_type\": \"JOB_ISSUE\", " + job + ", " + cmd + ", \"job_type\": \"TE_GEMM\"");
@@ -787,6 +787,29 @@ TEST_F(PerfettoExport, SpecExamplesMatchTheNpuReport) {
   check_npu(decode_chrome(js), c);
 }
 
+// The npu scope of a .uscope (JSONL converted by uscope_convert): read back
+// through the converters' µScope source, the same timeline as the JSONL.
+TEST_F(PerfettoExport, NpuUscopeScopeMatchesItsJsonl) {
+  TempDir dir("export_perfetto_npu_uscope");
+  const std::string in = dir.file("npu.jsonl"), us = dir.file("npu.uscope");
+  write_all(in, npu_jsonl(120));
+  ASSERT_EQ(uscope_convert(nullptr, in.c_str(), USCOPE_CONVERT_JSONL, us.c_str(), USCOPE_CONVERT_USCOPE, nullptr),
+            USCOPE_OK)
+      << uscope_last_error();
+  const std::string a = dir.file("a.perfetto-trace"), b = dir.file("b.perfetto-trace");
+  run_export(in, a, USCOPE_EXPORT_PERFETTO);
+  run_export(us, b, USCOPE_EXPORT_PERFETTO);
+  const Timeline ta = decode_perfetto(a), tb = decode_perfetto(b);
+  check_protoc(b, tb);
+  check_npu(tb, npu_report(in));
+  EXPECT_EQ(ta.slices, tb.slices);
+  EXPECT_EQ(ta.slice_names, tb.slice_names);
+  EXPECT_EQ(ta.slice_ts, tb.slice_ts);
+  EXPECT_EQ(tb.flow_out.size(), 3u * 120);
+  ASSERT_EQ(tb.processes.size(), 1u);
+  EXPECT_NE(tb.processes[0].find("(npu, 1 ns = 1 cycle)"), std::string::npos) << tb.processes[0];
+}
+
 TEST_F(PerfettoExport, NpuRangeCutsSlices) {
   TempDir dir("export_perfetto_npu_range");
   const std::string in = dir.file("npu.jsonl");
@@ -827,6 +850,17 @@ TEST_F(PerfettoExport, ScopeThatIsNotThereIsAnError) {
   EXPECT_NE(std::string(uscope_last_error()).find("no cpu or npu protocol scope"), std::string::npos)
       << uscope_last_error();
   EXPECT_FALSE(std::ifstream(out).good()) << "no partial output";
+  // --scope names one scope: a cpu scope by its name, else an error naming those there are.
+  o.scope = "core0";
+  uscope_export_stats_t st{};
+  st.struct_size = sizeof st;
+  EXPECT_EQ(uscope_export(&st, path_.c_str(), out.c_str(), &o), USCOPE_OK) << uscope_last_error();
+  EXPECT_EQ(decode_perfetto(out).processes.size(), 1u);
+  o.scope = "core9";
+  EXPECT_EQ(uscope_export(nullptr, path_.c_str(), out.c_str(), &o), USCOPE_ERR_NOT_FOUND);
+  EXPECT_NE(std::string(uscope_last_error()).find("no cpu or npu scope named 'core9' (the trace has: core0 (cpu))"),
+            std::string::npos)
+      << uscope_last_error();
 }
 
 }  // namespace
