@@ -94,25 +94,25 @@ class PerfettoEncoder final : public timeline::Encoder {
     }
     for (size_t i = 0; i < n_out; ++i) pb::put_fixed64(ev_, kTeFlowIds, out[i]);
     for (size_t i = 0; i < n_in; ++i) pb::put_fixed64(ev_, kTeTerminatingFlowIds, in[i]);
-    event(ts);
+    event(ts, true);
     ev_.clear();
     pb::put_uint(ev_, kTeType, kTypeSliceEnd);
     pb::put_uint(ev_, kTeTrackUuid, t.uuid);
-    event(ts + dur);
+    event(ts + dur, false);
   }
   void instant(const timeline::Track &t, uint64_t ts, std::string_view name) override {
     ev_.clear();
     pb::put_uint(ev_, kTeType, kTypeInstant);
     pb::put_uint(ev_, kTeTrackUuid, t.uuid);
     named(name);
-    event(ts);
+    event(ts, true);
   }
   void counter(const timeline::Track &t, uint64_t ts, int64_t value) override {
     ev_.clear();
     pb::put_uint(ev_, kTeType, kTypeCounter);
     pb::put_uint(ev_, kTeTrackUuid, t.uuid);
     pb::put_int(ev_, kTeCounterValue, value);
-    event(ts);
+    event(ts, false);
   }
   void finish() override {}
 
@@ -175,10 +175,12 @@ class PerfettoEncoder final : public timeline::Encoder {
     pb::put_bytes(sub_, kEnName, name);
     pb::put_bytes(interned_, kIdEventNames, sub_);
   }
-  void event(uint64_t ts) {
+  // uses_state: the event names an interned string (a SLICE_END or a
+  // counter value does not, and saves the flags).
+  void event(uint64_t ts, bool uses_state) {
     pkt_.clear();
     pb::put_uint(pkt_, kPktTimestamp, ts);
-    sequence_fields(pkt_, true);
+    sequence_fields(pkt_, uses_state);
     pb::put_bytes(pkt_, kPktTrackEvent, ev_);
     if (!interned_.empty()) {
       pb::put_bytes(pkt_, kPktInternedData, interned_);

@@ -351,9 +351,14 @@ void Model::npu_scope(uint32_t unit, const std::string &scope) {
   const convert::StringSource &strs = src->strings();
 
   std::map<std::pair<int, uint32_t>, Resource> res;  // (what, core or unit) -> resource
+  Resource overflow;
+  overflow.index = kMaxResources;  // place() refuses it
   auto resource = [&](int what, uint32_t id) -> Resource & {
     auto it = res.find({what, id});
     if (it != res.end()) return it->second;
+    // Ids come from the input: past kMaxResources resources a hostile trace
+    // would grow the map, so the rest share one that takes no slices.
+    if (res.size() >= kMaxResources) return overflow;
     static const char *const kWhat[] = {"commands", "jobs core ", "TE core ", "VE core ", "DMA channel ",
                                         "DRAM channel ", "NoC link ", "events core "};
     std::string n = kWhat[what];
@@ -516,7 +521,8 @@ Counts Model::run() {
   enc_.finish();
   if (lane_overflow_)
     job_.note(convert::count_of(lane_overflow_, "slice") + " left out: more than " +
-              std::to_string(kLanesPerResource) + " overlapping on one resource");
+              std::to_string(kLanesPerResource) + " overlapping on one resource, or more than " +
+              std::to_string(kMaxResources) + " resources (engines, channels, links) in a process");
   if (deps_unlinked_)
     job_.note(convert::count_of(deps_unlinked_, "dependency") +
               " without a flow: the source instruction is outside the window or more than " +
