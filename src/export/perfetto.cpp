@@ -178,15 +178,23 @@ class PerfettoEncoder final : public timeline::Encoder {
   // uses_state: the event names an interned string (a SLICE_END or a
   // counter value does not, and saves the flags).
   void event(uint64_t ts, bool uses_state) {
+    // Written straight into the file's buffer: the packet's length is known
+    // from its parts, so the event is not copied into a packet first.
     pkt_.clear();
     pb::put_uint(pkt_, kPktTimestamp, ts);
     sequence_fields(pkt_, uses_state);
-    pb::put_bytes(pkt_, kPktTrackEvent, ev_);
+    const size_t len = pkt_.size() + pb::len_field_size(kPktTrackEvent, ev_.size()) +
+                       (interned_.empty() ? 0 : pb::len_field_size(kPktInternedData, interned_.size()));
+    std::string &b = f_.buf();
+    pb::put_tag(b, kTracePacket, pb::kLen);
+    pb::put_varint(b, len);
+    b += pkt_;
+    pb::put_bytes(b, kPktTrackEvent, ev_);
     if (!interned_.empty()) {
-      pb::put_bytes(pkt_, kPktInternedData, interned_);
+      pb::put_bytes(b, kPktInternedData, interned_);
       interned_.clear();
     }
-    packet();
+    f_.maybe_flush();
   }
   void packet() {
     std::string &b = f_.buf();

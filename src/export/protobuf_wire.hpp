@@ -50,6 +50,20 @@ inline void put_fixed64(std::string &out, uint32_t field, uint64_t v) {
   out.append(b, 8);
 }
 
+inline size_t varint_size(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+// The bytes put_bytes(out, field, s) appends for an s of n bytes, so that a
+// message can be written straight into its parent once its parts are known.
+inline size_t len_field_size(uint32_t field, size_t n) {
+  return varint_size((uint64_t{field} << 3) | kLen) + varint_size(n) + n;
+}
+
 // A string, bytes, or an already-encoded nested message.
 inline void put_bytes(std::string &out, uint32_t field, std::string_view s) {
   put_tag(out, field, kLen);
