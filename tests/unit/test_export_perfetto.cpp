@@ -675,6 +675,30 @@ TEST_F(ChromeJsonExport, EmptyWindowIsValidJson) {
   const Timeline t = decode_chrome(out);
   EXPECT_TRUE(t.slices.empty());
   EXPECT_EQ(t.processes.size(), 1u);
+  // A window past the cpu trace's end: no event at all, still a document.
+  const std::string past = dir.file("past.json");
+  const uscope_export_stats_t st = run_export(path_, past, USCOPE_EXPORT_CHROME_JSON, kCycles + 10, kCycles + 20);
+  EXPECT_EQ(st.records, 0u);
+  const Timeline p = decode_chrome(past);
+  EXPECT_EQ(p.events, 0u);
+}
+
+TEST_F(ChromeJsonExport, NamesAreEscaped) {
+  // A phase (a command's slice name) with a quote, a backslash, a control
+  // character and UTF-8.
+  TempDir dir("export_chrome_escape");
+  const std::string in = dir.file("e.jsonl"), out = dir.file("e.json");
+  write_all(in,
+            "{\"event_type\": \"CMD_ENQUEUE\", \"t_cycle\": 1, \"cmd_id\": 1, \"cmd_type\": \"MATMUL\", "
+            "\"source\": \"ISA\", \"phase\": \"a\\\"b\\\\c\\u0001d\u00e9\"}\n"
+            "{\"event_type\": \"CMD_START\", \"t_cycle\": 2, \"cmd_id\": 1}\n"
+            "{\"event_type\": \"CMD_END\", \"t_cycle\": 9, \"cmd_id\": 1}\n");
+  run_export(in, out, USCOPE_EXPORT_CHROME_JSON);
+  const Timeline t = decode_chrome(out);
+  EXPECT_EQ(t.slice_names.count("CMD a\"b\\c\x01" "d\u00e9"), 1u) << (t.slice_names.empty() ? "" : t.slice_names.begin()->first);
+  const std::string pf = dir.file("e.perfetto-trace");
+  run_export(in, pf, USCOPE_EXPORT_PERFETTO);
+  EXPECT_EQ(decode_perfetto(pf).slice_names, t.slice_names);
 }
 
 // ── NPU JSON-Lines ──
