@@ -1,0 +1,543 @@
+// The timeline mapping of perfetto.cpp and chrome_json.cpp (timeline_model.hpp).
+#include "export/timeline_model.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+
+#include "analysis/cpu_trace.hpp"
+#include "base/error.hpp"
+#include "convert/matrix.hpp"
+#include "convert/pairing.hpp"
+#include "convert/uscope_side.hpp"
+#include "reader/trace_reader.hpp"
+
+namespace uscope::exporter::timeline {
+
+namespace {
+
+using convert::Ev;
+using convert::Interval;
+
+// Track numbering: a process's uuid is pid << 20, a track's (pid << 20) | tid
+// with 1 <= tid < 2^20; tids are grouped so that Chrome JSON's viewers, which
+// sort threads by tid, show them in the mapping's order.
+constexpr uint32_t kLanesPerResource = 1000;       // tid = resource * 1000 + lane + 1
+constexpr uint32_t kMaxResources = 500;            // resource tids below 500,000
+constexpr uint32_t kCounterTidBase = 500000;       // counter tracks after them
+constexpr size_t kDepRing = 256;                   // cpu instructions held to link dependencies
+
+const char *unit_label(uint32_t unit) {
+  switch (unit) {
+    case USCOPE_TIME_CYCLE: return "1 ns = 1 cycle";
+    case USCOPE_TIME_PS: return "1 ns = 1 ps";
+    default: return "ns";
+  }
+}
+
+// The window, in one scope's cycles: [a, b], b clamped to the scope's end.
+struct Window {
+  uint64_t a = 0, b = UINT64_MAX;
+  // A span [s, e) (e: the cycle the next state began) is shown when it
+  // occupies a cycle of the window, or is empty and inside it.
+  bool meets(uint64_t s, uint64_t e) const { return s <= b && (e > a || s >= a); }
+  uint64_t clip_start(uint64_t s) const { return std::max(s, a); }
+  uint64_t clip_end(uint64_t e) const { return b == UINT64_MAX ? e : std::min(e, b + 1); }
+};
+
+class Model {
+ public:
+  Model(Job &job, Encoder &enc) : job_(job), enc_(enc) {}
+  Counts run();
+
+ private:
+  // ── time ──
+  struct Clock {
+    uint32_t unit;
+    uint64_t period_ps;
+    uint64_t ts(uint64_t cycle) const {
+      switch (unit) {
+        case USCOPE_TIME_PS: return cycle * period_ps;
+        case USCOPE_TIME_NS: return cycle * period_ps / 1000;
+        default: return cycle;
+      }
+    }
+  };
+
+  // ── tracks ──
+  // A resource (a pipeline stage, an engine, a channel): lanes of
+  // non-overlapping slices, each a thread track made when first used.
+  struct Resource {
+    std::string name;
+    uint32_t index = 0;
+    struct Lane {
+      uint64_t end;
+      Track t;
+    };
+    std::vector<Lane> lanes;
+  };
+  struct Process {
+    Track p;
+    uint32_t resources = 0, counters = 0;
+  };
+  Process new_process(const std::string &name);
+  Resource new_resource(Process &pr, std::string name);
+  // The track of the lane the slice [s, e) goes to (ts units): the first
+  // whose slices all end by s. nullptr when the resource has no lane left.
+  const Track *place(const Process &pr, Resource &r, uint64_t s, uint64_t e);
+  Track new_counter(Process &pr, const std::string &name);
+
+  void emit_slice(const Track &t, uint64_t s, uint64_t e, std::string_view name, const Arg *args, size_t n_args,
+                  const std::vector<uint64_t> &out, const std::vector<uint64_t> &in);
+
+  // ── scopes ──
+  void cpu_scope(const std::string &scope, uint32_t unit);
+  void npu_scope(uint32_t unit, const std::string &scope);
+  void widen(uint64_t first, uint64_t last) {
+    first_ = std::min(first_, first);
+    last_ = any_ ? std::max(last_, last) : last;
+    any_ = true;
+  }
+
+  Job &job_;
+  Encoder &enc_;
+  Counts c_;
+  uint32_t next_pid_ = 1;
+  uint64_t next_flow_ = 1;
+  uint64_t lane_overflow_ = 0, deps_unlinked_ = 0;
+  uint64_t first_ = UINT64_MAX, last_ = 0;
+  bool any_ = false;
+};
+
+Model::Process Model::new_process(const std::string &name) {
+  Process pr;
+  pr.p.pid = next_pid_++;
+  pr.p.uuid = uint64_t{pr.p.pid} << 20;
+  enc_.process(pr.p, name);
+  return pr;
+}
+
+Model::Resource Model::new_resource(Process &pr, std::string name) {
+  Resource r;
+  r.name = std::move(name);
+  r.index = pr.resources++;
+  return r;
+}
+
+const Track *Model::place(const Process &pr, Resource &r, uint64_t s, uint64_t e) {
+  for (Resource::Lane &l : r.lanes)
+    if (l.end <= s) {
+      l.end = e;
+      return &l.t;
+    }
+  if (r.lanes.size() >= kLanesPerResource || r.index >= kMaxResources) {
+    ++lane_overflow_;
+    return nullptr;
+  }
+  Resource::Lane l;
+  l.end = e;
+  l.t.pid = pr.p.pid;
+  l.t.tid = r.index * kLanesPerResource + static_cast<uint32_t>(r.lanes.size()) + 1;
+  l.t.uuid = pr.p.uuid | l.t.tid;
+  const std::string name = r.lanes.empty() ? r.name : r.name + " #" + std::to_string(r.lanes.size());
+  enc_.thread(pr.p, l.t, name);
+  r.lanes.push_back(l);
+  return &r.lanes.back().t;
+}
+
+Track Model::new_counter(Process &pr, const std::string &name) {
+  Track t;
+  t.pid = pr.p.pid;
+  t.tid = kCounterTidBase + pr.counters++;
+  t.uuid = pr.p.uuid | t.tid;
+  enc_.counter_track(pr.p, t, name);
+  return t;
+}
+
+void Model::emit_slice(const Track &t, uint64_t s, uint64_t e, std::string_view name, const Arg *args, size_t n_args,
+                       const std::vector<uint64_t> &out, const std::vector<uint64_t> &in) {
+  enc_.slice(t, s, e - s, name, args, n_args, out.data(), out.size(), in.data(), in.size());
+  ++c_.slices;
+}
+
+// ── cpu: the analysis layer's instructions, counters and buffers ──
+
+void Model::cpu_scope(const std::string &scope, uint32_t unit) {
+  uscope_cpu_trace_options_t o{};
+  o.struct_size = sizeof o;
+  o.scope = scope.c_str();
+  o.elf_path = job_.opts.elf_path;
+  analysis::CpuTrace t(*job_.reader, o);
+  const Clock clk{unit, t.period_ps()};
+  Window w{job_.opts.range_start, std::min(job_.opts.range_end, t.max_cycle())};
+  if (w.a > t.max_cycle()) return;  // the window lies past this scope's end
+  widen(w.a, w.b);
+
+  Process pr = new_process(scope + " (cpu, " + unit_label(unit) + ")");
+  const std::vector<std::string> &stages = t.stage_names();
+  std::vector<Resource> res;
+  for (const std::string &s : stages) res.push_back(new_resource(pr, s));
+
+  // Instructions pass through a ring of the last kDepRing fetched, so that a
+  // dependency names its source while the source's slices are still
+  // unwritten: the source gets the flow's start, the dependent its end.
+  struct Held {
+    uint32_t entity = 0;
+    uint64_t pc = 0, sim_id = 0;
+    std::string name;
+    std::vector<uscope_stage_span_t> spans;  // the ones the window shows
+    std::vector<uint64_t> out, in;
+  };
+  std::vector<Held> ring(kDepRing);
+  size_t head = 0, count = 0;
+  const std::vector<uint64_t> none;
+  auto flush_one = [&] {
+    Held &h = ring[head];
+    bool first = true;
+    for (const uscope_stage_span_t &sp : h.spans) {
+      const uint64_t s = clk.ts(w.clip_start(sp.start_cycle)), e = clk.ts(w.clip_end(sp.end_cycle));
+      if (sp.stage >= res.size()) continue;
+      const Track *tr = place(pr, res[sp.stage], s, e);
+      if (!tr) continue;
+      const Arg args[2] = {{"pc", h.pc, true}, {"insn", h.sim_id, false}};
+      emit_slice(*tr, s, e, h.name, args, 2, first ? h.out : none, first ? h.in : none);
+      first = false;
+    }
+    head = (head + 1) % kDepRing;
+    --count;
+  };
+
+  const uint32_t slots = t.sim_id_slots();
+  analysis::InsnStream is(t, w.a, w.b, std::nullopt);
+  uint64_t n = 0;
+  while (const analysis::Insn *i = is.next()) {
+    if (count == kDepRing) flush_one();
+    Held &h = ring[(head + count) % kDepRing];
+    ++count;
+    h.entity = i->head.entity_id;
+    h.spans.clear();
+    h.out.clear();
+    h.in.clear();
+    for (const uscope_stage_span_t &sp : i->spans)
+      if (w.meets(sp.start_cycle, sp.end_cycle)) h.spans.push_back(sp);
+    h.pc = i->head.pc;
+    h.sim_id = i->sim_id(slots);
+    // "0x<pc> <text>": the pc is an argument, so that the names (interned
+    // by the Perfetto encoder) repeat with the code rather than never.
+    h.name = t.disasm(*i);
+    if (h.name.rfind("0x", 0) == 0) {
+      const size_t sp = h.name.find(' ');
+      if (sp != std::string::npos) h.name.erase(0, sp + 1);
+    }
+    if (i->head.status == USCOPE_INSN_FLUSHED) h.name += " (flushed)";
+    // A dependency joins the newest earlier instruction of its source
+    // entity still held, when both show a slice.
+    for (uint32_t src : i->deps) {
+      bool linked = false;
+      for (size_t k = count - 1; k-- > 0 && !h.spans.empty();) {
+        Held &s = ring[(head + k) % kDepRing];
+        if (s.entity != src) continue;
+        if (!s.spans.empty()) {
+          s.out.push_back(next_flow_);
+          h.in.push_back(next_flow_++);
+          ++c_.flows;
+          linked = true;
+        }
+        break;
+      }
+      if (!linked) ++deps_unlinked_;
+    }
+    if ((++n & 0xFFF) == 0 && job_.progress)
+      job_.progress->update(i->head.first_cycle - std::min(i->head.first_cycle, w.a), w.b - w.a + 1, "cycles");
+  }
+  while (count) flush_one();
+
+  // Counters and buffer occupancy, a sample at the window's start and one
+  // per change, read a chunk of cycles at a time (bounded memory).
+  constexpr uint64_t kChunk = 1 << 16;
+  std::vector<uint64_t> vals(kChunk);
+  std::vector<uint32_t> occ(kChunk);
+  for (uint32_t c = 0; c < t.counters().size(); ++c) {
+    const Track tr = new_counter(pr, t.counters()[c].name);
+    bool have = false;
+    uint64_t last = 0;
+    for (uint64_t at = w.a; at <= w.b; at += kChunk) {
+      const uint64_t len = std::min<uint64_t>(kChunk, w.b - at + 1);
+      t.counter_series(c, at, len, vals.data());
+      for (uint64_t k = 0; k < len; ++k)
+        if (!have || vals[k] != last) {
+          enc_.counter(tr, clk.ts(at + k), static_cast<int64_t>(vals[k]));
+          ++c_.counter_samples;
+          last = vals[k];
+          have = true;
+        }
+      if (w.b - at < kChunk) break;
+    }
+  }
+  for (uint32_t b = 0; b < t.buffers().size(); ++b) {
+    const Track tr = new_counter(pr, t.buffers()[b].name + " occupancy");
+    bool have = false;
+    uint32_t last = 0;
+    for (uint64_t at = w.a; at <= w.b; at += kChunk) {
+      const uint64_t len = std::min<uint64_t>(kChunk, w.b - at + 1);
+      t.buffer_occupancy(b, at, len, occ.data());
+      for (uint64_t k = 0; k < len; ++k)
+        if (!have || occ[k] != last) {
+          enc_.counter(tr, clk.ts(at + k), occ[k]);
+          ++c_.counter_samples;
+          last = occ[k];
+          have = true;
+        }
+      if (w.b - at < kChunk) break;
+    }
+  }
+}
+
+// ── npu: the converters' events, paired into intervals (pairing.hpp) ──
+
+// The pairing key of an event of a kind for the flows' bookkeeping: its id,
+// and for transfers its channel or link (the Pairer's own key, whose
+// intervals do not carry the ids).
+struct WorkKey {
+  uint64_t a, b;
+  bool operator==(const WorkKey &o) const { return a == o.a && b == o.b; }
+};
+struct WorkKeyHash {
+  size_t operator()(const WorkKey &k) const { return std::hash<uint64_t>()(k.a * 0x9E3779B97F4A7C15ull ^ k.b); }
+};
+uint64_t raw(const Ev &e, convert::Key k) { return e.has(k) ? e.v[k] : ~uint64_t{0}; }
+int pair_kind(uint8_t type, bool *is_start) {
+  for (int k = 0; k < convert::kNumPairKinds; ++k) {
+    if (convert::kPairStart[k] == type) { *is_start = true; return k; }
+    if (convert::kPairEnd[k] == type) { *is_start = false; return k; }
+  }
+  return -1;
+}
+WorkKey work_key(int kind, const Ev &e) {
+  WorkKey k{static_cast<uint64_t>(kind) << 32, 0};
+  switch (kind) {
+    case convert::P_CMD: k.b = raw(e, convert::K_cmd_id); break;
+    case convert::P_JOB: case convert::P_TE: case convert::P_VE: k.b = raw(e, convert::K_job_id); break;
+    case convert::P_NOC: k.b = raw(e, convert::K_tx_id); k.a |= raw(e, convert::K_link_id) & 0xFFFFFFFFu; break;
+    default: k.b = raw(e, convert::K_tx_id); k.a |= raw(e, convert::K_channel) & 0xFFFFFFFFu; break;
+  }
+  return k;
+}
+
+void Model::npu_scope(uint32_t unit, const std::string &scope) {
+  uscope_convert_options_t co{};
+  co.struct_size = sizeof co;
+  co.on_issue = job_.opts.on_issue;
+  co.user = job_.opts.user;
+  const convert::Options o(&co);
+  std::unique_ptr<convert::EvSource> src;
+  std::string err, name = scope.empty() ? std::string("npu") : scope + " (npu,";
+  if (job_.kind == Job::Input::Uscope) {
+    src = std::make_unique<convert::UscopeIn>(*job_.reader, o);
+  } else {
+    src = convert::make_source(job_.kind == Job::Input::Pccx ? USCOPE_CONVERT_PCCX : USCOPE_CONVERT_JSONL, o,
+                               USCOPE_CONVERT_PCCX, "export");
+  }
+  if (convert::Status s = src->open(job_.input.c_str(), &err)) fail(s, "%s", err.c_str());
+  const uint64_t period = src->period_ps();
+  const Clock clk{unit, period};
+  const Window w{job_.opts.range_start, job_.opts.range_end};
+  Process pr = new_process(name + (scope.empty() ? " (" : " ") + unit_label(unit) + ")");
+  const convert::StringSource &strs = src->strings();
+
+  std::map<std::pair<int, uint32_t>, Resource> res;  // (what, core or unit) -> resource
+  Resource overflow;
+  overflow.index = kMaxResources;  // place() refuses it
+  auto resource = [&](int what, uint32_t id) -> Resource & {
+    auto it = res.find({what, id});
+    if (it != res.end()) return it->second;
+    // Ids come from the input: past kMaxResources resources a hostile trace
+    // would grow the map, so the rest share one that takes no slices.
+    if (res.size() >= kMaxResources) return overflow;
+    static const char *const kWhat[] = {"commands", "jobs core ", "TE core ", "VE core ", "DMA channel ",
+                                        "DRAM channel ", "NoC link ", "events core "};
+    std::string n = kWhat[what];
+    if (what != convert::P_CMD) n += id == convert::kNoUnit ? std::string("?") : std::to_string(id);
+    return res.emplace(std::make_pair(what, id), new_resource(pr, n)).first->second;
+  };
+
+  // Flows: work of a command that is open (started, not ended) when the
+  // work ends gets a flow id; the command's slice, written at its end,
+  // starts them all.
+  struct OpenCmd {
+    uint64_t start;
+    std::vector<uint64_t> flows;
+  };
+  std::unordered_map<uint64_t, OpenCmd> open_cmds;
+  std::unordered_map<WorkKey, uint64_t, WorkKeyHash> work_cmd;  // START's cmd_id, until its END
+  const Ev *cur = nullptr;
+  uint64_t last_t = 0;
+  bool seen = false;
+
+  struct Sink final : convert::PairSink {
+    std::function<void(const Interval &)> on_interval;
+    std::function<void(uint8_t, uint64_t, uint32_t)> on_instant;
+    void interval(const Interval &iv) override { on_interval(iv); }
+    void instant(uint8_t ev_type, uint64_t t, uint32_t core) override { on_instant(ev_type, t, core); }
+  } sink;
+  std::vector<uint64_t> flows_in;
+  const std::vector<uint64_t> none;
+  std::string label;
+  sink.on_interval = [&](const Interval &iv) {
+    flows_in.clear();
+    uint64_t cmd = ~uint64_t{0};
+    if (iv.kind == convert::P_CMD) {
+      cmd = cur ? raw(*cur, convert::K_cmd_id) : cmd;
+    } else if (cur) {
+      auto it = work_cmd.find(work_key(iv.kind, *cur));
+      if (it != work_cmd.end()) cmd = it->second;
+    }
+    std::vector<uint64_t> cmd_flows;
+    if (iv.kind == convert::P_CMD) {
+      auto it = open_cmds.find(cmd);
+      if (it != open_cmds.end()) {
+        cmd_flows = std::move(it->second.flows);
+        open_cmds.erase(it);
+      }
+    }
+    if (!w.meets(iv.start, iv.end)) {
+      c_.dangling_flows += cmd_flows.size();
+      return;
+    }
+    if (iv.kind != convert::P_CMD && cmd != ~uint64_t{0}) {
+      auto it = open_cmds.find(cmd);
+      if (it != open_cmds.end() && it->second.start <= iv.start) {
+        it->second.flows.push_back(next_flow_);
+        flows_in.push_back(next_flow_++);
+        ++c_.flows;
+      }
+    }
+    const uint32_t id = iv.kind == convert::P_CMD ? 0
+                        : iv.kind >= convert::P_DMA ? iv.unit
+                                                    : iv.core;
+    Resource &r = resource(iv.kind, id);
+    const uint64_t s = clk.ts(w.clip_start(iv.start)), e = clk.ts(w.clip_end(iv.end));
+    const Track *tr = place(pr, r, s, e);
+    if (!tr) {
+      c_.dangling_flows += cmd_flows.size() + flows_in.size();
+      return;
+    }
+    label = convert::kPairNames[iv.kind];
+    if (iv.label != convert::kNoLabel) {
+      label += ' ';
+      label += strs.str(iv.label);
+    }
+    emit_slice(*tr, s, e, label, nullptr, 0, cmd_flows, flows_in);
+  };
+  sink.on_instant = [&](uint8_t type, uint64_t t, uint32_t core) {
+    if (!w.meets(t, t)) return;
+    Resource &r = resource(7, core);
+    const uint64_t ts = clk.ts(t);
+    const Track *tr = place(pr, r, ts, ts);
+    if (!tr) return;
+    enc_.instant(*tr, ts, type < convert::kNumEvTypes ? convert::kEvTypes[type].name : "?");
+    ++c_.instants;
+  };
+
+  convert::Pairer pairer(sink);
+  uint64_t n = 0;
+  const convert::Status s = src->run(
+      [&](const Ev &e, std::string *) -> convert::Status {
+        bool is_start = false;
+        const int kind = pair_kind(e.type, &is_start);
+        if (kind == convert::P_CMD && is_start) open_cmds[raw(e, convert::K_cmd_id)] = OpenCmd{e.t_cycle, {}};
+        uint64_t cmd;
+        if (kind > convert::P_CMD && is_start && e.value(convert::K_cmd_id, &cmd)) work_cmd[work_key(kind, e)] = cmd;
+        cur = &e;
+        pairer.add(e);
+        cur = nullptr;
+        if (kind > convert::P_CMD && !is_start) work_cmd.erase(work_key(kind, e));
+        last_t = e.t_cycle;
+        seen = true;
+        if ((++n & 0xFFFF) == 0 && job_.progress) job_.progress->update(n, 0, "events");
+        return 0;
+      },
+      &err);
+  if (s) fail(s, "%s", err.c_str());
+  pairer.finish();
+  for (const auto &oc : open_cmds) c_.dangling_flows += oc.second.flows.size();
+  std::vector<std::string> notes;
+  src->notes(&notes);
+  for (const std::string &note : notes) job_.note(note);
+  if (seen && w.a <= last_t) widen(w.a, std::min(w.b, last_t));
+}
+
+// The scopes of a µScope trace by protocol.
+std::vector<std::pair<std::string, std::string>> scopes_of(const TraceReader &r) {
+  std::vector<std::pair<std::string, std::string>> out;  // (name, protocol)
+  const Schema &sc = r.schema();
+  for (const ScopeDef &s : sc.scopes) {
+    if (s.protocol == 0xFFFF) continue;
+    const char *p = sc.str(s.protocol), *n = sc.str(s.name);
+    out.emplace_back(n ? n : "", p ? p : "");
+  }
+  return out;
+}
+
+Counts Model::run() {
+  uint32_t unit = job_.opts.time_unit;
+  if (job_.kind != Job::Input::Uscope) {
+    if (unit == USCOPE_TIME_AUTO) unit = USCOPE_TIME_CYCLE;
+    npu_scope(unit, "");
+  } else {
+    const TraceReader &r = *job_.reader;
+    if (unit == USCOPE_TIME_AUTO) unit = r.schema().clocks.size() <= 1 ? USCOPE_TIME_CYCLE : USCOPE_TIME_PS;
+    const auto scopes = scopes_of(r);
+    const char *want = job_.opts.scope;
+    bool npu_done = false, any = false;
+    std::string known;
+    for (const auto &[name, proto] : scopes) {
+      if (proto != "cpu" && proto != "npu") continue;
+      known += (known.empty() ? "" : ", ") + name + " (" + proto + ")";
+      if (want && name != want) continue;
+      if (proto == "cpu") {
+        cpu_scope(name, unit);
+        any = true;
+      } else if (!npu_done) {  // the converters read the first npu scope
+        npu_scope(unit, name);
+        npu_done = any = true;
+      }
+    }
+    if (!any) {
+      if (want) fail(USCOPE_ERR_NOT_FOUND, "no cpu or npu scope named '%s' (the trace has: %s)", want,
+                     known.empty() ? "none" : known.c_str());
+      fail(USCOPE_ERR_NOT_FOUND, "this trace has no cpu or npu protocol scope: nothing to show on a timeline");
+    }
+    std::string other;
+    for (const auto &[name, proto] : scopes)
+      if (proto != "cpu" && proto != "npu" && !want) other += (other.empty() ? "" : ", ") + name + " (" + proto + ")";
+    if (!other.empty()) job_.note("not exported (no timeline mapping for their protocol): " + other);
+  }
+  enc_.finish();
+  if (lane_overflow_)
+    job_.note(convert::count_of(lane_overflow_, "slice") + " left out: more than " +
+              std::to_string(kLanesPerResource) + " overlapping on one resource, or more than " +
+              std::to_string(kMaxResources) + " resources (engines, channels, links) in a process");
+  if (deps_unlinked_)
+    job_.note(convert::count_of(deps_unlinked_, "dependency") +
+              " without a flow: the source instruction is outside the window or more than " +
+              std::to_string(kDepRing) + " instructions earlier");
+  if (c_.dangling_flows)
+    job_.note(convert::count_of(c_.dangling_flows, "flow") +
+              " from NPU work to a command whose slice is not in the output (it never ended, or ends outside the window)");
+  job_.stats.first_cycle = any_ ? first_ : job_.opts.range_start;
+  job_.stats.last_cycle = any_ ? last_ : job_.opts.range_start;
+  job_.stats.records = c_.slices + c_.instants + c_.counter_samples;
+  return c_;
+}
+
+}  // namespace
+
+Counts run(Job &job, Encoder &enc) { return Model(job, enc).run(); }
+
+}  // namespace uscope::exporter::timeline

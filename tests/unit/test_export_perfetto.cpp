@@ -1,0 +1,895 @@
+// `uscope export --to perfetto` and `--to chrome-json` (src/export/perfetto.cpp,
+// chrome_json.cpp over timeline_model.cpp), read back by outside readers:
+// every Perfetto packet decoded by `protoc --decode_raw` and by the small
+// protobuf decoder below (written from the protobuf encoding documentation
+// and Perfetto's protos, not from the encoder), the Chrome JSON parsed by
+// simdjson; the slices, counter samples and flows they hold are counted
+// against the analysis layer (a cpu trace written with the C writer) and
+// against the npu report (NPU JSON-Lines).
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "support/test_util.hpp"
+#include "test_protocol_util.hpp"
+#include "uscope/analysis.h"
+#include "uscope/convert.h"
+#include "uscope/export.h"
+
+namespace {
+
+using uscope::test::read_all;
+using uscope::test::TempDir;
+using uscope::test::write_all;
+using namespace uscope::test::proto;
+
+// ── an independent protobuf decoder ──
+
+struct Field {
+  uint32_t num = 0, wt = 0;
+  uint64_t v = 0;           // varint / fixed64
+  std::string_view bytes;   // length-delimited
+};
+
+bool varint(std::string_view &s, uint64_t *out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (s.empty()) return false;
+    const uint8_t b = static_cast<uint8_t>(s[0]);
+    s.remove_prefix(1);
+    v |= uint64_t{b & 0x7Fu} << shift;
+    if (!(b & 0x80)) {
+      *out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Every field of a message; false when it is not well-formed.
+bool fields(std::string_view s, std::vector<Field> *out) {
+  out->clear();
+  while (!s.empty()) {
+    uint64_t tag;
+    if (!varint(s, &tag)) return false;
+    Field f;
+    f.num = static_cast<uint32_t>(tag >> 3);
+    f.wt = static_cast<uint32_t>(tag & 7);
+    if (f.num == 0) return false;
+    switch (f.wt) {
+      case 0:
+        if (!varint(s, &f.v)) return false;
+        break;
+      case 1:
+        if (s.size() < 8) return false;
+        for (int i = 7; i >= 0; --i) f.v = (f.v << 8) | static_cast<uint8_t>(s[static_cast<size_t>(i)]);
+        s.remove_prefix(8);
+        break;
+      case 2: {
+        uint64_t n;
+        if (!varint(s, &n) || n > s.size()) return false;
+        f.bytes = s.substr(0, n);
+        s.remove_prefix(n);
+        break;
+      }
+      default: return false;
+    }
+    out->push_back(f);
+  }
+  return true;
+}
+
+// What a timeline holds, by track name (a lane's " #k" suffix removed).
+struct Timeline {
+  uint64_t packets = 0, descriptors = 0, events = 0;
+  std::map<std::string, uint64_t> slices;            // thread track -> slices
+  std::map<std::string, uint64_t> instants;
+  std::map<std::string, std::vector<std::pair<uint64_t, int64_t>>> counters;  // track -> (ts, value)
+  std::map<std::string, uint64_t> slice_names;       // slice name -> count
+  std::vector<std::string> processes;
+  uint64_t slices_with_pc = 0;
+  std::multiset<uint64_t> flow_out, flow_in;
+  std::vector<uint64_t> slice_ts;                    // begin and end timestamps, in file order
+  uint64_t min_ts = UINT64_MAX, max_ts = 0;
+  void ts(uint64_t t) {
+    slice_ts.push_back(t);
+    min_ts = std::min(min_ts, t);
+    max_ts = std::max(max_ts, t);
+  }
+};
+
+std::string resource(const std::string &track) {
+  const size_t k = track.find(" #");
+  return k == std::string::npos ? track : track.substr(0, k);
+}
+
+// Decodes a Perfetto trace by the field numbers of Perfetto's protos:
+// Trace.packet 1; TracePacket timestamp 8, trusted_packet_sequence_id 10,
+// track_event 11, interned_data 12, sequence_flags 13, track_descriptor 60,
+// first_packet_on_sequence 87; TrackDescriptor uuid 1, name 2, process 3
+// (process_name 6), thread 4 (thread_name 5), parent_uuid 5, counter 8;
+// TrackEvent type 9, name_iid 10, track_uuid 11, name 23, counter_value
+// 30, flow_ids 47, terminating_flow_ids 48; InternedData event_names 2
+// (EventName iid 1, name 2).
+Timeline decode_perfetto(const std::string &path) {
+  Timeline t;
+  const std::string data = read_all(path);
+  std::vector<Field> top, pkt, sub, sub2;
+  EXPECT_TRUE(fields(data, &top)) << "not a protobuf message";
+  struct Trk {
+    std::string name;
+    bool counter = false;
+    int depth = 0;
+    uint64_t last_ts = 0;
+  };
+  std::map<uint64_t, Trk> tracks;
+  std::map<uint64_t, std::string> names, arg_names;
+  struct Ev {
+    uint64_t ts, uuid, type;
+    size_t order;
+  };
+  std::vector<Ev> slice_evs;
+  bool first = true;
+  for (const Field &p : top) {
+    EXPECT_EQ(p.num, 1u);
+    EXPECT_EQ(p.wt, 2u);
+    ++t.packets;
+    if (!fields(p.bytes, &pkt)) {
+      ADD_FAILURE() << "packet " << t.packets << " does not decode";
+      continue;
+    }
+    uint64_t ts = 0, seq = 0, flags = 0;
+    bool has_ts = false, first_flag = false;
+    std::string_view te, td, id;
+    for (const Field &f : pkt) {
+      if (f.num == 8) { ts = f.v; has_ts = true; }
+      if (f.num == 10) seq = f.v;
+      if (f.num == 13) flags = f.v;
+      if (f.num == 87) first_flag = f.v != 0;
+      if (f.num == 11) te = f.bytes;
+      if (f.num == 60) td = f.bytes;
+      if (f.num == 12) id = f.bytes;
+    }
+    EXPECT_EQ(seq, 1u);
+    if (first) {
+      EXPECT_TRUE(flags & 1) << "the first packet clears the incremental state";
+      EXPECT_TRUE(first_flag);
+      first = false;
+    }
+    if (!id.empty()) {
+      EXPECT_TRUE(fields(id, &sub));
+      for (const Field &f : sub) {
+        if (f.num != 2 && f.num != 3) continue;  // event_names, debug_annotation_names
+        EXPECT_TRUE(fields(f.bytes, &sub2));
+        uint64_t iid = 0;
+        std::string name;
+        for (const Field &g : sub2) {
+          if (g.num == 1) iid = g.v;
+          if (g.num == 2) name = std::string(g.bytes);
+        }
+        EXPECT_NE(iid, 0u);
+        auto &table = f.num == 2 ? names : arg_names;
+        EXPECT_EQ(table.count(iid), 0u) << "iid " << iid << " defined twice";
+        table[iid] = name;
+      }
+    }
+    if (!td.empty()) {
+      ++t.descriptors;
+      EXPECT_TRUE(fields(td, &sub));
+      uint64_t uuid = 0, parent = 0;
+      Trk k;
+      bool process = false;
+      for (const Field &f : sub) {
+        if (f.num == 1) uuid = f.v;
+        if (f.num == 2) k.name = std::string(f.bytes);
+        if (f.num == 5) parent = f.v;
+        if (f.num == 8) k.counter = true;
+        if (f.num == 3 || f.num == 4) {
+          EXPECT_TRUE(fields(f.bytes, &sub2));
+          for (const Field &g : sub2)
+            if ((f.num == 3 && g.num == 6) || (f.num == 4 && g.num == 5)) k.name = std::string(g.bytes);
+          process = f.num == 3;
+        }
+      }
+      EXPECT_NE(uuid, 0u);
+      EXPECT_EQ(tracks.count(uuid), 0u) << "track " << uuid << " described twice";
+      if (!process) {
+        EXPECT_TRUE(tracks.count(parent)) << "track " << k.name << ": parent not described before it";
+      }
+      if (process) t.processes.push_back(k.name);
+      tracks[uuid] = k;
+    }
+    if (!te.empty()) {
+      ++t.events;
+      EXPECT_TRUE(has_ts);
+      EXPECT_TRUE(fields(te, &sub));
+      // An event naming an interned string depends on the sequence's state.
+      bool interned = false;
+      for (const Field &f : sub) interned |= f.num == 10 || f.num == 4;
+      if (interned) {
+        EXPECT_TRUE(flags & 2) << "an event using interned names needs the incremental state";
+      }
+      uint64_t type = 0, uuid = 0, iid = 0;
+      int64_t value = 0;
+      std::string name;
+      for (const Field &f : sub) {
+        if (f.num == 9) type = f.v;
+        if (f.num == 11) uuid = f.v;
+        if (f.num == 10) iid = f.v;
+        if (f.num == 23) name = std::string(f.bytes);
+        if (f.num == 30) value = static_cast<int64_t>(f.v);
+        if (f.num == 47) { EXPECT_EQ(f.wt, 1u); t.flow_out.insert(f.v); }
+        if (f.num == 48) { EXPECT_EQ(f.wt, 1u); t.flow_in.insert(f.v); }
+        if (f.num == 4) {  // DebugAnnotation: name_iid 1, uint_value 3, pointer_value 7
+          EXPECT_TRUE(fields(f.bytes, &sub2));
+          std::string key;
+          for (const Field &g : sub2) {
+            if (g.num == 1) {
+              EXPECT_TRUE(arg_names.count(g.v)) << "debug annotation name " << g.v << " used before it is interned";
+              key = arg_names[g.v];
+            }
+            if (g.num == 7 && key == "pc") ++t.slices_with_pc;
+          }
+        }
+      }
+      if (iid) {
+        EXPECT_TRUE(names.count(iid)) << "name_iid " << iid << " used before it is interned";
+        name = names[iid];
+      }
+      auto it = tracks.find(uuid);
+      if (it == tracks.end()) {
+        ADD_FAILURE() << "event on an undescribed track " << uuid;
+        continue;
+      }
+      const std::string r = resource(it->second.name);
+      switch (type) {
+        case 1:
+          ++t.slices[r];
+          ++t.slice_names[name];
+          t.ts(ts);
+          slice_evs.push_back({ts, uuid, 1, slice_evs.size()});
+          break;
+        case 2:
+          t.ts(ts);
+          slice_evs.push_back({ts, uuid, 2, slice_evs.size()});
+          break;
+        case 3: ++t.instants[r]; break;
+        case 4:
+          EXPECT_TRUE(it->second.counter);
+          t.counters[it->second.name].push_back({ts, value});
+          break;
+        default: ADD_FAILURE() << "event type " << type;
+      }
+    }
+  }
+  // As a trace processor sorts them (by time, stably): on each track every
+  // END closes a BEGIN, and a lane's slices never overlap.
+  std::stable_sort(slice_evs.begin(), slice_evs.end(), [](const Ev &a, const Ev &b) { return a.ts < b.ts; });
+  for (const Ev &e : slice_evs) {
+    Trk &k = tracks[e.uuid];
+    k.depth += e.type == 1 ? 1 : -1;
+    EXPECT_GE(k.depth, 0) << "END without BEGIN on " << k.name << " at " << e.ts;
+    EXPECT_LE(k.depth, 1) << "overlapping slices on " << k.name << " at " << e.ts;
+  }
+  for (const auto &kv : tracks) EXPECT_EQ(kv.second.depth, 0) << "unclosed slice on " << kv.second.name;
+  return t;
+}
+
+// The same from Chrome JSON, parsed by simdjson; ts in µs back to ns.
+Timeline decode_chrome(const std::string &path) {
+  Timeline t;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  const auto err = parser.load(path).get(doc);
+  EXPECT_FALSE(err) << path << " is not JSON: " << simdjson::error_message(err);
+  if (err) return t;
+  EXPECT_EQ(std::string_view(doc["displayTimeUnit"]), "ns");
+  std::map<std::pair<uint64_t, uint64_t>, std::string> threads;
+  std::vector<simdjson::dom::element> later;
+  auto ns = [](simdjson::dom::element e) {
+    double d = 0;
+    EXPECT_FALSE(e.get(d));
+    return static_cast<uint64_t>(d * 1000 + 0.5);
+  };
+  for (simdjson::dom::element e : simdjson::dom::array(doc["traceEvents"])) {
+    ++t.events;
+    const std::string_view ph = e["ph"];
+    if (ph == "M") {
+      const std::string_view what = e["name"];
+      const std::string name = std::string(std::string_view(e["args"]["name"]));
+      if (what == "process_name") t.processes.push_back(name);
+      else threads[{uint64_t(e["pid"]), uint64_t(e["tid"])}] = name;
+    } else {
+      later.push_back(e);
+    }
+  }
+  // Per track, slices (ph X) must nest: on a lane they never overlap.
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<std::pair<uint64_t, uint64_t>>> spans;
+  for (simdjson::dom::element e : later) {
+    const std::string_view ph = e["ph"];
+    const std::pair<uint64_t, uint64_t> key{uint64_t(e["pid"]), uint64_t(e["tid"])};
+    const uint64_t ts = ns(e["ts"]);
+    if (ph == "C") {
+      t.counters[std::string(std::string_view(e["name"]))].push_back({ts, int64_t(e["args"]["value"])});
+      continue;
+    }
+    auto it = threads.find(key);
+    if (it == threads.end()) {
+      ADD_FAILURE() << "event on a thread with no thread_name";
+      continue;
+    }
+    const std::string r = resource(it->second);
+    if (ph == "X") {
+      const uint64_t dur = ns(e["dur"]);
+      ++t.slices[r];
+      ++t.slice_names[std::string(std::string_view(e["name"]))];
+      std::string_view pc;
+      if (!e["args"]["pc"].get(pc) && pc.rfind("0x8", 0) == 0) ++t.slices_with_pc;
+      t.ts(ts);
+      t.ts(ts + dur);
+      spans[key].push_back({ts, ts + dur});
+    } else if (ph == "i") {
+      ++t.instants[r];
+    } else if (ph == "s") {
+      t.flow_out.insert(uint64_t(e["id"]));
+    } else if (ph == "f") {
+      EXPECT_EQ(std::string_view(e["bp"]), "e");
+      t.flow_in.insert(uint64_t(e["id"]));
+    } else {
+      ADD_FAILURE() << "unexpected ph " << ph;
+    }
+  }
+  for (auto &kv : spans) {
+    std::sort(kv.second.begin(), kv.second.end());
+    for (size_t i = 1; i < kv.second.size(); ++i)
+      EXPECT_LE(kv.second[i - 1].second, kv.second[i].first) << "overlapping slices on " << threads[kv.first];
+  }
+  return t;
+}
+
+// protoc --decode_raw reads the whole file: its packets (top-level field 1),
+// descriptors (TracePacket field 60) and events (field 11) are counted.
+void check_protoc(const std::string &path, const Timeline &t) {
+  const std::string out = path + ".raw.txt";
+  const std::string cmd = "protoc --decode_raw < '" + path + "' > '" + out + "' 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << "protoc --decode_raw failed (is protobuf-compiler installed?): "
+                                         << read_all(out).substr(0, 500);
+  const std::string text = read_all(out);
+  uint64_t packets = 0, descriptors = 0, events = 0;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) nl = text.size();
+    const std::string_view line(text.data() + at, nl - at);
+    if (line == "1 {") ++packets;
+    if (line == "  60 {") ++descriptors;
+    if (line == "  11 {") ++events;
+    at = nl + 1;
+  }
+  EXPECT_EQ(packets, t.packets);
+  EXPECT_EQ(descriptors, t.descriptors);
+  EXPECT_EQ(events, t.events);
+}
+
+uscope_export_stats_t run_export(const std::string &in, const std::string &out, uint32_t format, uint64_t a = 0,
+                                 uint64_t b = UINT64_MAX, uint32_t unit = USCOPE_TIME_AUTO) {
+  uscope_export_options_t o;
+  uscope_export_options_init(&o);
+  o.format = format;
+  o.range_start = a;
+  o.range_end = b;
+  o.time_unit = unit;
+  uscope_export_stats_t st{};
+  st.struct_size = sizeof st;
+  EXPECT_EQ(uscope_export(&st, in.c_str(), out.c_str(), &o), USCOPE_OK) << uscope_last_error();
+  return st;
+}
+
+// ── a cpu trace ──
+
+const char *const kStages[] = {"fetch", "decode", "execute", "retire"};
+constexpr uint16_t kSlots = 16;
+constexpr uint64_t kCycles = 3000;
+constexpr uint64_t kPeriodPs = 2500;
+
+// Two fetches a cycle into free slots, 1-4 cycles a stage, some flushed,
+// a dependency on the previous instruction for every third one, a
+// bp_misses counter and a rob buffer; many small segments.
+void write_cpu_trace(const std::string &path) {
+  uscope_schema_t *s = base_schema(kPeriodPs);
+  uscope_cpu_buffer_def_t bufs[1] = {{"rob", 8, nullptr, 0}};
+  const char *counters[1] = {"bp_misses"};
+  uscope_cpu_config_t cfg{};
+  cfg.struct_size = sizeof cfg;
+  cfg.scope_name = "core0";
+  cfg.clock_id = 0;
+  cfg.isa = "rv32imac";
+  cfg.stages = kStages;
+  cfg.num_stages = 4;
+  cfg.max_entities = kSlots;
+  cfg.buffers = bufs;
+  cfg.num_buffers = 1;
+  cfg.counters = counters;
+  cfg.num_counters = 1;
+  uscope_cpu_t *cpu = nullptr;
+  ASSERT_EQ(uscope_cpu_declare(s, &cpu, &cfg), USCOPE_OK) << uscope_last_error();
+  uscope_writer_options_t o{};
+  o.struct_size = sizeof o;
+  o.checkpoint_interval_ps = 100 * kPeriodPs;
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK) << uscope_last_error();
+  uscope_schema_free(s);
+  std::mt19937 rng(11);
+  struct Live {
+    bool on = false;
+    uint64_t next[4] = {~0ull, ~0ull, ~0ull, ~0ull};
+    uint32_t stage = 0;
+    bool flush = false;
+    int rob = -1;
+  } live[kSlots];
+  std::vector<bool> rob(8, false);
+  int last_slot = -1;
+  uint64_t n = 0;
+  for (uint64_t cy = 0; cy < kCycles; ++cy) {
+    ASSERT_EQ(uscope_begin_cycle(w, cy * kPeriodPs), USCOPE_OK);
+    for (uint16_t slot = 0; slot < kSlots; ++slot) {
+      Live &l = live[slot];
+      if (!l.on || l.next[l.stage] != cy) continue;
+      if (l.stage + 1 < 4 && !(l.flush && l.stage == 2)) {
+        ++l.stage;
+        ASSERT_EQ(uscope_cpu_stage_transition(w, cpu, slot, static_cast<uint8_t>(l.stage)), USCOPE_OK);
+        continue;
+      }
+      if (l.flush) {
+        ASSERT_EQ(uscope_cpu_flush(w, cpu, slot, USCOPE_CPU_FLUSH_MISPREDICT), USCOPE_OK);
+        ASSERT_EQ(uscope_cpu_counter_add(w, cpu, 0, 1), USCOPE_OK);
+      } else {
+        ASSERT_EQ(uscope_cpu_retire(w, cpu, slot), USCOPE_OK);
+      }
+      if (l.rob >= 0) {
+        ASSERT_EQ(uscope_cpu_buffer_remove(w, cpu, 0, static_cast<uint16_t>(l.rob)), USCOPE_OK);
+        rob[static_cast<size_t>(l.rob)] = false;
+      }
+      l.on = false;
+      l.next[0] = cy;  // freed this cycle: fetched into again from the next one
+    }
+    int fetched = 0;
+    for (uint16_t slot = 0; slot < kSlots && fetched < 2; ++slot) {
+      Live &l = live[slot];
+      if (l.on || (l.next[0] == cy && n) || rng() % 4 == 0) continue;
+      l = Live{};
+      l.on = true;
+      uint64_t c = cy;
+      for (int st = 0; st < 4; ++st) {
+        c += 1 + rng() % 4;
+        l.next[st] = c;
+      }
+      l.flush = rng() % 6 == 0;
+      ASSERT_EQ(uscope_cpu_fetch(w, cpu, slot, 0x80000000u + 4 * n, 0x00150513u), USCOPE_OK);
+      if (n % 3 == 2 && last_slot >= 0 && live[last_slot].on) {
+        ASSERT_EQ(uscope_cpu_dependency(w, cpu, static_cast<uint16_t>(last_slot), slot, USCOPE_CPU_DEP_RAW), USCOPE_OK);
+      }
+      for (size_t r = 0; r < rob.size(); ++r)
+        if (!rob[r]) {
+          rob[r] = true;
+          l.rob = static_cast<int>(r);
+          ASSERT_EQ(uscope_cpu_buffer_insert(w, cpu, 0, static_cast<uint16_t>(r), slot), USCOPE_OK);
+          break;
+        }
+      last_slot = slot;
+      ++n;
+      ++fetched;
+    }
+    ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+  }
+  ASSERT_EQ(uscope_writer_close(w), USCOPE_OK) << uscope_last_error();
+  uscope_cpu_free(cpu);
+}
+
+// The analysis layer's answers over [a, b]: stage spans shown per stage (a
+// span [s, e) occupies a cycle of the window, or is empty inside it),
+// dependencies, and the samples of each counter and buffer (one at a, one
+// per change).
+struct Expected {
+  std::map<std::string, uint64_t> slices;
+  uint64_t insns = 0, deps = 0;
+  std::string first_disasm;
+  std::map<std::string, std::vector<std::pair<uint64_t, int64_t>>> counters;
+};
+
+Expected expected_cpu(const std::string &path, uint64_t a, uint64_t b) {
+  Expected x;
+  uscope_reader_t *r = nullptr;
+  uscope_cpu_trace_t *t = nullptr;
+  EXPECT_EQ(uscope_reader_open(&r, path.c_str()), USCOPE_OK);
+  EXPECT_EQ(uscope_cpu_trace_open(&t, r, nullptr), USCOPE_OK) << uscope_last_error();
+  uscope_insn_iter_t *it = nullptr;
+  EXPECT_EQ(uscope_cpu_trace_instructions(t, &it, a, b), USCOPE_OK);
+  uscope_insn_t i;
+  uscope_status_t s;
+  while ((s = uscope_insn_iter_next(it, &i)) == USCOPE_OK) {
+    if (!x.insns++) x.first_disasm = i.disasm;
+    x.deps += i.num_deps;
+    for (uint32_t k = 0; k < i.num_stages; ++k) {
+      const uscope_stage_span_t &sp = i.stages[k];
+      if (sp.start_cycle <= b && (sp.end_cycle > a || sp.start_cycle >= a)) ++x.slices[kStages[sp.stage]];
+    }
+  }
+  EXPECT_EQ(s, USCOPE_DONE);
+  uscope_insn_iter_free(it);
+  const uint64_t n = b - a + 1;
+  std::vector<uint64_t> v(n);
+  uscope_counter_info_t ci;
+  for (uint32_t c = 0; uscope_cpu_trace_counter(t, &ci, c) == USCOPE_OK; ++c) {
+    EXPECT_EQ(uscope_cpu_trace_counter_series(t, v.data(), c, a, n), USCOPE_OK);
+    for (uint64_t k = 0; k < n; ++k)
+      if (!k || v[k] != v[k - 1]) x.counters[ci.name].push_back({a + k, static_cast<int64_t>(v[k])});
+  }
+  std::vector<uint32_t> o(n);
+  uscope_buffer_info_t bi;
+  for (uint32_t bf = 0; uscope_cpu_trace_buffer(t, &bi, bf) == USCOPE_OK; ++bf) {
+    EXPECT_EQ(uscope_cpu_trace_buffer_occupancy(t, o.data(), bf, a, n), USCOPE_OK);
+    for (uint64_t k = 0; k < n; ++k)
+      if (!k || o[k] != o[k - 1]) x.counters[std::string(bi.name) + " occupancy"].push_back({a + k, o[k]});
+  }
+  uscope_cpu_trace_close(t);
+  uscope_reader_close(r);
+  return x;
+}
+
+// The timeline of a cpu trace against the analysis layer's answers.
+void check_cpu(const Timeline &t, const Expected &x, uint64_t a, uint64_t b, uint64_t scale) {
+  for (const char *st : kStages) EXPECT_EQ(t.slices.count(st) ? t.slices.at(st) : 0, x.slices.at(st)) << st;
+  EXPECT_EQ(t.slices.size(), 4u);
+  EXPECT_EQ(t.counters.size(), x.counters.size());
+  EXPECT_TRUE(x.counters.count("bp_misses") && x.counters.count("rob occupancy"));
+  for (const auto &[name, samples] : x.counters) {
+    ASSERT_TRUE(t.counters.count(name)) << name;
+    auto got = t.counters.at(name);
+    std::sort(got.begin(), got.end());
+    std::vector<std::pair<uint64_t, int64_t>> want = samples;
+    for (auto &p : want) p.first *= scale;
+    EXPECT_EQ(got, want) << name;
+  }
+  EXPECT_EQ(t.flow_out, t.flow_in) << "every flow starts once and ends once";
+  EXPECT_EQ(std::set<uint64_t>(t.flow_out.begin(), t.flow_out.end()).size(), t.flow_out.size());
+  EXPECT_GE(t.min_ts, a * scale);
+  EXPECT_LE(t.max_ts, (b + 1) * scale);
+  ASSERT_EQ(t.processes.size(), 1u);
+}
+
+class CpuTraceTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir("export_perfetto");
+    path_ = dir_->file("cpu.uscope");
+    write_cpu_trace(path_);
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static TempDir *dir_;
+  static std::string path_;
+};
+TempDir *CpuTraceTest::dir_ = nullptr;
+std::string CpuTraceTest::path_;
+
+using PerfettoExport = CpuTraceTest;
+using ChromeJsonExport = CpuTraceTest;
+
+TEST_F(PerfettoExport, CpuTraceDecodesAndMatchesTheAnalysis) {
+  const std::string out = dir_->file("cpu.perfetto-trace");
+  const uscope_export_stats_t st = run_export(path_, out, USCOPE_EXPORT_PERFETTO);
+  EXPECT_EQ(st.first_cycle, 0u);
+  EXPECT_EQ(st.last_cycle, kCycles - 1);
+  EXPECT_EQ(st.bytes_out, read_all(out).size());
+  const Timeline t = decode_perfetto(out);
+  check_protoc(out, t);
+  const Expected x = expected_cpu(path_, 0, kCycles - 1);
+  ASSERT_GT(x.insns, 1000u);
+  check_cpu(t, x, 0, kCycles - 1, 1);
+  // Over the whole trace every dependency's source is still held: one flow each.
+  EXPECT_GT(x.deps, 100u);
+  EXPECT_EQ(t.flow_out.size(), x.deps);
+  uint64_t slices = 0, samples = 0;
+  for (const auto &kv : t.slices) slices += kv.second;
+  for (const auto &kv : t.counters) samples += kv.second.size();
+  EXPECT_EQ(st.records, slices + samples);
+  // Cycles are the unit by default, and the process says so.
+  EXPECT_NE(t.processes[0].find("1 ns = 1 cycle"), std::string::npos) << t.processes[0];
+  // Slices are named by disassembly, the pc being an argument of each.
+  ASSERT_EQ(x.first_disasm.rfind("0x80000000 ", 0), 0u) << x.first_disasm;
+  EXPECT_GT(t.slice_names.count(x.first_disasm.substr(11)), 0u) << t.slice_names.begin()->first;
+  EXPECT_EQ(t.slices_with_pc, slices);
+}
+
+TEST_F(PerfettoExport, RangeCutsAndPicosecondsScale) {
+  const uint64_t a = 1000, b = 1999;
+  const std::string out = dir_->file("range.perfetto-trace");
+  const uscope_export_stats_t st = run_export(path_, out, USCOPE_EXPORT_PERFETTO, a, b, USCOPE_TIME_PS);
+  EXPECT_EQ(st.first_cycle, a);
+  EXPECT_EQ(st.last_cycle, b);
+  const Timeline t = decode_perfetto(out);
+  check_protoc(out, t);
+  check_cpu(t, expected_cpu(path_, a, b), a, b, kPeriodPs);
+  EXPECT_NE(t.processes[0].find("1 ns = 1 ps"), std::string::npos) << t.processes[0];
+  // The same window in cycles: every timestamp is the ps one / period.
+  const std::string out2 = dir_->file("range_cycles.perfetto-trace");
+  run_export(path_, out2, USCOPE_EXPORT_PERFETTO, a, b, USCOPE_TIME_CYCLE);
+  const Timeline c = decode_perfetto(out2);
+  ASSERT_EQ(c.slice_ts.size(), t.slice_ts.size());
+  for (size_t i = 0; i < c.slice_ts.size(); ++i) ASSERT_EQ(c.slice_ts[i] * kPeriodPs, t.slice_ts[i]) << i;
+  // A range past the end is cut at the last cycle.
+  const std::string out3 = dir_->file("tail.perfetto-trace");
+  const uscope_export_stats_t s3 = run_export(path_, out3, USCOPE_EXPORT_PERFETTO, kCycles - 100, kCycles + 5000);
+  EXPECT_EQ(s3.last_cycle, kCycles - 1);
+  check_cpu(decode_perfetto(out3), expected_cpu(path_, kCycles - 100, kCycles - 1), kCycles - 100, kCycles - 1, 1);
+}
+
+TEST_F(ChromeJsonExport, CpuTraceParsesAndMatchesTheAnalysis) {
+  const std::string out = dir_->file("cpu.json");
+  const uscope_export_stats_t st = run_export(path_, out, USCOPE_EXPORT_CHROME_JSON);
+  EXPECT_EQ(st.bytes_out, read_all(out).size());
+  const Timeline t = decode_chrome(out);
+  const Expected x = expected_cpu(path_, 0, kCycles - 1);
+  check_cpu(t, x, 0, kCycles - 1, 1);
+  EXPECT_EQ(t.flow_out.size(), x.deps);
+  // The same slices as the Perfetto trace, name for name.
+  const std::string pf = dir_->file("cpu2.perfetto-trace");
+  run_export(path_, pf, USCOPE_EXPORT_PERFETTO);
+  const Timeline p = decode_perfetto(pf);
+  EXPECT_EQ(t.slice_names, p.slice_names);
+  EXPECT_EQ(t.slices, p.slices);
+  EXPECT_EQ(t.slices_with_pc, p.slices_with_pc);
+  EXPECT_GT(t.slices_with_pc, 1000u);
+  // python3's json module reads it too.
+  const std::string cmd = "python3 -c \"import json,sys; d=json.load(open(sys.argv[1])); "
+                          "sys.exit(0 if len(d['traceEvents'])>0 else 1)\" '" + out + "'";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+}
+
+TEST_F(ChromeJsonExport, RangeAndPicoseconds) {
+  const uint64_t a = 500, b = 1200;
+  const std::string out = dir_->file("range.json");
+  const uscope_export_stats_t st = run_export(path_, out, USCOPE_EXPORT_CHROME_JSON, a, b, USCOPE_TIME_PS);
+  EXPECT_EQ(st.first_cycle, a);
+  EXPECT_EQ(st.last_cycle, b);
+  check_cpu(decode_chrome(out), expected_cpu(path_, a, b), a, b, kPeriodPs);
+}
+
+TEST_F(ChromeJsonExport, EmptyWindowIsValidJson) {
+  // An npu input with no events: metadata only, still a JSON document.
+  TempDir dir("export_chrome_empty");
+  const std::string in = dir.file("empty.jsonl"), out = dir.file("empty.json");
+  write_all(in, "{\"event_type\": \"TRACE_META\", \"version\": \"1.0\"}\n");
+  run_export(in, out, USCOPE_EXPORT_CHROME_JSON);
+  const Timeline t = decode_chrome(out);
+  EXPECT_TRUE(t.slices.empty());
+  EXPECT_EQ(t.processes.size(), 1u);
+  // A window past the cpu trace's end: no event at all, still a document.
+  const std::string past = dir.file("past.json");
+  const uscope_export_stats_t st = run_export(path_, past, USCOPE_EXPORT_CHROME_JSON, kCycles + 10, kCycles + 20);
+  EXPECT_EQ(st.records, 0u);
+  const Timeline p = decode_chrome(past);
+  EXPECT_EQ(p.events, 0u);
+}
+
+TEST_F(ChromeJsonExport, NamesAreEscaped) {
+  // A phase (a command's slice name) with a quote, a backslash, a control
+  // character and UTF-8.
+  TempDir dir("export_chrome_escape");
+  const std::string in = dir.file("e.jsonl"), out = dir.file("e.json");
+  write_all(in,
+            "{\"event_type\": \"CMD_ENQUEUE\", \"t_cycle\": 1, \"cmd_id\": 1, \"cmd_type\": \"MATMUL\", "
+            "\"source\": \"ISA\", \"phase\": \"a\\\"b\\\\c\\u0001d\u00e9\"}\n"
+            "{\"event_type\": \"CMD_START\", \"t_cycle\": 2, \"cmd_id\": 1}\n"
+            "{\"event_type\": \"CMD_END\", \"t_cycle\": 9, \"cmd_id\": 1}\n");
+  run_export(in, out, USCOPE_EXPORT_CHROME_JSON);
+  const Timeline t = decode_chrome(out);
+  EXPECT_EQ(t.slice_names.count("CMD a\"b\\c\x01" "d\u00e9"), 1u) << (t.slice_names.empty() ? "" : t.slice_names.begin()->first);
+  const std::string pf = dir.file("e.perfetto-trace");
+  run_export(in, pf, USCOPE_EXPORT_PERFETTO);
+  EXPECT_EQ(decode_perfetto(pf).slice_names, t.slice_names);
+}
+
+// ── NPU JSON-Lines ──
+
+// The npu report's counts (uscope_convert_npu_report, JSON).
+struct NpuCounts {
+  uint64_t te = 0, ve = 0, dma = 0, dram = 0, cmds = 0;
+};
+NpuCounts npu_report(const std::string &in) {
+  char *text = nullptr;
+  EXPECT_EQ(uscope_convert_npu_report(&text, nullptr, in.c_str(), USCOPE_CONVERT_JSONL, nullptr, 1), USCOPE_OK)
+      << uscope_last_error();
+  NpuCounts c;
+  if (!text) return c;
+  simdjson::dom::parser p;
+  simdjson::dom::element j = p.parse(std::string(text));
+  uscope_convert_free(text);
+  c.te = uint64_t(j["te_utilization"]["jobs"]);
+  c.ve = uint64_t(j["ve_utilization"]["jobs"]);
+  c.dma = uint64_t(j["dma_bandwidth"]["transfers"]);
+  for (simdjson::dom::element d : simdjson::dom::array(j["dram_channels"])) c.dram += uint64_t(d["transfers"]);
+  for (simdjson::dom::element ph : simdjson::dom::array(j["phases"])) c.cmds += uint64_t(ph["commands"]);
+  return c;
+}
+
+void check_npu(const Timeline &t, const NpuCounts &c) {
+  auto sum = [&](const std::string &prefix) {
+    uint64_t n = 0;
+    for (const auto &kv : t.slices)
+      if (kv.first.rfind(prefix, 0) == 0) n += kv.second;
+    return n;
+  };
+  EXPECT_EQ(sum("TE core"), c.te);
+  EXPECT_EQ(sum("VE core"), c.ve);
+  EXPECT_EQ(sum("DMA channel"), c.dma);
+  EXPECT_EQ(sum("DRAM channel"), c.dram);
+  EXPECT_EQ(sum("commands"), c.cmds);
+  EXPECT_EQ(t.flow_out, t.flow_in);
+}
+
+// n commands, overlapping, each with a job, a TE run and a DMA transfer
+// inside it, in phases P0..P3; written in time order.
+std::string npu_jsonl(int n) {
+  std::vector<std::pair<uint64_t, std::string>> ev;
+  auto add = [&](uint64_t t, const std::string &s) {
+    ev.push_back({t, "{\"t_cycle\": " + std::to_string(t) + ", " + s + "}\n"});
+  };
+  for (int i = 0; i < n; ++i) {
+    const uint64_t t0 = 100 + 37 * static_cast<uint64_t>(i);
+    const std::string cmd = "\"cmd_id\": " + std::to_string(i);
+    const std::string job = "\"job_id\": " + std::to_string(1000 + i);
+    const std::string tx = "\"tx_id\": " + std::to_string(5000 + i) + ", \"channel\": " + std::to_string(i % 3);
+    add(t0, "\"event_type\": \"CMD_ENQUEUE\", " + cmd + ", \"cmd_type\": \"MATMUL\", \"source\": \"ISA\", \"phase\": \"P" +
+                std::to_string(i % 4) + "\", \"layer_id\": " + std::to_string(i % 5));
+    add(t0 + 5, "\"event_type\": \"CMD_START\", " + cmd);
+    add(t0 + 10, "\"event_type\": \"JOB_ISSUE\", " + job + ", " + cmd + ", \"job_type\": \"TE_GEMM\"");
+    add(t0 + 12, "\"event_type\": \"DMA_START\", " + tx + ", \"direction\": \"DRAM_TO_SRAM\", \"size_bytes\": 4096, " + cmd);
+    add(t0 + 40, "\"event_type\": \"DMA_END\", " + tx);
+    add(t0 + 41, "\"event_type\": \"TE_START\", " + job + ", " + cmd + ", \"core_id\": " + std::to_string(i % 2));
+    add(t0 + 90, "\"event_type\": \"TE_END\", " + job + ", \"core_id\": " + std::to_string(i % 2));
+    add(t0 + 95, "\"event_type\": \"JOB_DONE\", " + job);
+    add(t0 + 100, "\"event_type\": \"SRAM_ACCESS\", \"addr\": 64, \"bank_id\": 1, \"access_type\": \"READ\", \"by\": \"TE\"");
+    add(t0 + 120, "\"event_type\": \"CMD_END\", " + cmd + ", \"status\": \"OK\"");
+  }
+  std::stable_sort(ev.begin(), ev.end(), [](const auto &x, const auto &y) { return x.first < y.first; });
+  std::string s = "{\"event_type\": \"TRACE_META\", \"version\": \"1.0\"}\n";
+  for (const auto &e : ev) s += e.second;
+  return s;
+}
+
+TEST_F(PerfettoExport, NpuJsonlMatchesTheNpuReport) {
+  TempDir dir("export_perfetto_npu");
+  const std::string in = dir.file("npu.jsonl");
+  write_all(in, npu_jsonl(300));
+  const NpuCounts c = npu_report(in);
+  ASSERT_EQ(c.cmds, 300u);
+  ASSERT_EQ(c.te, 300u);
+  const std::string out = dir.file("npu.perfetto-trace");
+  const uscope_export_stats_t st = run_export(in, out, USCOPE_EXPORT_PERFETTO);
+  const Timeline t = decode_perfetto(out);
+  check_protoc(out, t);
+  check_npu(t, c);
+  // Every command starts a flow to its job, TE run and DMA transfer.
+  EXPECT_EQ(t.flow_out.size(), 3u * 300);
+  // CMD_ENQUEUE and SRAM_ACCESS: instants (the npu's unpaired events).
+  EXPECT_EQ(t.instants.at("events core 0"), 600u);
+  EXPECT_EQ(st.first_cycle, 0u);
+  EXPECT_EQ(st.last_cycle, 100 + 37 * 299 + 120u);
+  EXPECT_NE(t.processes[0].find("1 ns = 1 cycle"), std::string::npos);
+  // Chrome JSON: the same.
+  const std::string js = dir.file("npu.json");
+  run_export(in, js, USCOPE_EXPORT_CHROME_JSON);
+  const Timeline j = decode_chrome(js);
+  check_npu(j, c);
+  EXPECT_EQ(j.slice_names, t.slice_names);
+  EXPECT_EQ(j.flow_out.size(), 3u * 300);
+}
+
+TEST_F(PerfettoExport, SpecExamplesMatchTheNpuReport) {
+  const std::string in = std::string(USCOPE_FUZZ_CORPUS_DIR) + "/jsonl/spec_examples.jsonl";
+  TempDir dir("export_perfetto_spec");
+  const NpuCounts c = npu_report(in);
+  const std::string out = dir.file("spec.perfetto-trace");
+  run_export(in, out, USCOPE_EXPORT_PERFETTO);
+  const Timeline t = decode_perfetto(out);
+  check_protoc(out, t);
+  check_npu(t, c);
+  // Command 42's job, DMA, NoC and DRAM transfers and TE run (the other
+  // commands never start).
+  EXPECT_EQ(t.flow_out.size(), 5u);
+  EXPECT_EQ(t.slices.at("NoC link 0"), 1u);
+  EXPECT_EQ(t.slice_names.at("CMD QKV_PROJ"), 1u);
+  const std::string js = dir.file("spec.json");
+  run_export(in, js, USCOPE_EXPORT_CHROME_JSON);
+  check_npu(decode_chrome(js), c);
+}
+
+// The npu scope of a .uscope (JSONL converted by uscope_convert): read back
+// through the converters' µScope source, the same timeline as the JSONL.
+TEST_F(PerfettoExport, NpuUscopeScopeMatchesItsJsonl) {
+  TempDir dir("export_perfetto_npu_uscope");
+  const std::string in = dir.file("npu.jsonl"), us = dir.file("npu.uscope");
+  write_all(in, npu_jsonl(120));
+  ASSERT_EQ(uscope_convert(nullptr, in.c_str(), USCOPE_CONVERT_JSONL, us.c_str(), USCOPE_CONVERT_USCOPE, nullptr),
+            USCOPE_OK)
+      << uscope_last_error();
+  const std::string a = dir.file("a.perfetto-trace"), b = dir.file("b.perfetto-trace");
+  run_export(in, a, USCOPE_EXPORT_PERFETTO);
+  run_export(us, b, USCOPE_EXPORT_PERFETTO);
+  const Timeline ta = decode_perfetto(a), tb = decode_perfetto(b);
+  check_protoc(b, tb);
+  check_npu(tb, npu_report(in));
+  EXPECT_EQ(ta.slices, tb.slices);
+  EXPECT_EQ(ta.slice_names, tb.slice_names);
+  EXPECT_EQ(ta.slice_ts, tb.slice_ts);
+  EXPECT_EQ(tb.flow_out.size(), 3u * 120);
+  ASSERT_EQ(tb.processes.size(), 1u);
+  EXPECT_NE(tb.processes[0].find("(npu, 1 ns = 1 cycle)"), std::string::npos) << tb.processes[0];
+}
+
+TEST_F(PerfettoExport, NpuRangeCutsSlices) {
+  TempDir dir("export_perfetto_npu_range");
+  const std::string in = dir.file("npu.jsonl");
+  write_all(in, npu_jsonl(100));
+  const std::string out = dir.file("r.perfetto-trace");
+  const uscope_export_stats_t st = run_export(in, out, USCOPE_EXPORT_PERFETTO, 1000, 1999);
+  EXPECT_EQ(st.first_cycle, 1000u);
+  EXPECT_EQ(st.last_cycle, 1999u);
+  const Timeline t = decode_perfetto(out);
+  EXPECT_GE(t.min_ts, 1000u);
+  EXPECT_LE(t.max_ts, 2000u);
+  // Commands i whose life [105 + 37 i, 220 + 37 i) meets [1000, 1999].
+  uint64_t want = 0;
+  for (uint64_t i = 0; i < 100; ++i)
+    if (105 + 37 * i <= 1999 && 220 + 37 * i > 1000) ++want;
+  EXPECT_EQ(t.slices.at("commands"), want);
+  EXPECT_EQ(t.flow_out, t.flow_in);
+}
+
+TEST_F(PerfettoExport, ScopeThatIsNotThereIsAnError) {
+  TempDir dir("export_perfetto_scope");
+  const std::string in = dir.file("npu.jsonl");
+  write_all(in, npu_jsonl(3));
+  uscope_export_options_t o;
+  uscope_export_options_init(&o);
+  o.format = USCOPE_EXPORT_PERFETTO;
+  const std::string out = dir.file("x.perfetto-trace");
+  // A .uscope without cpu or npu scopes: nothing to show.
+  const std::string plain = dir.file("plain.uscope");
+  {
+    uscope_schema_t *s = base_schema(1000);
+    uscope_writer_t *w = nullptr;
+    ASSERT_EQ(uscope_writer_open(&w, plain.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
+    uscope_schema_free(s);
+    ASSERT_EQ(uscope_writer_close(w), USCOPE_OK);
+  }
+  EXPECT_NE(uscope_export(nullptr, plain.c_str(), out.c_str(), &o), USCOPE_OK);
+  EXPECT_NE(std::string(uscope_last_error()).find("no cpu or npu protocol scope"), std::string::npos)
+      << uscope_last_error();
+  EXPECT_FALSE(std::ifstream(out).good()) << "no partial output";
+  // --scope names one scope: a cpu scope by its name, else an error naming those there are.
+  o.scope = "core0";
+  uscope_export_stats_t st{};
+  st.struct_size = sizeof st;
+  EXPECT_EQ(uscope_export(&st, path_.c_str(), out.c_str(), &o), USCOPE_OK) << uscope_last_error();
+  EXPECT_EQ(decode_perfetto(out).processes.size(), 1u);
+  o.scope = "core9";
+  EXPECT_EQ(uscope_export(nullptr, path_.c_str(), out.c_str(), &o), USCOPE_ERR_NOT_FOUND);
+  EXPECT_NE(std::string(uscope_last_error()).find("no cpu or npu scope named 'core9' (the trace has: core0 (cpu))"),
+            std::string::npos)
+      << uscope_last_error();
+}
+
+}  // namespace
