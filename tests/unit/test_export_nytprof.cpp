@@ -28,6 +28,7 @@
 #include "base/error.hpp"
 #include "export/fw_profile.hpp"
 #include "reader/trace_reader.hpp"
+#include "support/cli_run.hpp"
 #include "support/test_util.hpp"
 #include "test_protocol_util.hpp"
 #include "uscope/analysis.h"
@@ -255,7 +256,8 @@ Truth truth(uscope::analysis::ElfInfo &elf, const std::vector<Step> &steps, uint
   return t;
 }
 
-class FwProfile : public ::testing::Test {
+// The program, its run and its trace, made for each test.
+class ProgramTrace : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_EQ(fw.error, "");
@@ -273,6 +275,9 @@ class FwProfile : public ::testing::Test {
   std::vector<Step> steps;
   std::string path;
 };
+
+class FwProfile : public ProgramTrace {};
+class NytprofExport : public ProgramTrace {};
 
 TEST_F(FwProfile, CyclesPerLineAndCallsFollowTheProgram) {
   Profiled p(path, "", 0, steps.back().retire);  // the trace's cpu.elf_path
@@ -419,6 +424,114 @@ TEST_F(FwProfile, ATraceWithoutAnElfIsRefusedSayingSo) {
     EXPECT_NE(std::string(e.what()).find("--elf"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("names no cpu.elf_path"), std::string::npos) << e.what();
   }
+}
+
+// ── NYTProf ──
+
+// Runs a tool, keeping its stderr apart.
+struct Tool {
+  int status = -1;
+  std::string out, err;
+};
+Tool tool(const std::string &cmd, const TempDir &dir) {
+  Tool t;
+  t.out = run_sh(cmd, &t.status, &t.err, dir.file("stderr.txt"));
+  return t;
+}
+
+// nytprofcsv's per-line rows of every file: time (cycles: 1 tick = 1
+// "second"), calls, and the line number (the row's index in its file).
+struct CsvLines {
+  std::map<std::string, std::map<uint32_t, double>> time;  // csv file -> line -> time
+  std::map<std::string, std::map<uint32_t, uint64_t>> calls;
+  double total = 0;
+  std::string error;
+};
+CsvLines read_csv_dir(const std::string &dir) {
+  CsvLines c;
+  int st = 0;
+  const std::string list = run_sh("ls '" + dir + "'", &st);
+  std::istringstream names(list);
+  std::string name;
+  while (std::getline(names, name)) {
+    if (name.size() < 4 || name.substr(name.size() - 4) != ".csv") continue;
+    std::ifstream f(dir + "/" + name);
+    std::string row;
+    uint32_t line = 0;
+    while (std::getline(f, row)) {
+      if (row.empty() || row[0] == '#') continue;
+      ++line;
+      // time,calls,time/call,source
+      const size_t a = row.find(','), b = a == std::string::npos ? a : row.find(',', a + 1);
+      if (b == std::string::npos) {
+        c.error = name + ": no time,calls,... in \"" + row + "\"";
+        return c;
+      }
+      const double t = std::stod(row.substr(0, a));
+      c.time[name][line] = t;
+      c.calls[name][line] = std::stoull(row.substr(a + 1, b - a - 1));
+      c.total += t;
+    }
+  }
+  return c;
+}
+
+std::string csv_name_of(const CsvLines &c, const std::string &needle) {
+  for (const auto &kv : c.time)
+    if (kv.first.find(needle) != std::string::npos) return kv.first;
+  return "";
+}
+
+TEST_F(NytprofExport, NytprofhtmlAndNytprofcsvReadItAndTheLineTimesAddUpToTheRetiredCycles) {
+  const std::string out = dir.file("nytprof.out");
+  const auto r = uscope::test::run_cli("export '" + path + "' --to nytprof --elf '" + fw.elf + "' -o '" + out + "'",
+                                       true);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+
+  const Tool html = tool("nytprofhtml -f '" + out + "' -o '" + dir.file("html") + "'", dir);
+  EXPECT_EQ(html.status, 0) << html.out << html.err;
+  EXPECT_EQ(html.err, "") << "nytprofhtml warned";
+  std::ifstream index(dir.file("html/index.html"));
+  std::stringstream page;
+  page << index.rdbuf();
+  EXPECT_NE(page.str().find(">f</a>"), std::string::npos) << "index.html links no sub f";
+
+  const Tool csv = tool("nytprofcsv -f '" + out + "' -o '" + dir.file("csv") + "'", dir);
+  EXPECT_EQ(csv.status, 0) << csv.out << csv.err;
+  EXPECT_EQ(csv.err, "") << "nytprofcsv warned";
+  const CsvLines c = read_csv_dir(dir.file("csv"));
+  ASSERT_EQ(c.error, "");
+  const uint64_t retired_cycles = steps.back().retire;  // the window starts at cycle 0
+  EXPECT_EQ(c.total, static_cast<double>(retired_cycles));
+  // Per line of fw.c, the cycles of the instructions on it.
+  const std::string fw_csv = csv_name_of(c, "fw-c");
+  ASSERT_NE(fw_csv, "") << "no csv for fw.c";
+  const Truth t = truth(*elf, steps, 0, retired_cycles);
+  std::map<uint32_t, double> want;
+  for (const auto &kv : t.cycles) want[kv.first.second] += static_cast<double>(kv.second);
+  for (const auto &kv : want) {
+    const auto &got = c.time.at(fw_csv);
+    EXPECT_EQ(got.count(kv.first) ? got.at(kv.first) : -1, kv.second) << "line " << kv.first;
+  }
+  for (const auto &kv : c.time.at(fw_csv)) {
+    if (!want.count(kv.first)) {
+      EXPECT_EQ(kv.second, 0) << "line " << kv.first;
+    }
+  }
+  EXPECT_EQ(c.calls.at(fw_csv).at(5), 8u);  // s += i: 3 + 5 visits
+
+  // The subs as Devel::NYTProf::Data reads them: f called twice, once from
+  // each line, its inclusive cycles those of its two calls.
+  uint64_t f_cycles = 0;
+  for (const auto &kv : t.cycles)
+    if (kv.first.first == "f") f_cycles += kv.second;
+  const Tool subs = tool("perl -MDevel::NYTProf::Data -e '$p = Devel::NYTProf::Data->new({filename => \"" + out +
+                             "\", quiet => 1}); $s = $p->subinfo_of(\"main::f\"); "
+                             "print join(\" \", $s->calls, $s->incl_time, $s->excl_time, "
+                             "join(\",\", sort map { $_->[1] } $s->caller_places)), \"\\n\";'",
+                         dir);
+  EXPECT_EQ(subs.err, "");
+  EXPECT_EQ(subs.out, "2 " + std::to_string(f_cycles) + " " + std::to_string(f_cycles) + " 10,9\n");
 }
 
 }  // namespace
