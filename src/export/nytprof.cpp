@@ -240,7 +240,7 @@ void export_nytprof(Job &job) {
   // which it does from its first use (its name does not depend on the end).
   auto pseudo = [&]() {
     if (!pseudo_fid) {
-      pseudo_fid = new_fid(t.elf_path() + " (functions without source lines)", kFidViaStmt | kFidHasSrc | kFidSaveSrc,
+      pseudo_fid = new_fid(t.elf_path() + ".functions-without-source-lines", kFidViaStmt | kFidHasSrc | kFidSaveSrc,
                            0, 0);
       fid_src.emplace_back();
     }

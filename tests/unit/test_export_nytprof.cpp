@@ -64,9 +64,10 @@ std::string run_sh(const std::string &cmd, int *status, std::string *err = nullp
   return out;
 }
 
-// The firmware: _start calls f twice (lines 9 and 10), f loops.
+// The firmware: _start calls f twice (lines 9 and 10), f loops; h, in
+// assembly, has a symbol but no line in the line table.
 const char kSource[] =
-    "int g;\n"                            // 1
+    "int g; int h(int);\n"               // 1
     "int f(int n) {\n"                    // 2
     "  int s = 0;\n"                      // 3
     "  for (int i = 0; i < n; ++i)\n"     // 4
@@ -76,9 +77,12 @@ const char kSource[] =
     "void _start(void) {\n"               // 8
     "  g = f(3);\n"                       // 9
     "  g += f(5);\n"                      // 10
-    "  for (;;) {\n"                      // 11
-    "  }\n"                               // 12
-    "}\n";                                // 13
+    "  g = h(g);\n"                       // 11
+    "  for (;;) {\n"                      // 12
+    "  }\n"                               // 13
+    "}\n";                                // 14
+// h, assembled without debug info: a symbol with no line-table row.
+const char kAsm[] = ".globl h\n.type h, @function\nh: addi a0, a0, 1\n ret\n.size h, .-h\n";
 
 struct Firmware {
   TempDir dir{"fw_profile"};
@@ -86,9 +90,11 @@ struct Firmware {
   std::string error;
   Firmware() {
     std::ofstream(src) << kSource;
+    std::ofstream(dir.file("h.s")) << kAsm;
     int st = 0;
-    const std::string out = run_sh("riscv64-unknown-elf-gcc -march=rv32i -mabi=ilp32 -O0 -g -nostdlib -o '" + elf +
-                                       "' '" + src + "'",
+    const std::string gcc = "riscv64-unknown-elf-gcc -march=rv32i -mabi=ilp32 ";
+    const std::string out = run_sh(gcc + "-c -o '" + dir.file("h.o") + "' '" + dir.file("h.s") + "' && " + gcc +
+                                       "-O0 -g -nostdlib -o '" + elf + "' '" + src + "' '" + dir.file("h.o") + "'",
                                    &st);
     if (st != 0) error = "riscv64-unknown-elf-gcc failed (Debian: gcc-riscv64-unknown-elf): " + out;
   }
@@ -294,7 +300,9 @@ TEST_F(FwProfile, CyclesPerLineAndCallsFollowTheProgram) {
     cycles[key] += l.cycles;
     insns[key] += l.instructions;
     sum += l.cycles;
-    EXPECT_NE(prof.files()[l.file].find("fw.c"), std::string::npos) << prof.files()[l.file];
+    if (p.fn(l.node) != "h") {
+      EXPECT_NE(prof.files()[l.file].find("fw.c"), std::string::npos) << prof.files()[l.file];
+    }
   }
   EXPECT_EQ(sum, prof.total_cycles());
   EXPECT_EQ(cycles, t.cycles);
@@ -303,6 +311,7 @@ TEST_F(FwProfile, CyclesPerLineAndCallsFollowTheProgram) {
   EXPECT_GT(cycles[std::make_pair(std::string("f"), 5u)], 0u);
   EXPECT_GT(cycles[std::make_pair(std::string("_start"), 9u)], 0u);
   EXPECT_GT(cycles[std::make_pair(std::string("_start"), 10u)], 0u);
+  EXPECT_GT(cycles[std::make_pair(std::string("h"), 0u)], 0u);  // no line
 
   // The tree: root -> _start -> f called at line 9 once and at line 10 once.
   std::map<std::pair<std::string, uint32_t>, const uscope::exporter::FwProfile::Node *> f_nodes;
@@ -318,8 +327,11 @@ TEST_F(FwProfile, CyclesPerLineAndCallsFollowTheProgram) {
     }
   }
   ASSERT_NE(start_node, 0u);
-  ASSERT_EQ(prof.nodes().size(), 4u);  // root, _start, f@9, f@10
-  ASSERT_TRUE(f_nodes.count({"f", 9}) && f_nodes.count({"f", 10}));
+  ASSERT_EQ(prof.nodes().size(), 5u);  // root, _start, f@9, f@10, h@11
+  ASSERT_TRUE(f_nodes.count({"f", 9}) && f_nodes.count({"f", 10}) && f_nodes.count({"h", 11}));
+  const auto *h_node = f_nodes[std::make_pair(std::string("h"), 11u)];
+  EXPECT_EQ(h_node->calls, 1u);
+  EXPECT_EQ(h_node->instructions, 2u);
   // Each call's instructions: those from f's entry to the instruction after its return.
   std::vector<uint64_t> call_cycles, call_insns;
   uint64_t prev = 0;
@@ -508,7 +520,15 @@ TEST_F(NytprofExport, NytprofhtmlAndNytprofcsvReadItAndTheLineTimesAddUpToTheRet
   ASSERT_NE(fw_csv, "") << "no csv for fw.c";
   const Truth t = truth(*elf, steps, 0, retired_cycles);
   std::map<uint32_t, double> want;
-  for (const auto &kv : t.cycles) want[kv.first.second] += static_cast<double>(kv.second);
+  double lineless = 0;
+  for (const auto &kv : t.cycles) (kv.first.second ? want[kv.first.second] : lineless) += static_cast<double>(kv.second);
+  ASSERT_GT(lineless, 0);
+  // h's cycles on its line of the file of functions without source lines.
+  const std::string pseudo_csv = csv_name_of(c, "without-source-lines");
+  ASSERT_NE(pseudo_csv, "") << "no csv for the functions without source lines";
+  double pseudo_total = 0;
+  for (const auto &kv : c.time.at(pseudo_csv)) pseudo_total += kv.second;
+  EXPECT_EQ(pseudo_total, lineless);
   for (const auto &kv : want) {
     const auto &got = c.time.at(fw_csv);
     EXPECT_EQ(got.count(kv.first) ? got.at(kv.first) : -1, kv.second) << "line " << kv.first;
