@@ -554,4 +554,69 @@ TEST_F(NytprofExport, NytprofhtmlAndNytprofcsvReadItAndTheLineTimesAddUpToTheRet
   EXPECT_EQ(subs.out, "2 " + std::to_string(f_cycles) + " " + std::to_string(f_cycles) + " 10,9\n");
 }
 
+TEST_F(NytprofExport, ARangeExportsTheCyclesRetiredInIt) {
+  const uint64_t a = steps[steps.size() / 3].retire, b = steps[2 * steps.size() / 3].retire;
+  const std::string out = dir.file("range.out");
+  const auto r = uscope::test::run_cli("export '" + path + "' --to nytprof --range " + std::to_string(a) + ":" +
+                                           std::to_string(b) + " -o '" + out + "'",  // the trace's cpu.elf_path
+                                       true);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const Tool csv = tool("nytprofcsv -f '" + out + "' -o '" + dir.file("csv") + "'", dir);
+  EXPECT_EQ(csv.status, 0) << csv.out << csv.err;
+  EXPECT_EQ(csv.err, "") << "nytprofcsv warned";
+  const CsvLines c = read_csv_dir(dir.file("csv"));
+  ASSERT_EQ(c.error, "");
+  const Truth t = truth(*elf, steps, a, b);
+  EXPECT_EQ(t.total, b - a);  // b is a retire cycle
+  EXPECT_EQ(c.total, static_cast<double>(b - a));
+  const Tool html = tool("nytprofhtml -f '" + out + "' -o '" + dir.file("html") + "'", dir);
+  EXPECT_EQ(html.status, 0) << html.out << html.err;
+  EXPECT_EQ(html.err, "") << "nytprofhtml warned";
+}
+
+TEST_F(NytprofExport, WithoutItsElfOrWithAnotherIsasTheExportFailsSayingWhy) {
+  const std::string bare = dir.file("bare.uscope"), out = dir.file("x.out");
+  ASSERT_NO_FATAL_FAILURE(write_trace(bare, "", steps, kFirst));  // names no ELF
+  auto r = uscope::test::run_cli("export '" + bare + "' --to nytprof -o '" + out + "'", true);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--elf"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("names no cpu.elf_path"), std::string::npos) << r.out;
+  struct stat st {};
+  EXPECT_NE(::stat(out.c_str(), &st), 0) << "an output was written";
+
+  r = uscope::test::run_cli("export '" + bare + "' --to nytprof --elf '" + dir.file("gone.elf") + "' -o '" + out + "'",
+                            true);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("gone.elf"), std::string::npos) << r.out;
+
+  // The program built for RV64: the trace's ISA is rv32i.
+  int status = 0;
+  const std::string rv64 = dir.file("fw64.elf");
+  const std::string cc = run_sh("riscv64-unknown-elf-gcc -march=rv64i -mabi=lp64 -O0 -g -nostdlib -o '" + rv64 + "' '" +
+                                    fw.src + "' '" + fw.dir.file("h.s") + "'",
+                                &status);
+  ASSERT_EQ(status, 0) << cc;
+  r = uscope::test::run_cli("export '" + bare + "' --to nytprof --elf '" + rv64 + "' -o '" + out + "'", true);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("fw64.elf"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rv32i"), std::string::npos) << r.out;
+  EXPECT_NE(::stat(out.c_str(), &st), 0) << "an output was written";
+}
+
+TEST_F(NytprofExport, ATraceWithoutACpuProtocolIsRefusedSayingSo) {
+  const std::string none = dir.file("nocpu.uscope"), out = dir.file("x.out");
+  uscope_schema_t *s = base_schema(kPeriod);
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, none.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
+  uscope_schema_free(s);
+  ASSERT_EQ(uscope_begin_cycle(w, 0), USCOPE_OK);
+  ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+  ASSERT_EQ(uscope_writer_close(w), USCOPE_OK);
+  const auto r = uscope::test::run_cli("export '" + none + "' --to nytprof --elf '" + fw.elf + "' -o '" + out + "'", true);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("cpu protocol"), std::string::npos) << r.out;
+  struct stat st {};
+  EXPECT_NE(::stat(out.c_str(), &st), 0) << "an output was written";
+}
+
 }  // namespace
