@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -67,7 +68,7 @@ std::string run_sh(const std::string &cmd, int *status, std::string *err = nullp
 // The firmware: _start calls f twice (lines 9 and 10), f loops; h, in
 // assembly, has a symbol but no line in the line table.
 const char kSource[] =
-    "int g; int h(int);\n"               // 1
+    "int g; int h(int); int n2 = N2;\n"  // 1
     "int f(int n) {\n"                    // 2
     "  int s = 0;\n"                      // 3
     "  for (int i = 0; i < n; ++i)\n"     // 4
@@ -76,7 +77,7 @@ const char kSource[] =
     "}\n"                                 // 7
     "void _start(void) {\n"               // 8
     "  g = f(3);\n"                       // 9
-    "  g += f(5);\n"                      // 10
+    "  g += f(n2);\n"                     // 10
     "  g = h(g);\n"                       // 11
     "  for (;;) {\n"                      // 12
     "  }\n"                               // 13
@@ -88,13 +89,14 @@ struct Firmware {
   TempDir dir{"fw_profile"};
   std::string src = dir.file("fw.c"), elf = dir.file("fw.elf");
   std::string error;
-  Firmware() {
+  // n2: the count of f's second call (5; more for a long run).
+  explicit Firmware(uint32_t n2 = 5) {
     std::ofstream(src) << kSource;
     std::ofstream(dir.file("h.s")) << kAsm;
     int st = 0;
     const std::string gcc = "riscv64-unknown-elf-gcc -march=rv32i -mabi=ilp32 ";
     const std::string out = run_sh(gcc + "-c -o '" + dir.file("h.o") + "' '" + dir.file("h.s") + "' && " + gcc +
-                                       "-O0 -g -nostdlib -o '" + elf + "' '" + src + "' '" + dir.file("h.o") + "'",
+                                       "-O0 -g -nostdlib -DN2=" + std::to_string(n2) + " -o '" + elf + "' '" + src + "' '" + dir.file("h.o") + "'",
                                    &st);
     if (st != 0) error = "riscv64-unknown-elf-gcc failed (Debian: gcc-riscv64-unknown-elf): " + out;
   }
@@ -592,7 +594,7 @@ TEST_F(NytprofExport, WithoutItsElfOrWithAnotherIsasTheExportFailsSayingWhy) {
   // The program built for RV64: the trace's ISA is rv32i.
   int status = 0;
   const std::string rv64 = dir.file("fw64.elf");
-  const std::string cc = run_sh("riscv64-unknown-elf-gcc -march=rv64i -mabi=lp64 -O0 -g -nostdlib -o '" + rv64 + "' '" +
+  const std::string cc = run_sh("riscv64-unknown-elf-gcc -march=rv64i -mabi=lp64 -O0 -g -nostdlib -DN2=5 -o '" + rv64 + "' '" +
                                     fw.src + "' '" + fw.dir.file("h.s") + "'",
                                 &status);
   ASSERT_EQ(status, 0) << cc;
@@ -617,6 +619,68 @@ TEST_F(NytprofExport, ATraceWithoutACpuProtocolIsRefusedSayingSo) {
   EXPECT_NE(r.out.find("cpu protocol"), std::string::npos) << r.out;
   struct stat st {};
   EXPECT_NE(::stat(out.c_str(), &st), 0) << "an output was written";
+}
+
+// Runs argv[0] with its output to /dev/null; its own peak RSS (KiB) and
+// wall time. -1 status when it could not run.
+struct Measured {
+  int status = -1;
+  long max_rss_kib = 0;
+  double seconds = 0;
+};
+Measured run_measured(const std::vector<std::string> &args) {
+  Measured m;
+  std::vector<char *> argv;
+  for (const auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) return m;
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(126);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int st = 0;
+  struct rusage ru {};
+  if (wait4(pid, &st, 0, &ru) != pid) return m;
+  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  m.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  m.max_rss_kib = ru.ru_maxrss;
+  return m;
+}
+
+TEST_F(NytprofExport, ALongRunIsExportedInBoundedMemory) {
+  // f's second call loops 300,000 times: ~3.6 million retired instructions.
+  Firmware big(300000);
+  ASSERT_EQ(big.error, "");
+  uscope::analysis::ElfInfo big_elf(big.elf);
+  std::vector<Step> run = simulate(big_elf, 1, 10000000);
+  ASSERT_EQ(run.back().bits, 0x6fu) << "the run did not reach the final loop";
+  const std::string trace = dir.file("big.uscope"), out = dir.file("big.out");
+  ASSERT_NO_FATAL_FAILURE(write_trace(trace, big.elf, run, 1));
+  // The run's record goes before the export starts: a forked child's peak
+  // RSS counts the pages it shares with this process at fork time.
+  const size_t retired = run.size();
+  const uint64_t retired_cycles = run.back().retire;
+  std::vector<Step>().swap(run);
+  const Measured m = run_measured({USCOPE_CLI, "export", trace, "--to", "nytprof", "-o", out});
+  ASSERT_EQ(m.status, 0);
+  struct stat in {}, o {};
+  ASSERT_EQ(::stat(trace.c_str(), &in), 0);
+  ASSERT_EQ(::stat(out.c_str(), &o), 0);
+  const double mb = static_cast<double>(in.st_size) / 1e6;
+  std::printf("[ figures  ] %zu retired instructions, trace %.1f MB -> nytprof %.1f MB in %.2f s: %.1f MB/s, "
+              "peak RSS %.1f MB\n",
+              retired, mb, static_cast<double>(o.st_size) / 1e6, m.seconds, mb / m.seconds,
+              static_cast<double>(m.max_rss_kib) / 1024);
+  EXPECT_LE(m.max_rss_kib, 128 * 1024) << "peak RSS over the issue's 128 MB";
+  // Devel::NYTProf reads it whole: the line times add up.
+  const Tool csv = tool("nytprofcsv -f '" + out + "' -o '" + dir.file("bigcsv") + "'", dir);
+  EXPECT_EQ(csv.status, 0) << csv.err;
+  EXPECT_EQ(csv.err, "");
+  const CsvLines c = read_csv_dir(dir.file("bigcsv"));
+  EXPECT_EQ(c.total, static_cast<double>(retired_cycles));
 }
 
 }  // namespace
