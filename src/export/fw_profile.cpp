@@ -94,6 +94,7 @@ const FwProfile::PcInfo &FwProfile::info(uint64_t pc, uint32_t bits, bool has_bi
   }
   const analysis::SourceLine &loc = elf_->locate(pc);
   if (sym.empty()) sym = loc.function;
+  pi.unknown = sym.empty();
   pi.function = function_id(sym.empty() ? "<unknown>" : sym);
   pi.file = file_id(loc.file);
   pi.line = loc.file.empty() ? 0 : loc.line;
@@ -146,7 +147,7 @@ void FwProfile::run(uint64_t start, uint64_t end, const Hook &hook, Progress *pr
     if (h.status != USCOPE_INSN_RETIRED || h.last_cycle < start || h.last_cycle > end) continue;
     const PcInfo pi = info(h.pc, h.inst_bits, (h.flags & analysis::InsnPiece::kHasBits) != 0);
     const uint32_t fn = pi.function;
-    if (functions_[fn].name == "<unknown>") ++unknown_;
+    if (pi.unknown) ++unknown_;
     bool entered = false;  // the top frame was entered at this instruction
     if (stack.empty()) {
       stack.push_back(child(kRoot, fn, 0, 0));

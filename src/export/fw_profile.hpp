@@ -109,7 +109,8 @@ class FwProfile {
  private:
   struct PcInfo {
     uint32_t function, file, line;
-    bool entry;  // the function's symbol starts at pc
+    bool entry;    // the function's symbol starts at pc
+    bool unknown;  // no symbol covers pc
     uint8_t kind;  // kPlain / kCall / kReturn
     uint8_t length;  // instruction bytes (0: unknown)
   };
