@@ -94,13 +94,18 @@ const FwProfile::PcInfo &FwProfile::info(uint64_t pc, uint32_t bits, bool has_bi
   }
   const analysis::SourceLine &loc = elf_->locate(pc);
   if (sym.empty()) sym = loc.function;
+  // objdump names any address after the last symbol "last+off": a pc
+  // outside the ELF's loaded image is in no function of it (another
+  // program's ELF, code loaded at run time).
+  size_t avail = 0;
+  const uint8_t *code = elf_->code_at(pc, &avail);
+  if (!code) sym.clear();
   pi.unknown = sym.empty();
   pi.function = function_id(sym.empty() ? "<unknown>" : sym);
   pi.file = file_id(loc.file);
   pi.line = loc.file.empty() ? 0 : loc.line;
   if (!has_bits) {
-    size_t avail = 0;
-    const uint8_t *p = elf_->code_at(pc, &avail);
+    const uint8_t *p = code;
     if (p && avail >= 2) {
       bits = p[0] | uint32_t{p[1]} << 8;
       if ((bits & 3) == 3 && avail >= 4) bits |= uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;

@@ -603,6 +603,18 @@ TEST_F(NytprofExport, WithoutItsElfOrWithAnotherIsasTheExportFailsSayingWhy) {
   EXPECT_NE(r.out.find("fw64.elf"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("rv32i"), std::string::npos) << r.out;
   EXPECT_NE(::stat(out.c_str(), &st), 0) << "an output was written";
+
+  // Another program's run: its pcs are outside this ELF's code.
+  std::vector<Step> other(steps.begin(), steps.begin() + 8);
+  for (Step &s : other) s.pc += 0x4000000;
+  const std::string elsewhere = dir.file("other.uscope");
+  ASSERT_NO_FATAL_FAILURE(write_trace(elsewhere, "", other, 1));
+  r = uscope::test::run_cli("export '" + elsewhere + "' --to nytprof --elf '" + fw.elf + "' -o '" + out + "'", true);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("none of the 8 instructions retired in the window is in a function of the ELF"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(::stat(out.c_str(), &st), 0) << "an output was written";
 }
 
 TEST_F(NytprofExport, ATraceWithoutACpuProtocolIsRefusedSayingSo) {
