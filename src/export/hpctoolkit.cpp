@@ -1,7 +1,393 @@
-// PLACEHOLDER (replaced by the exporter's own implementation in this session; never released).
+// uscope export --to hpctoolkit: an HPCToolkit database v4 directory
+// (meta.db, profile.db, cct.db, trace.db; hpctoolkit_db.hpp encodes them)
+// for hpcviewer, from a µScope trace's cpu scopes and npu scope
+// (docs/export.md "HPCToolkit" says what maps to what).
+//
+// One profile per cpu scope (a core) and one per NPU engine. The calling
+// context tree is the firmware's functions and lines (from the ELF, through
+// the analysis layer's locate()) under a synthetic root, plus one synthetic
+// "npu/<engine>" context per engine. Memory is bounded by the firmware's
+// code and the number of engines: values are folded per context as
+// instructions stream by, and the trace lines go to temporary files.
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "analysis/cpu_trace.hpp"
+#include "analysis/elf_info.hpp"
+#include "analysis/npu_analysis.hpp"
 #include "base/error.hpp"
+#include "convert/convert.hpp"
+#include "convert/report.hpp"
+#include "convert/uscope_side.hpp"
 #include "export/export.hpp"
+#include "export/hpctoolkit_db.hpp"
+#include "protocol/npu_table.hpp"
+#include "reader/trace_reader.hpp"
 
 namespace uscope::exporter {
-void export_hpctoolkit(Job &) { fail(USCOPE_ERR_UNSUPPORTED, "hpctoolkit: not built yet"); }
+
+namespace {
+
+namespace h = hpctk;
+using analysis::CpuTrace;
+
+// The metrics, in meta.db order; stall reasons follow as "stall:<reason>".
+enum : uint32_t { kCycles = 0, kRetired = 1, kNpuBusy = 2, kFirstStall = 3 };
+
+// ns from a cycle of a clock of period_ps: every line of trace.db shares
+// one time axis (cpu and npu clocks may differ), in the unit HPCToolkit
+// gives its timestamps. Sub-ns periods are floored; TraceLines keeps the
+// last sample of one ns.
+uint64_t ns_of(uint64_t cycle, uint64_t period_ps) {
+  // floor(cycle * period / 1000) without the 64-bit overflow of the product.
+  const uint64_t q = cycle / 1000, r = cycle % 1000;
+  if (period_ps && q > (UINT64_MAX - period_ps) / period_ps) return UINT64_MAX;
+  return q * period_ps + r * period_ps / 1000;
+}
+
+// A whole file written at once into the output directory.
+void write_file(const std::string &path, const std::string &bytes) {
+  std::FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f) fail(USCOPE_ERR_IO, "%s: %s", path.c_str(), std::strerror(errno));
+  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  if (std::fclose(f) != 0 || !ok) fail(USCOPE_ERR_IO, "%s: %s", path.c_str(), std::strerror(errno));
+}
+
+// The database being built: contexts are created as code is met.
+struct Builder {
+  h::Database db;
+  std::map<std::string, uint32_t> files, functions;
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> fn_ctx;                 // (function, 0) -> ctx
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> line_ctx;               // (fn ctx, line) -> ctx
+  std::vector<std::string> stall_names;                                     // metric kFirstStall + i
+  std::vector<std::unordered_map<uint32_t, std::vector<double>>> values;  // profile -> ctx -> metric
+
+  Builder() {
+    h::Context root;  // ctxId 0: the whole execution, "<program root>" as hpcprof names it
+    root.function = function("<program root>", h::kNone, 0);
+    db.contexts.push_back(root);
+  }
+  uint32_t file(const std::string &f) {
+    auto it = files.find(f);
+    if (it != files.end()) return it->second;
+    db.files.push_back(f);
+    return files[f] = uint32_t(db.files.size() - 1);
+  }
+  uint32_t function(const std::string &name, uint32_t module, uint64_t offset) {
+    auto it = functions.find(name);
+    if (it != functions.end()) return it->second;
+    h::Function f;
+    f.name = name;
+    f.module = module;
+    f.offset = offset;
+    db.functions.push_back(f);
+    return functions[name] = uint32_t(db.functions.size() - 1);
+  }
+  // A function called from the root.
+  uint32_t function_ctx(uint32_t fn) {
+    auto key = std::make_pair(fn, 0u);
+    auto it = fn_ctx.find(key);
+    if (it != fn_ctx.end()) return it->second;
+    h::Context c;
+    c.parent = 0;
+    c.relation = h::kCall;
+    c.lexical = h::kFunction;
+    c.function = fn;
+    c.file = db.functions[fn].file;
+    c.line = db.functions[fn].line;
+    db.contexts.push_back(c);
+    return fn_ctx[key] = uint32_t(db.contexts.size() - 1);
+  }
+  uint32_t line(uint32_t fctx, uint32_t file, uint32_t ln) {
+    auto key = std::make_pair(fctx, ln);
+    auto it = line_ctx.find(key);
+    if (it != line_ctx.end()) return it->second;
+    h::Context c;
+    c.parent = fctx;
+    c.relation = h::kLexical;
+    c.lexical = h::kLine;
+    c.file = file;
+    c.line = ln;
+    db.contexts.push_back(c);
+    return line_ctx[key] = uint32_t(db.contexts.size() - 1);
+  }
+  uint32_t profile(std::vector<h::IdEntry> ids) {
+    db.profiles.push_back(std::move(ids));
+    values.emplace_back();
+    return uint32_t(db.profiles.size() - 1);
+  }
+  void add(uint32_t prof, uint32_t ctx, uint32_t metric, double v) {
+    auto &row = values[prof][ctx];
+    if (row.size() <= metric) row.resize(metric + 1, 0.0);
+    row[metric] += v;
+  }
+  uint32_t stall_metric(const std::string &name) {
+    for (size_t i = 0; i < stall_names.size(); ++i)
+      if (stall_names[i] == name) return kFirstStall + uint32_t(i);
+    stall_names.push_back(name);
+    return kFirstStall + uint32_t(stall_names.size() - 1);
+  }
+  void finish() {
+    db.metrics = {"cycles", "retired", "npu busy cycles"};
+    for (const auto &s : stall_names) db.metrics.push_back("stall:" + s);
+    db.resize_values();
+    for (size_t p = 0; p < values.size(); ++p)
+      for (const auto &kv : values[p])
+        for (size_t m = 0; m < kv.second.size(); ++m)
+          if (kv.second[m] != 0) db.add(uint32_t(p), kv.first, uint32_t(m), kv.second[m]);
+  }
+};
+
+std::vector<std::string> cpu_scopes(const TraceReader &r, const char *want) {
+  const Schema &s = r.schema();
+  std::vector<std::string> out;
+  for (const ScopeDef &sc : s.scopes) {
+    if (sc.protocol == wire::kNoString || std::strcmp(s.str(sc.protocol), "cpu") != 0) continue;
+    std::string name = s.str(sc.name);
+    if (!want || name == want) out.push_back(name);
+  }
+  return out;
+}
+
+bool has_npu(const TraceReader &r) {
+  const Schema &s = r.schema();
+  for (const ScopeDef &sc : s.scopes)
+    if (sc.protocol != wire::kNoString && std::strcmp(s.str(sc.protocol), proto::npu::kTable.name) == 0) return true;
+  return false;
+}
+
+// One core: every instruction retiring in [a, b] attributed to its
+// function and line.
+// Returns the scope's clock period.
+uint64_t export_core(Job &job, Builder &b, h::TraceLines &lines, const std::string &scope, uint32_t core,
+                     uint64_t *first, uint64_t *last, bool *any) {
+  uscope_cpu_trace_options_t o{};
+  o.struct_size = sizeof o;
+  o.scope = scope.c_str();
+  o.elf_path = job.opts.elf_path;
+  CpuTrace t(*job.reader, o);
+  if (!t.elf())
+    fail(USCOPE_ERR_NOT_FOUND,
+         "hpctoolkit: cpu scope '%s' has no ELF to attribute its instructions to functions and lines%s%s "
+         "(pass --elf FILE or set the trace's cpu.elf_path)",
+         scope.c_str(), t.elf_note().empty() ? "" : ": ", t.elf_note().c_str());
+  const uint64_t max = t.max_cycle();
+  const uint64_t a = job.opts.range_start;
+  if (a > max)
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "hpctoolkit: the range starts at cycle %llu, after cpu scope '%s' ends (%llu)",
+         static_cast<unsigned long long>(a), scope.c_str(), static_cast<unsigned long long>(max));
+  const uint64_t e = std::min<uint64_t>(job.opts.range_end, max);
+  if (!*any || a < *first) *first = a;
+  if (!*any || e > *last) *last = e;
+  *any = true;
+
+  const uint32_t module = b.db.modules.size() == 0 || b.db.modules.back() != t.elf_path()
+                              ? (b.db.modules.push_back(t.elf_path()), uint32_t(b.db.modules.size() - 1))
+                              : uint32_t(b.db.modules.size() - 1);
+  const uint32_t prof = b.profile({{h::kCore, false, core, core}});
+  const uint32_t line = lines.add_line(prof + 1);
+  const uint64_t P = t.period_ps();
+  analysis::ElfInfo &elf = *t.elf();
+
+  // pc -> line context, bounded by the firmware's code.
+  std::unordered_map<uint64_t, uint32_t> at_pc;
+  auto ctx_of = [&](uint64_t pc) {
+    auto it = at_pc.find(pc);
+    if (it != at_pc.end()) return it->second;
+    const analysis::SourceLine &sl = elf.locate(pc);
+    // The entry point from objdump's name for pc ("f+0x1c").
+    const std::string sym = elf.symbol_at(pc);
+    uint64_t entry = pc;
+    const size_t plus = sym.rfind('+');
+    if (plus != std::string::npos) entry = pc - std::strtoull(sym.c_str() + plus + 1, nullptr, 16);
+    std::string name = sl.function.empty() ? (plus == std::string::npos ? sym : sym.substr(0, plus)) : sl.function;
+    if (name.empty()) name = "<unknown function>";
+    const uint32_t fn = b.function(name, module, entry);
+    const uint32_t file = sl.file.empty() ? h::kNone : b.file(sl.file);
+    if (b.db.functions[fn].file == h::kNone && file != h::kNone) {
+      b.db.functions[fn].file = file;  // its first line met stands for its definition
+      b.db.functions[fn].line = sl.line;
+    }
+    const uint32_t fctx = b.function_ctx(fn);
+    const uint32_t c = file == h::kNone ? fctx : b.line(fctx, file, sl.line);
+    at_pc.emplace(pc, c);
+    return c;
+  };
+
+  // Each cycle from a up to the last retirement goes to the instruction
+  // whose retirement ends it: an instruction retiring at cycle r after the
+  // latest retirement so far (mark - 1) gets r + 1 - mark cycles, and the
+  // core's trace line is in its context from mark on. Instructions retire
+  // in order on an in-order commit; one retiring at or before an earlier
+  // one gets 0 cycles (its retirement shares that cycle).
+  uint64_t mark = a, retired = 0, n = 0;
+  analysis::InsnStream s(t, a, e, std::nullopt);
+  while (const analysis::Insn *i = s.next()) {
+    if (++n % 65536 == 0 && job.progress) job.progress->update(i->head.first_cycle - std::min(a, i->head.first_cycle), e - a + 1, "cycles");
+    if (i->head.status != USCOPE_INSN_RETIRED || i->head.last_cycle < a || i->head.last_cycle > e) continue;
+    const uint32_t c = ctx_of(i->head.pc);
+    ++retired;
+    b.add(prof, c, kRetired, 1);
+    const uint64_t r = i->head.last_cycle;
+    if (r >= mark) {
+      b.add(prof, c, kCycles, double(r + 1 - mark));
+      lines.sample(line, ns_of(mark, P), c);
+      mark = r + 1;
+    }
+  }
+  // Stall events by reason (the analysis layer's counts for the window), at
+  // the root: a stall event names no instruction.
+  const std::vector<uint64_t> &stalls = s.stalls();
+  const Schema &sc = t.reader().schema();
+  for (size_t k = 0; k < stalls.size(); ++k) {
+    if (!stalls[k]) continue;
+    std::string name = std::to_string(k);
+    if (t.ids().stall_enum < sc.enums.size())
+      for (const EnumValue &v : sc.enums[t.ids().stall_enum].values)
+        if (v.value == k) name = sc.str(v.name);
+    b.add(prof, 0, b.stall_metric(name), double(stalls[k]));
+  }
+  // The line ends where the window does: idle (the root) after the last retirement.
+  if (mark <= e) lines.sample(line, ns_of(mark, P), 0);
+  job.stats.records += retired;
+  return P;
+}
+
+// The NPU engines: busy cycles per engine from the npu analysis, and a
+// trace line per engine from its START/END events (busy while at least one
+// job runs, as the analysis counts busy time).
+void export_npu(Job &job, Builder &b, h::TraceLines &lines, uint64_t cpu_period, bool have_cpu, uint64_t *first,
+                uint64_t *last, bool *any) {
+  TraceReader &r = *job.reader;
+  const convert::Options copts(nullptr);
+  convert::UscopeIn in(r, copts);
+  std::string err;
+  if (const uscope_status_t st = in.attach(&err)) fail(st, "%s", err.c_str());
+  const uint64_t P = in.period_ps() ? in.period_ps() : 1000;
+  // The range is in cycles of the cpu scope's clock when there is one.
+  analysis::NpuOptions no;
+  if (job.range_given) {
+    no.start_cycle = have_cpu ? job.opts.range_start * cpu_period / P : job.opts.range_start;
+    no.end_cycle = job.opts.range_end == UINT64_MAX
+                       ? UINT64_MAX
+                       : (have_cpu ? (job.opts.range_end * cpu_period + cpu_period - 1) / P : job.opts.range_end);
+  }
+  const analysis::NpuReport rep = analysis::analyze_npu(r, no);
+  const uint64_t a = job.range_given ? std::min(no.start_cycle, rep.max_cycle) : 0;
+  const uint64_t e = job.range_given ? std::min(no.end_cycle, rep.max_cycle) : rep.max_cycle;
+  if (!have_cpu) {
+    if (!*any || a < *first) *first = a;
+    if (!*any || e > *last) *last = e;
+    *any = true;
+  }
+
+  // One profile, context and line per engine, in the report's order.
+  struct Engine {
+    uint32_t prof, ctx, line;
+    int64_t open = 0;
+  };
+  std::map<std::string, Engine> engines;
+  auto engine = [&](const std::string &name) -> Engine & {
+    auto it = engines.find(name);
+    if (it != engines.end()) return it->second;
+    Engine en;
+    const uint32_t k = uint32_t(engines.size());
+    en.prof = b.profile({{h::kGpuDevice, false, 0, 0}, {h::kGpuStream, false, k, k}});
+    const uint32_t fn = b.function("npu/" + name, h::kNone, 0);
+    en.ctx = b.function_ctx(fn);
+    en.line = lines.add_line(en.prof + 1);
+    return engines.emplace(name, en).first->second;
+  };
+  for (const analysis::NpuEngine &en : rep.engines) {
+    Engine &x = engine(en.e.name);
+    b.add(x.prof, x.ctx, kNpuBusy, double(en.e.busy));
+  }
+  if (e >= UINT64_MAX / P) in.set_until(UINT64_MAX);
+  else in.set_until(e * P + (P - 1));
+  uint64_t events = 0;
+  const convert::Status st = in.run(
+      [&](const convert::Ev &ev, std::string *) -> convert::Status {
+        if (ev.type >= convert::kNumEvTypes) return 0;
+        ++events;
+        std::string name;
+        int d = 0;
+        switch (ev.type) {
+          case convert::E_TE_START: name = "TE", d = 1; break;
+          case convert::E_TE_END: name = "TE", d = -1; break;
+          case convert::E_VE_START: name = "VE", d = 1; break;
+          case convert::E_VE_END: name = "VE", d = -1; break;
+          case convert::E_DRAM_TX_START:
+          case convert::E_DRAM_TX_END: {
+            uint64_t ch;
+            name = ev.value(convert::K_channel, &ch) ? "DRAM " + std::to_string(ch) : "DRAM -";
+            d = ev.type == convert::E_DRAM_TX_START ? 1 : -1;
+            break;
+          }
+          default: return 0;
+        }
+        if (ev.t_cycle > e) return 0;
+        Engine &x = engine(name);
+        const int64_t before = x.open;
+        x.open = std::max<int64_t>(0, x.open + d);
+        const uint64_t ts = ns_of(std::max(ev.t_cycle, a), P);
+        if (before == 0 && x.open > 0) lines.sample(x.line, ts, x.ctx);
+        if (before > 0 && x.open == 0) lines.sample(x.line, ts, 0);
+        return 0;
+      },
+      &err);
+  if (st < 0) fail(static_cast<uscope_status_t>(st), "%s", err.c_str());
+  job.stats.records += events;
+}
+
+}  // namespace
+
+void export_hpctoolkit(Job &job) {
+  if (job.kind != Job::Input::Uscope || !job.reader)
+    fail(USCOPE_ERR_UNSUPPORTED,
+         "hpctoolkit: the export reads a µScope trace (.uscope); convert a .pccx or .jsonl one first "
+         "(uscope convert)");
+  TraceReader &r = *job.reader;
+  const std::vector<std::string> cores = cpu_scopes(r, job.opts.scope);
+  const bool npu = !job.opts.scope && has_npu(r);
+  if (cores.empty() && !npu)
+    fail(USCOPE_ERR_NOT_FOUND, job.opts.scope ? "hpctoolkit: no cpu protocol scope named '%s'"
+                                              : "hpctoolkit: this trace has neither a cpu nor an npu protocol scope%s",
+         job.opts.scope ? job.opts.scope : "");
+
+  OutDir dir(job.output);
+  Builder b;
+  h::TraceLines lines(dir.dir());
+  uint64_t first = 0, last = 0, cpu_period = 1000;
+  bool any = false;
+  for (size_t k = 0; k < cores.size(); ++k) {
+    const uint64_t p = export_core(job, b, lines, cores[k], uint32_t(k), &first, &last, &any);
+    if (k == 0) cpu_period = p;
+  }
+  if (npu) export_npu(job, b, lines, cpu_period, !cores.empty(), &first, &last, &any);
+  b.db.title = job.input;
+  b.db.description =
+      "µScope trace `" + job.input + "`, cycles " + std::to_string(first) + " to " + std::to_string(last) +
+      ", exported by `uscope export --to hpctoolkit`. Profiles: one per cpu scope (CORE), one per NPU engine "
+      "(GPUDEVICE 0, GPUSTREAM k). Trace timestamps are nanoseconds from cycle 0 (cycle x clock period).";
+  b.finish();
+
+  auto write = [&](const char *name, const std::string &bytes) {
+    write_file(dir.dir() + "/" + name, bytes);
+    job.stats.bytes_out += bytes.size();
+  };
+  write("meta.db", h::encode_meta(b.db));
+  write("profile.db", h::encode_profile(b.db));
+  write("cct.db", h::encode_cct(b.db));
+  job.stats.bytes_out += lines.finish(dir.dir() + "/trace.db");
+  job.stats.first_cycle = first;
+  job.stats.last_cycle = last;
+  if (job.progress) job.progress->finish();
+  dir.publish();
+}
+
 }  // namespace uscope::exporter
