@@ -14,7 +14,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "analysis/cpu_trace.hpp"
@@ -62,8 +64,8 @@ void write_file(const std::string &path, const std::string &bytes) {
 struct Builder {
   h::Database db;
   std::map<std::string, uint32_t> files, functions;
-  std::map<std::pair<uint32_t, uint32_t>, uint32_t> fn_ctx;                 // (function, 0) -> ctx
-  std::map<std::pair<uint32_t, uint32_t>, uint32_t> line_ctx;               // (fn ctx, line) -> ctx
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> fn_ctx;             // (parent ctx, function) -> ctx
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> line_ctx;  // (fn ctx, file, line) -> ctx
   std::vector<std::string> stall_names;                                     // metric kFirstStall + i
   std::vector<std::unordered_map<uint32_t, std::vector<double>>> values;  // profile -> ctx -> metric
 
@@ -78,23 +80,26 @@ struct Builder {
     db.files.push_back(f);
     return files[f] = uint32_t(db.files.size() - 1);
   }
-  uint32_t function(const std::string &name, uint32_t module, uint64_t offset) {
+  uint32_t function(const std::string &name, uint32_t module, uint64_t offset, uint32_t file = h::kNone,
+                    uint32_t line = 0) {
     auto it = functions.find(name);
     if (it != functions.end()) return it->second;
     h::Function f;
     f.name = name;
     f.module = module;
     f.offset = offset;
+    f.file = file;
+    f.line = line;
     db.functions.push_back(f);
     return functions[name] = uint32_t(db.functions.size() - 1);
   }
-  // A function called from the root.
-  uint32_t function_ctx(uint32_t fn) {
-    auto key = std::make_pair(fn, 0u);
+  // Function fn called from context parent (a call site's line, or a function).
+  uint32_t child_function(uint32_t parent, uint32_t fn) {
+    auto key = std::make_pair(parent, fn);
     auto it = fn_ctx.find(key);
     if (it != fn_ctx.end()) return it->second;
     h::Context c;
-    c.parent = 0;
+    c.parent = parent;
     c.relation = h::kCall;
     c.lexical = h::kFunction;
     c.function = fn;
@@ -103,8 +108,9 @@ struct Builder {
     db.contexts.push_back(c);
     return fn_ctx[key] = uint32_t(db.contexts.size() - 1);
   }
-  uint32_t line(uint32_t fctx, uint32_t file, uint32_t ln) {
-    auto key = std::make_pair(fctx, ln);
+  // Source line (file, ln) within function context fctx.
+  uint32_t child_line(uint32_t fctx, uint32_t file, uint32_t ln) {
+    auto key = std::make_tuple(fctx, file, ln);
     auto it = line_ctx.find(key);
     if (it != line_ctx.end()) return it->second;
     h::Context c;
@@ -213,8 +219,8 @@ uint64_t export_core(Job &job, Builder &b, h::TraceLines &lines, const std::stri
       b.db.functions[fn].file = file;  // its first line met stands for its definition
       b.db.functions[fn].line = sl.line;
     }
-    const uint32_t fctx = b.function_ctx(fn);
-    const uint32_t c = file == h::kNone ? fctx : b.line(fctx, file, sl.line);
+    const uint32_t fctx = b.child_function(0, fn);
+    const uint32_t c = file == h::kNone ? fctx : b.child_line(fctx, file, sl.line);
     at_pc.emplace(pc, c);
     return c;
   };
@@ -299,7 +305,7 @@ void export_npu(Job &job, Builder &b, h::TraceLines &lines, uint64_t cpu_period,
     const uint32_t k = uint32_t(engines.size());
     en.prof = b.profile({{h::kGpuDevice, false, 0, 0}, {h::kGpuStream, false, k, k}});
     const uint32_t fn = b.function("npu/" + name, h::kNone, 0);
-    en.ctx = b.function_ctx(fn);
+    en.ctx = b.child_function(0, fn);
     en.line = lines.add_line(en.prof + 1);
     return engines.emplace(name, en).first->second;
   };
