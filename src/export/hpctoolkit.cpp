@@ -27,6 +27,7 @@
 #include "convert/report.hpp"
 #include "convert/uscope_side.hpp"
 #include "export/export.hpp"
+#include "export/fw_profile.hpp"
 #include "export/hpctoolkit_db.hpp"
 #include "protocol/npu_table.hpp"
 #include "reader/trace_reader.hpp"
@@ -102,9 +103,7 @@ struct Builder {
     c.parent = parent;
     c.relation = h::kCall;
     c.lexical = h::kFunction;
-    c.function = fn;
-    c.file = db.functions[fn].file;
-    c.line = db.functions[fn].line;
+    c.function = fn;  // its definition's file and line are the function's (meta.db Functions)
     db.contexts.push_back(c);
     return fn_ctx[key] = uint32_t(db.contexts.size() - 1);
   }
@@ -167,9 +166,11 @@ bool has_npu(const TraceReader &r) {
   return false;
 }
 
-// One core: every instruction retiring in [a, b] attributed to its
-// function and line.
-// Returns the scope's clock period.
+// One core: FwProfile (fw_profile.hpp) walks the instructions retired in
+// [a, e] in retire order and rebuilds the firmware's calling contexts; each
+// of its frames becomes a function context called from its call site's line
+// context, each (frame, file, line) a line context. Returns the scope's
+// clock period.
 uint64_t export_core(Job &job, Builder &b, h::TraceLines &lines, const std::string &scope, uint32_t core,
                      uint64_t *first, uint64_t *last, bool *any) {
   uscope_cpu_trace_options_t o{};
@@ -192,62 +193,93 @@ uint64_t export_core(Job &job, Builder &b, h::TraceLines &lines, const std::stri
   if (!*any || e > *last) *last = e;
   *any = true;
 
-  const uint32_t module = b.db.modules.size() == 0 || b.db.modules.back() != t.elf_path()
-                              ? (b.db.modules.push_back(t.elf_path()), uint32_t(b.db.modules.size() - 1))
-                              : uint32_t(b.db.modules.size() - 1);
+  uint32_t module = h::kNone;
+  for (size_t m = 0; m < b.db.modules.size(); ++m)
+    if (b.db.modules[m] == t.elf_path()) module = uint32_t(m);
+  if (module == h::kNone) {
+    b.db.modules.push_back(t.elf_path());
+    module = uint32_t(b.db.modules.size() - 1);
+  }
   const uint32_t prof = b.profile({{h::kCore, false, core, core}});
   const uint32_t line = lines.add_line(prof + 1);
   const uint64_t P = t.period_ps();
   analysis::ElfInfo &elf = *t.elf();
 
-  // pc -> line context, bounded by the firmware's code.
-  std::unordered_map<uint64_t, uint32_t> at_pc;
-  auto ctx_of = [&](uint64_t pc) {
-    auto it = at_pc.find(pc);
-    if (it != at_pc.end()) return it->second;
-    const analysis::SourceLine &sl = elf.locate(pc);
-    // The entry point from objdump's name for pc ("f+0x1c").
-    const std::string sym = elf.symbol_at(pc);
-    uint64_t entry = pc;
-    const size_t plus = sym.rfind('+');
-    if (plus != std::string::npos) entry = pc - std::strtoull(sym.c_str() + plus + 1, nullptr, 16);
-    std::string name = sl.function.empty() ? (plus == std::string::npos ? sym : sym.substr(0, plus)) : sl.function;
-    if (name.empty()) name = "<unknown function>";
-    const uint32_t fn = b.function(name, module, entry);
-    const uint32_t file = sl.file.empty() ? h::kNone : b.file(sl.file);
-    if (b.db.functions[fn].file == h::kNone && file != h::kNone) {
-      b.db.functions[fn].file = file;  // its first line met stands for its definition
-      b.db.functions[fn].line = sl.line;
+  FwProfile fp(t);
+  // FwProfile's frames and lines -> contexts (bounded by the firmware's call paths).
+  std::vector<uint32_t> node_ctx;  // by node: its function context (kNone: not made yet)
+  struct KeyHash {
+    size_t operator()(const std::pair<uint64_t, uint32_t> &k) const {
+      const uint64_t x = k.first * 0x9E3779B97F4A7C15ull ^ k.second;
+      return static_cast<size_t>(x ^ (x >> 31));
     }
-    const uint32_t fctx = b.child_function(0, fn);
-    const uint32_t c = file == h::kNone ? fctx : b.child_line(fctx, file, sl.line);
-    at_pc.emplace(pc, c);
+  };
+  // (node << 32 | file, line) -> context: the per-instruction lookup.
+  std::unordered_map<std::pair<uint64_t, uint32_t>, uint32_t, KeyHash> line_ctx;
+  std::vector<uint32_t> files;  // FwProfile file -> meta.db file
+  auto file_of = [&](uint32_t f) {
+    while (files.size() <= f) {
+      const std::string &name = fp.files()[files.size()];
+      files.push_back(files.empty() || name.empty() ? h::kNone : b.file(name));
+    }
+    return files[f];
+  };
+  std::function<uint32_t(uint32_t, uint64_t)> node_to_ctx;
+  auto line_to_ctx = [&](uint32_t node, uint32_t file, uint32_t ln, uint64_t pc) -> uint32_t {
+    const auto key = std::make_pair(uint64_t{node} << 32 | file, ln);
+    auto it = line_ctx.find(key);
+    if (it != line_ctx.end()) return it->second;
+    const uint32_t fctx = node_to_ctx(node, pc);
+    const uint32_t c = ln == 0 || file_of(file) == h::kNone ? fctx : b.child_line(fctx, file_of(file), ln);
+    line_ctx.emplace(key, c);
+    return c;
+  };
+  node_to_ctx = [&](uint32_t node, uint64_t pc) -> uint32_t {
+    if (node == FwProfile::kRoot) return 0;
+    if (node < node_ctx.size() && node_ctx[node] != h::kNone) return node_ctx[node];
+    const FwProfile::Node &n = fp.nodes()[node];
+    const FwProfile::Function &f = fp.functions()[n.function];
+    // The entry point from objdump's name for a pc in it ("f+0x1c").
+    const std::string sym = elf.symbol_at(pc);
+    const size_t plus = sym.rfind('+');
+    const uint64_t entry = plus == std::string::npos ? pc : pc - std::strtoull(sym.c_str() + plus + 1, nullptr, 16);
+    const uint32_t fn = b.function(f.name, module, entry, file_of(f.file), f.first_line);
+    // The call site: the caller's line context, else the caller's function context.
+    const uint32_t parent = n.call_line ? line_to_ctx(n.parent, n.call_file, n.call_line, pc)
+                                        : node_to_ctx(n.parent, pc);
+    const uint32_t c = b.child_function(parent, fn);
+    if (node_ctx.size() <= node) node_ctx.resize(node + 1, h::kNone);
+    node_ctx[node] = c;
     return c;
   };
 
-  // Each cycle from a up to the last retirement goes to the instruction
-  // whose retirement ends it: an instruction retiring at cycle r after the
-  // latest retirement so far (mark - 1) gets r + 1 - mark cycles, and the
-  // core's trace line is in its context from mark on. Instructions retire
-  // in order on an in-order commit; one retiring at or before an earlier
-  // one gets 0 cycles (its retirement shares that cycle).
-  uint64_t mark = a, retired = 0, n = 0;
-  analysis::InsnStream s(t, a, e, std::nullopt);
-  while (const analysis::Insn *i = s.next()) {
-    if (++n % 65536 == 0 && job.progress) job.progress->update(i->head.first_cycle - std::min(a, i->head.first_cycle), e - a + 1, "cycles");
-    if (i->head.status != USCOPE_INSN_RETIRED || i->head.last_cycle < a || i->head.last_cycle > e) continue;
-    const uint32_t c = ctx_of(i->head.pc);
-    ++retired;
-    b.add(prof, c, kRetired, 1);
-    const uint64_t r = i->head.last_cycle;
-    if (r >= mark) {
-      b.add(prof, c, kCycles, double(r + 1 - mark));
-      lines.sample(line, ns_of(mark, P), c);
-      mark = r + 1;
-    }
+  uint64_t mark = a;  // the line is in the context of the instruction whose retirement ends the cycles from here
+  fp.run(
+      a, e,
+      [&](const FwProfile::Retired &r) {
+        const uint32_t c = line_to_ctx(r.node, r.file, r.line, r.pc);
+        b.add(prof, c, kRetired, 1);
+        b.add(prof, c, kCycles, double(r.cycles));
+        if (r.cycles) {
+          lines.sample(line, ns_of(mark, P), c);
+          mark = r.cycle;
+        }
+      },
+      job.progress);
+  // The line ends where the window does: idle (the root) after the last retirement.
+  if (mark <= e) lines.sample(line, ns_of(mark, P), 0);
+  // A function's definition: the first line of its file seen in it (final after run()).
+  for (const FwProfile::Function &f : fp.functions()) {
+    auto it = b.functions.find(f.name);
+    if (it == b.functions.end() || b.db.functions[it->second].file != h::kNone || !f.first_line) continue;
+    b.db.functions[it->second].file = file_of(f.file);
+    b.db.functions[it->second].line = f.first_line;
   }
-  // Stall events by reason (the analysis layer's counts for the window), at
-  // the root: a stall event names no instruction.
+
+  // Stall events by reason over the window (the analysis layer's counts,
+  // as analyze gives them), at the root: a stall event names no instruction.
+  analysis::InsnStream s(t, a, e, std::nullopt);
+  s.scan([](const analysis::InsnStream::View &) {});
   const std::vector<uint64_t> &stalls = s.stalls();
   const Schema &sc = t.reader().schema();
   for (size_t k = 0; k < stalls.size(); ++k) {
@@ -258,9 +290,7 @@ uint64_t export_core(Job &job, Builder &b, h::TraceLines &lines, const std::stri
         if (v.value == k) name = sc.str(v.name);
     b.add(prof, 0, b.stall_metric(name), double(stalls[k]));
   }
-  // The line ends where the window does: idle (the root) after the last retirement.
-  if (mark <= e) lines.sample(line, ns_of(mark, P), 0);
-  job.stats.records += retired;
+  job.stats.records += fp.retired();
   return P;
 }
 
