@@ -550,18 +550,37 @@ std::string sh(const std::string &cmd, int *status) {
   return out;
 }
 
-// A small rv32imac firmware with debug info, built by the test; pcs: every
-// instruction address of its functions, in address order.
+// A small rv32imac firmware with debug info, built by the test, and a run of
+// it: `run` is the instructions (pc, bits) _start retires, through its call
+// of acc and acc's call of scale, each function's body walked straight
+// through from its entry to its `ret` (a call descends into the callee and
+// comes back after it), up to _start's closing jump.
 struct Firmware {
   TempDir dir{"hpctoolkit_fw"};
   std::string elf = dir.file("fw.elf");
   std::string error;
-  std::vector<uint64_t> pcs;
+  std::vector<std::pair<uint64_t, uint32_t>> run;
+  struct Insn {
+    uint64_t pc;
+    uint32_t bits;
+    std::string text;
+  };
+  std::map<std::string, std::vector<Insn>> fns;
   Firmware() {
-    std::ofstream(dir.file("fw.c")) << "int scale(int x) {\n  return x * 3 + 1;\n}\n"
-                                       "int acc(int *p, int n) {\n  int s = 0;\n  for (int i = 0; i < n; ++i)\n"
-                                       "    s += scale(p[i]);\n  return s;\n}\n"
-                                       "int buf[8];\nvoid _start(void) {\n  buf[0] = acc(buf, 8);\n  for (;;) {}\n}\n";
+    std::ofstream(dir.file("fw.c")) << "int scale(int x) {\n"              // 1
+                                       "  return x * 3 + 1;\n"              // 2
+                                       "}\n"                                // 3
+                                       "int acc(int *p, int n) {\n"         // 4
+                                       "  int s = 0;\n"                     // 5
+                                       "  for (int i = 0; i < n; ++i)\n"    // 6
+                                       "    s += scale(p[i]);\n"            // 7
+                                       "  return s;\n"                      // 8
+                                       "}\n"                                // 9
+                                       "int buf[8];\n"                      // 10
+                                       "void _start(void) {\n"              // 11
+                                       "  buf[0] = acc(buf, 8);\n"          // 12
+                                       "  for (;;) {}\n"                    // 13
+                                       "}\n";                               // 14
     int st = 0;
     const std::string out = sh("riscv64-unknown-elf-gcc -march=rv32imac -mabi=ilp32 -O1 -g -fno-inline -nostdlib -o '" +
                                    elf + "' '" + dir.file("fw.c") + "'",
@@ -570,26 +589,52 @@ struct Firmware {
       error = "riscv64-unknown-elf-gcc failed (Debian: gcc-riscv64-unknown-elf): " + out;
       return;
     }
-    // The .text instructions from objdump (an outside tool), not from the exporter's ELF reader.
+    // The instructions from objdump (an outside tool), not from the exporter's ELF reader.
     const std::string dis = sh("riscv64-unknown-elf-objdump -d '" + elf + "'", &st);
     if (st != 0) {
       error = "riscv64-unknown-elf-objdump failed: " + dis;
       return;
     }
     std::istringstream in(dis);
-    std::string line;
+    std::string line, fn;
     while (std::getline(in, line)) {
-      // "   10074:\t1141                \taddi\tsp,sp,-16"
-      size_t colon = line.find(":\t");
-      if (colon == std::string::npos || line.empty() || line[0] != ' ') continue;
-      pcs.push_back(std::stoull(line.substr(0, colon), nullptr, 16));
+      // "00010074 <scale>:" then "   10074:\t1141                \taddi\tsp,sp,-16"
+      if (line.size() > 3 && line.back() == ':' && line.find(" <") != std::string::npos) {
+        fn = line.substr(line.find(" <") + 2);
+        fn = fn.substr(0, fn.size() - 2);
+        continue;
+      }
+      const size_t colon = line.find(":\t");
+      if (colon == std::string::npos || line.empty() || line[0] != ' ' || fn.empty()) continue;
+      std::istringstream f(line.substr(colon + 2));
+      std::string hex;
+      f >> hex;
+      std::string text;
+      std::getline(f, text);
+      text.erase(0, text.find_first_not_of(" \t"));
+      fns[fn].push_back({std::stoull(line.substr(0, colon), nullptr, 16), uint32_t(std::stoul(hex, nullptr, 16)), text});
     }
-    if (pcs.size() < 10) error = "too few instructions in the firmware: " + dis;
+    if (!fns.count("_start") || !fns.count("acc") || !fns.count("scale")) {
+      error = "functions missing from the firmware: " + dis;
+      return;
+    }
+    walk("_start", 0);
+  }
+  void walk(const std::string &name, int depth) {
+    for (const Insn &i : fns[name]) {
+      run.emplace_back(i.pc, i.bits);
+      const std::string op = i.text.substr(0, i.text.find_first_of(" \t"));
+      if (op == "ret") return;
+      if (op == "j" && name == "_start") return;
+      if (op == "jal" && depth < 3)
+        for (const char *callee : {"acc", "scale"})
+          if (i.text.find(std::string("<") + callee + ">") != std::string::npos) walk(callee, depth + 1);
+    }
   }
 };
 
 // A trace of `cores` cpu scopes running the firmware: core c fetches one
-// instruction a cycle (pcs walked from offset 7c), retires it `lat` cycles
+// instruction a cycle (the run over and over, from offset 5c), retires it `lat` cycles
 // later in order, flushes every 11th instead, and stalls every 13 cycles.
 void write_cpu_trace(const std::string &path, const Firmware &fw, int cores, uint64_t insns, uint64_t seg_ps,
                      const char *elf_prop) {
@@ -630,8 +675,8 @@ void write_cpu_trace(const std::string &path, const Firmware &fw, int cores, uin
         }
       }
       if (cy < insns) {
-        const uint64_t pc = fw.pcs[(cy * 7 + uint64_t(c) * 3) % fw.pcs.size()];
-        ASSERT_EQ(uscope_cpu_fetch(w, h, uint16_t(cy % kEntities), pc, 0x13), USCOPE_OK);
+        const auto &insn = fw.run[(cy + uint64_t(c) * 5) % fw.run.size()];
+        ASSERT_EQ(uscope_cpu_fetch(w, h, uint16_t(cy % kEntities), insn.first, insn.second), USCOPE_OK);
       }
       if (cy % 13 == 3) {
         ASSERT_EQ(uscope_cpu_stall(w, h, uint8_t((cy / 13 + uint64_t(c)) % 3)), USCOPE_OK);
@@ -789,6 +834,36 @@ TEST(HpctoolkitExport, CoresFunctionsLinesAndStallsMatchTheAnalysis) {
   for (const auto &kv : db.meta.ctxs)
     if (kv.second.lexical == 0 && kv.second.relation == 1) fns.insert(kv.second.fn);
   EXPECT_TRUE(fns.count("scale") && fns.count("acc") && fns.count("_start"));
+  // The calls: scale called from acc's line 7, acc from _start's line 12.
+  std::set<std::string> calls;
+  for (const auto &kv : db.meta.ctxs) {
+    const hpcread::Ctx &c = kv.second;
+    if (c.relation != 1 || c.parent < 0) continue;
+    const hpcread::Ctx &site = db.meta.ctxs.at(uint32_t(c.parent));
+    if (site.lexical != 2 || site.parent < 0) continue;
+    calls.insert(db.meta.ctxs.at(uint32_t(site.parent)).fn + ":" + std::to_string(site.line) + "->" + c.fn);
+  }
+  EXPECT_TRUE(calls.count("acc:7->scale")) << ::testing::PrintToString(calls);
+  EXPECT_TRUE(calls.count("_start:12->acc")) << ::testing::PrintToString(calls);
+  // Exclusive ("function") cycles of acc are those of its lines, leaving out
+  // scale's; inclusive ones hold them too.
+  {
+    const uint32_t p0 = db.profile(7, 0);
+    for (const auto &kv : db.meta.ctxs) {
+      if (kv.second.fn != "acc" || kv.second.lexical != 0) continue;
+      double lines = 0, callees = 0;
+      for (const auto &kw : db.meta.ctxs) {
+        if (kw.second.parent != int64_t(kv.first) || kw.second.lexical != 2) continue;
+        lines += db.at(p0, kw.first, "cycles", "function");
+        for (const auto &kx : db.meta.ctxs)
+          if (kx.second.parent == int64_t(kw.first) && kx.second.relation == 1)
+            callees += db.at(p0, kx.first, "cycles", "execution");
+      }
+      EXPECT_GT(callees, 0);
+      EXPECT_EQ(db.at(p0, kv.first, "cycles", "function"), lines);
+      EXPECT_EQ(db.at(p0, kv.first, "cycles", "execution"), lines + callees);
+    }
+  }
   EXPECT_EQ(db.meta.modules, std::vector<std::string>{fw.elf});
   for (int c = 0; c < 2; ++c) {
     SCOPED_TRACE("core " + std::to_string(c));
