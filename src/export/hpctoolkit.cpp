@@ -68,7 +68,10 @@ struct Builder {
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> fn_ctx;             // (parent ctx, function) -> ctx
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> line_ctx;  // (fn ctx, file, line) -> ctx
   std::vector<std::string> stall_names;                                     // metric kFirstStall + i
-  std::vector<std::unordered_map<uint32_t, std::vector<double>>> values;  // profile -> ctx -> metric
+  // profile -> ctx * kFirstStall + metric (the per-instruction ones, dense),
+  // and profile -> (ctx, stall metric) -> value.
+  std::vector<std::vector<double>> fixed;
+  std::vector<std::map<std::pair<uint32_t, uint32_t>, double>> other;
 
   Builder() {
     h::Context root;  // ctxId 0: the whole execution, "<program root>" as hpcprof names it
@@ -123,13 +126,19 @@ struct Builder {
   }
   uint32_t profile(std::vector<h::IdEntry> ids) {
     db.profiles.push_back(std::move(ids));
-    values.emplace_back();
+    fixed.emplace_back();
+    other.emplace_back();
     return uint32_t(db.profiles.size() - 1);
   }
   void add(uint32_t prof, uint32_t ctx, uint32_t metric, double v) {
-    auto &row = values[prof][ctx];
-    if (row.size() <= metric) row.resize(metric + 1, 0.0);
-    row[metric] += v;
+    if (metric >= kFirstStall) {
+      other[prof][{ctx, metric}] += v;
+      return;
+    }
+    std::vector<double> &f = fixed[prof];
+    const size_t i = size_t(ctx) * kFirstStall + metric;
+    if (f.size() <= i) f.resize(std::max(i + 1, 2 * f.size()), 0.0);
+    f[i] += v;
   }
   uint32_t stall_metric(const std::string &name) {
     for (size_t i = 0; i < stall_names.size(); ++i)
@@ -141,10 +150,11 @@ struct Builder {
     db.metrics = {"cycles", "retired", "npu busy cycles"};
     for (const auto &s : stall_names) db.metrics.push_back("stall:" + s);
     db.resize_values();
-    for (size_t p = 0; p < values.size(); ++p)
-      for (const auto &kv : values[p])
-        for (size_t m = 0; m < kv.second.size(); ++m)
-          if (kv.second[m] != 0) db.add(uint32_t(p), kv.first, uint32_t(m), kv.second[m]);
+    for (size_t p = 0; p < fixed.size(); ++p) {
+      for (size_t i = 0; i < fixed[p].size(); ++i)
+        if (fixed[p][i] != 0) db.add(uint32_t(p), uint32_t(i / kFirstStall), uint32_t(i % kFirstStall), fixed[p][i]);
+      for (const auto &kv : other[p]) db.add(uint32_t(p), kv.first.first, kv.first.second, kv.second);
+    }
   }
 };
 
@@ -253,6 +263,24 @@ uint64_t export_core(Job &job, Builder &b, h::TraceLines &lines, const std::stri
     return c;
   };
 
+  // Stall events by reason over [a, e], as the analysis layer counts them
+  // (InsnStream::stalls: the stalls of the decoded segments within the
+  // window), read from the segment decodes FwProfile's stream has just made:
+  // a segment is counted once retirements have passed its end, while it is
+  // still in CpuTrace's cache, so the window is decoded once.
+  std::vector<uint64_t> stalls;
+  size_t next_seg = 0, last_seg = 0;
+  const bool have_segs = t.segments_for(a, e, &next_seg, &last_seg);
+  auto count_stalls = [&](size_t i) {
+    const analysis::SegmentDecode &d = t.decode(i, e);
+    if (!d.ok) return;
+    for (const auto &st : d.stalls)
+      if (st.cycle >= a && st.cycle <= e) {
+        if (stalls.size() <= st.reason) stalls.resize(st.reason + size_t{1});
+        ++stalls[st.reason];
+      }
+  };
+
   uint64_t mark = a;  // the line is in the context of the instruction whose retirement ends the cycles from here
   fp.run(
       a, e,
@@ -264,8 +292,10 @@ uint64_t export_core(Job &job, Builder &b, h::TraceLines &lines, const std::stri
           lines.sample(line, ns_of(mark, P), c);
           mark = r.cycle;
         }
+        while (have_segs && next_seg <= last_seg && t.segment_last_cycle(next_seg) < r.cycle) count_stalls(next_seg++);
       },
       job.progress);
+  while (have_segs && next_seg <= last_seg) count_stalls(next_seg++);
   // The line ends where the window does: idle (the root) after the last retirement.
   if (mark <= e) lines.sample(line, ns_of(mark, P), 0);
   // A function's definition: the first line of its file seen in it (final after run()).
@@ -275,12 +305,7 @@ uint64_t export_core(Job &job, Builder &b, h::TraceLines &lines, const std::stri
     b.db.functions[it->second].file = file_of(f.file);
     b.db.functions[it->second].line = f.first_line;
   }
-
-  // Stall events by reason over the window (the analysis layer's counts,
-  // as analyze gives them), at the root: a stall event names no instruction.
-  analysis::InsnStream s(t, a, e, std::nullopt);
-  s.scan([](const analysis::InsnStream::View &) {});
-  const std::vector<uint64_t> &stalls = s.stalls();
+  // The stalls at the root: a stall event names no instruction.
   const Schema &sc = t.reader().schema();
   for (size_t k = 0; k < stalls.size(); ++k) {
     if (!stalls[k]) continue;
