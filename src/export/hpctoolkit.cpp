@@ -4,11 +4,13 @@
 // (docs/export.md "HPCToolkit" says what maps to what).
 //
 // One profile per cpu scope (a core) and one per NPU engine. The calling
-// context tree is the firmware's functions and lines (from the ELF, through
-// the analysis layer's locate()) under a synthetic root, plus one synthetic
-// "npu/<engine>" context per engine. Memory is bounded by the firmware's
-// code and the number of engines: values are folded per context as
-// instructions stream by, and the trace lines go to temporary files.
+// context tree is the firmware's, as FwProfile (fw_profile.hpp) rebuilds it
+// from each core's retired instructions: its frames become function
+// contexts under their call site's line, its lines line contexts; plus one
+// synthetic "npu/<engine>" context per engine. Memory is bounded by the
+// firmware's code and call paths and by the number of engines: values are
+// folded per context as instructions stream by, and the trace lines go to
+// temporary files.
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>

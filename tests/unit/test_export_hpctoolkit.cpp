@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "export/hpctoolkit_db.hpp"
+#include "support/cli_run.hpp"
 #include "support/test_util.hpp"
 #include "test_protocol_util.hpp"
 #include "uscope/analysis.h"
@@ -1033,6 +1034,43 @@ TEST(HpctoolkitExport, FailureLeavesNoDirectory) {
   // A good export replaces an earlier directory whole.
   ASSERT_EQ(export_db(trace, out, &st, 0, UINT64_MAX, fw.elf.c_str()), USCOPE_OK) << uscope_last_error();
   EXPECT_EQ(sh("ls -A '" + out + "'", &status), "cct.db\nmeta.db\nprofile.db\ntrace.db\n");
+}
+
+// The command: `uscope export --to hpctoolkit -o DIR --range A:B --elf F`.
+TEST(HpctoolkitExport, CommandLineWithRangeAndElf) {
+  Firmware fw;
+  ASSERT_EQ(fw.error, "");
+  TempDir dir("hpctoolkit_cli");
+  const std::string trace = dir.file("t.uscope"), out = dir.file("db");
+  // The trace names no ELF: --elf gives it.
+  ASSERT_NO_FATAL_FAILURE(write_cpu_trace(trace, fw, 1, 2000, 64 * kPeriod, nullptr));
+  const auto bad = uscope::test::run_cli("export '" + trace + "' --to hpctoolkit -o '" + out + "'", true);
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.out.find("no ELF"), std::string::npos) << bad.out;
+  const auto r = uscope::test::run_cli(
+      "export '" + trace + "' --to hpctoolkit -o '" + out + "' --range 100:1099 --elf '" + fw.elf + "'", true);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  Db db(out);
+  uscope_reader_t *rd = nullptr;
+  ASSERT_EQ(uscope_reader_open(&rd, trace.c_str()), USCOPE_OK);
+  uscope_cpu_trace_options_t o{};
+  o.struct_size = sizeof o;
+  o.elf_path = fw.elf.c_str();
+  uscope_cpu_trace_t *ct = nullptr;
+  ASSERT_EQ(uscope_cpu_trace_open(&ct, rd, &o), USCOPE_OK) << uscope_last_error();
+  uscope_perf_report_t rep{};
+  rep.struct_size = sizeof rep;
+  ASSERT_EQ(uscope_cpu_trace_analyze(ct, &rep, 100, 1100), USCOPE_OK);
+  EXPECT_EQ(db.at(db.profile(7, 0), db.root(), "retired", "execution"), double(rep.retired_in_range));
+  uint64_t stalls = 0;
+  for (uint32_t k = 0; k < rep.num_stalls; ++k) {
+    EXPECT_EQ(db.at(db.profile(7, 0), db.root(), std::string("stall:") + rep.stalls[k].name, "execution"),
+              double(rep.stalls[k].count));
+    stalls += rep.stalls[k].count;
+  }
+  EXPECT_GT(stalls, 0u);
+  uscope_cpu_trace_close(ct);
+  uscope_reader_close(rd);
 }
 
 // Figures on a large trace (reported, never asserted).
