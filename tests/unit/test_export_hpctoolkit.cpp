@@ -1014,6 +1014,98 @@ TEST(HpctoolkitExport, NpuEnginesBusyCyclesAndTraceLines) {
   ASSERT_NO_FATAL_FAILURE(expect_npu(trace, out, 35, 63, &lines));
 }
 
+// A core (1 ns clock) and an NPU (2 ns clock) in one trace: one time axis in
+// ns, the range in the core's cycles.
+TEST(HpctoolkitExport, CoreAndNpuShareOneTimeAxis) {
+  Firmware fw;
+  ASSERT_EQ(fw.error, "");
+  TempDir dir("hpctoolkit_mixed");
+  const std::string trace = dir.file("t.uscope"), out = dir.file("db");
+  {
+    uscope_schema_t *s = base_schema(kPeriod);
+    uint8_t npu_clk = 0;
+    ASSERT_EQ(uscope_schema_add_clock(s, &npu_clk, "npu_clk", 2 * kPeriod), USCOPE_OK);
+    uscope_cpu_config_t cc{};
+    cc.struct_size = sizeof cc;
+    cc.scope_name = "core0";
+    cc.clock_id = 0;
+    cc.isa = "rv32imac";
+    cc.stages = kStages;
+    cc.num_stages = 4;
+    cc.max_entities = kEntities;
+    cc.elf_path = fw.elf.c_str();
+    uscope_cpu_t *cpu = nullptr;
+    ASSERT_EQ(uscope_cpu_declare(s, &cpu, &cc), USCOPE_OK) << uscope_last_error();
+    uscope_npu_config_t nc{};
+    nc.struct_size = sizeof nc;
+    nc.scope_name = "npu0";
+    nc.parent_scope_id = 0;
+    nc.clock_id = npu_clk;
+    nc.queue_depth = 4;
+    nc.num_te = 1;
+    nc.num_ve = 1;
+    nc.num_dma_channels = 1;
+    uscope_npu_t *npu = nullptr;
+    ASSERT_EQ(uscope_npu_declare(s, &npu, &nc), USCOPE_OK) << uscope_last_error();
+    uscope_writer_t *w = nullptr;
+    ASSERT_EQ(uscope_writer_open(&w, trace.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
+    uscope_schema_free(s);
+    for (uint64_t cy = 0; cy < 1000; ++cy) {
+      ASSERT_EQ(uscope_begin_cycle(w, cy * kPeriod), USCOPE_OK);
+      if (cy >= 3) {
+        ASSERT_EQ(uscope_cpu_retire(w, cpu, uint16_t((cy - 3) % kEntities)), USCOPE_OK);
+      }
+      if (cy < 990) {
+        const auto &insn = fw.run[cy % fw.run.size()];
+        ASSERT_EQ(uscope_cpu_fetch(w, cpu, uint16_t(cy % kEntities), insn.first, insn.second), USCOPE_OK);
+      }
+      // TE busy over npu cycles 100..300 (200 to 600 ns).
+      if (cy == 200) {
+        ASSERT_EQ(uscope_npu_te_start(w, npu, 0, USCOPE_NPU_NO_CONTEXT, 1, 0, 8, 8, 8, 8, 8, 8), USCOPE_OK);
+      }
+      if (cy == 600) {
+        ASSERT_EQ(uscope_npu_te_end(w, npu, 0, USCOPE_NPU_NO_CONTEXT, 1, 0, 512, 200), USCOPE_OK);
+      }
+      ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+    }
+    ASSERT_EQ(uscope_writer_close(w), USCOPE_OK) << uscope_last_error();
+    uscope_cpu_free(cpu);
+    uscope_npu_free(npu);
+  }
+  uscope_export_stats_t st{};
+  ASSERT_EQ(export_db(trace, out, &st, 0, 899), USCOPE_OK) << uscope_last_error();
+  Db db(out);
+  uint32_t te = UINT32_MAX;
+  for (const auto &kv : db.meta.ctxs)
+    if (kv.second.fn == "npu/TE") te = kv.first;
+  ASSERT_NE(te, UINT32_MAX);
+  // The core's line in ns = its cycles; the TE's in ns = 2 x its cycles.
+  const auto &core = db.trace.lines.at(db.profile(7, 0));
+  EXPECT_EQ(core.front().first, 0u);
+  EXPECT_LE(core.back().first, 900u);
+  const uint32_t pte = db.profile(6, 0);
+  ASSERT_NE(pte, 0u);
+  EXPECT_EQ(db.trace.lines.at(pte), (std::vector<std::pair<uint64_t, uint32_t>>{{200, te}, {600, db.root()}}));
+  // Busy cycles: the npu analysis over the same span in npu cycles (0 .. 449).
+  uscope_reader_t *r = nullptr;
+  ASSERT_EQ(uscope_reader_open(&r, trace.c_str()), USCOPE_OK);
+  uscope_npu_analysis_t *na = nullptr;
+  ASSERT_EQ(uscope_npu_analysis_open(&na, r), USCOPE_OK) << uscope_last_error();
+  uscope_npu_report_t rep{};
+  rep.struct_size = sizeof rep;
+  ASSERT_EQ(uscope_npu_analyze(na, &rep, 0, 449), USCOPE_OK) << uscope_last_error();
+  EXPECT_EQ(rep.period_ps, 2000u);
+  uint64_t busy = UINT64_MAX;
+  for (uint32_t k = 0; k < rep.num_engines; ++k)
+    if (std::string(rep.engines[k].name) == "TE") busy = rep.engines[k].busy_cycles;
+  EXPECT_EQ(busy, 200u);
+  EXPECT_EQ(db.at(pte, te, "npu busy cycles", "function"), double(busy));
+  uscope_npu_analysis_close(na);
+  uscope_reader_close(r);
+  // The core's figures are unchanged by the npu beside it.
+  ASSERT_NO_FATAL_FAILURE(expect_core(db, db.profile(7, 0), truth(trace, "core0", 0, 899), 0));
+}
+
 TEST(HpctoolkitExport, FailureLeavesNoDirectory) {
   Firmware fw;
   ASSERT_EQ(fw.error, "");
