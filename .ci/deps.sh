@@ -10,6 +10,8 @@
 # (src/analysis/elf_info).
 # verilator also ships GTKWave's fstapi (include/gtkwave), which the FST export compiles in;
 # gtkwave's fst2vcd reads those FST files back in the tests (tests/unit/test_export_waveform.cpp).
+# protobuf-compiler (protoc --decode_raw) decodes the Perfetto export in its tests; libdevel-nytprof-perl
+# (nytprofhtml, nytprofcsv) reads the NYTProf export in its tests, as a user would.
 # g++ brings libtsan2 (via libgcc-12-dev), the TSan runtime of the tsan preset.
 USCOPE_PACKAGES=(cmake ninja-build g++ pkg-config liblz4-dev libzstd-dev libdw-dev libgtest-dev
                  libbenchmark-dev libsimdjson-dev libcli11-dev zlib1g-dev libdeflate-dev
