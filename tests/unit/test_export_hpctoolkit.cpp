@@ -1007,6 +1007,10 @@ TEST(HpctoolkitExport, NpuEnginesBusyCyclesAndTraceLines) {
       }
     EXPECT_TRUE(found);
   }
+  // The JSONL itself is refused, saying what it needs.
+  EXPECT_NE(export_db(jsonl, out + "2", &st), USCOPE_OK);
+  EXPECT_NE(std::string(uscope_last_error()).find("needs a µScope trace"), std::string::npos) << uscope_last_error();
+  EXPECT_FALSE(std::ifstream(out + "2/meta.db").good());
   // A range cuts the busy spans as the analysis does.
   ASSERT_EQ(export_db(trace, out, &st, 35, 63), USCOPE_OK) << uscope_last_error();
   // TE 35..50 and 60..63 (its END at 66 is after the window), VE 62..63, DRAM 1 35..44.

@@ -424,6 +424,39 @@ TEST_F(FwProfile, APcLandingInAFunctionWithoutACallTakesTheFramesPlace) {
   EXPECT_EQ(p.prof->nodes()[1].instructions, 2u);
 }
 
+TEST_F(FwProfile, CompressedAndT0LinkedCallsAndReturnsAreSeen) {
+  // The trace's own inst_bits decide (the ELF's bytes are rv32i): a
+  // recursive call shows whether the return pops the inner frame.
+  const uint64_t st = symbol_address(*elf, "_start"), f = symbol_address(*elf, "f");
+  ASSERT_TRUE(st && f);
+  const std::vector<std::pair<uint64_t, uint32_t>> seq = {
+      {st, 0x2001},         // c.jal (RV32): a call
+      {f, 0x0001},          // f, called from _start
+      {f + 4, 0x9782},      // c.jalr a5: a call
+      {f, 0x0001},          // f, called from f
+      {f + 8, 0x8082},      // c.jr ra: a return
+      {f + 12, 0x0001},     // back in the outer f
+      {f + 16, 0x00028067}, // jalr x0, 0(t0): a return through t0
+      {st + 4, 0x0001},     // back in _start
+      {st + 8, 0x000000ef}, // jal ra: a call
+      {f, 0x0001},
+  };
+  std::vector<Step> run;
+  for (const auto &[pc, bits] : seq) run.push_back({pc, bits, (run.empty() ? kFirst : run.back().retire) + 1});
+  const std::string cpath = dir.file("compressed.uscope");
+  ASSERT_NO_FATAL_FAILURE(write_trace(cpath, fw.elf, run, kFirst));
+  Profiled p(cpath, "", 0, UINT64_MAX);
+  std::map<std::string, uint64_t> insns, calls;  // by path
+  for (uint32_t k = 1; k < p.prof->nodes().size(); ++k) {
+    std::string chain;
+    for (uint32_t n = k; n != 0; n = p.prof->nodes()[n].parent) chain = p.fn(n) + (chain.empty() ? "" : ">") + chain;
+    insns[chain] += p.prof->nodes()[k].instructions;
+    calls[chain] += p.prof->nodes()[k].calls;
+  }
+  EXPECT_EQ(insns, (std::map<std::string, uint64_t>{{"_start", 3}, {"_start>f", 5}, {"_start>f>f", 2}}));
+  EXPECT_EQ(calls, (std::map<std::string, uint64_t>{{"_start", 1}, {"_start>f", 2}, {"_start>f>f", 1}}));
+}
+
 TEST_F(FwProfile, ATraceWithoutAnElfIsRefusedSayingSo) {
   std::vector<Step> few(steps.begin(), steps.begin() + 5);
   ASSERT_NO_FATAL_FAILURE(write_trace(dir.file("noelf.uscope"), "", few, 1));
