@@ -31,11 +31,12 @@ class Export final : public Command {
     sub.add_option("-o,--output", out, "output file (a directory for hpctoolkit)")->required();
     sub.add_option("--range", range, "only cycles START:END (both included)");
     sub.add_option("--time-unit", unit, "perfetto, chrome-json: cycle (default for one clock) | ps | ns");
+    sub.add_option("--chrome-style", style, "chrome-json: uscope | pccx-lab (default: pccx-lab for a .pccx)");
     sub.add_option("--elf", elf, "the firmware's ELF (default: the trace's cpu.elf_path)");
     sub.add_option("--scope", scope, "the scope to export (default: every one the format shows)");
     sub.add_flag("--no-progress", no_progress, "no progress bar (shown only when stderr is a terminal)");
   }
-  std::string in, out, to, range, unit, elf, scope;
+  std::string in, out, to, range, unit, elf, scope, style;
   bool no_progress = false;
 };
 
@@ -61,6 +62,15 @@ int Export::run() {
       o.time_unit = USCOPE_TIME_NS;
     else
       throw Usage("--time-unit " + unit + ": expected cycle, ps or ns");
+    if (style.empty())
+      o.chrome_style = USCOPE_CHROME_AUTO;
+    else if (style == "uscope")
+      o.chrome_style = USCOPE_CHROME_USCOPE;
+    else if (style == "pccx-lab")
+      o.chrome_style = USCOPE_CHROME_PCCX_LAB;
+    else
+      throw Usage("--chrome-style " + style + ": expected uscope or pccx-lab");
+    if (!style.empty() && o.format != USCOPE_EXPORT_CHROME_JSON) throw Usage("--chrome-style applies to --to chrome-json only");
   } catch (const Usage &e) {
     std::fprintf(stderr, "uscope: export: %s\n", e.what());
     return 2;

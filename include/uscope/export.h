@@ -43,6 +43,14 @@ extern "C" {
 #define USCOPE_EXPORT_FST         6
 #define USCOPE_EXPORT_VCD         7
 
+/** Layouts of chrome-json (uscope_export_options_t.chrome_style). */
+#define USCOPE_CHROME_AUTO     0 /* pccx-lab's for a .pccx input, ours otherwise */
+#define USCOPE_CHROME_USCOPE   1 /* ours: processes per scope, tracks, counters, flows (docs/export.md) */
+#define USCOPE_CHROME_PCCX_LAB 2 /* pccx-lab's own exporter's JSON, byte for byte: its events as "X"
+                                    slices, ts and dur in its fixed 200 cycles per microsecond; an NPU
+                                    trace gives what pccx-lab writes for the .pccx `uscope convert`
+                                    makes of it */
+
 /** Time units of the timeline exporters (perfetto, chrome-json). */
 #define USCOPE_TIME_AUTO  0 /* cycles for a single-clock trace, else ps */
 #define USCOPE_TIME_CYCLE 1 /* 1 cycle of the exported scope's clock is 1 unit */
@@ -79,6 +87,8 @@ typedef struct uscope_export_options_s {
      format cannot hold, with counts). May be NULL. */
   uscope_convert_issue_fn on_issue;
   void *user;
+  uint32_t chrome_style;   /* USCOPE_CHROME_*: chrome-json only */
+  uint32_t reserved;
 } uscope_export_options_t;
 
 USCOPE_API void uscope_export_options_init(uscope_export_options_t *opts);

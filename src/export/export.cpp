@@ -193,6 +193,8 @@ void run_export(const char *in, const char *out, const uscope_export_options_t &
     fail(USCOPE_ERR_INVALID_ARGUMENT, "uscope_export: range %llu:%llu is empty (start after end)",
          static_cast<unsigned long long>(opts.range_start), static_cast<unsigned long long>(opts.range_end));
   if (opts.time_unit > USCOPE_TIME_NS) fail(USCOPE_ERR_INVALID_ARGUMENT, "uscope_export: unknown time unit %u", opts.time_unit);
+  if (opts.chrome_style > USCOPE_CHROME_PCCX_LAB)
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "uscope_export: unknown chrome_style %u", opts.chrome_style);
 
   // An output naming the input (any spelling: same device and inode) would
   // be replaced by a file made from it: refused before anything is opened.
@@ -226,8 +228,15 @@ void run_export(const char *in, const char *out, const uscope_export_options_t &
     }
     job.reader = reader.get();
   }
+  // chrome-json in pccx-lab's layout: asked for, or by default on a .pccx.
+  const bool pccx_lab = opts.format == USCOPE_EXPORT_CHROME_JSON &&
+                        (opts.chrome_style == USCOPE_CHROME_PCCX_LAB ||
+                         (opts.chrome_style == USCOPE_CHROME_AUTO && job.kind == Job::Input::Pccx));
   try {
-    fn(job);
+    if (pccx_lab)
+      export_chrome_json_pccx_lab(job);
+    else
+      fn(job);
   } catch (const Error &e) {
     progress.finish();
     throw Error(e.code(), std::string(in) + ": " + e.what());

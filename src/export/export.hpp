@@ -118,6 +118,7 @@ struct Job {
 void export_konata(Job &job);
 void export_perfetto(Job &job);
 void export_chrome_json(Job &job);
+void export_chrome_json_pccx_lab(Job &job);  // chrome_json_pccx_lab.cpp: pccx-lab's layout
 void export_nytprof(Job &job);
 void export_hpctoolkit(Job &job);
 void export_waveform(Job &job);  // fst and vcd

@@ -458,7 +458,10 @@ struct SortedEventStream::Impl {
   };
   enum class Serve { kNothing, kMemory, kTail, kWindow, kMerge };
 
-  explicit Impl(uint64_t memory_budget) : budget(memory_budget) {}
+  Impl(uint64_t memory_budget, bool in_file_order) : file_order(in_file_order), budget(memory_budget) {}
+  // Served by index: the file's order is already the order wanted, so the
+  // file counts as sorted whatever its starts.
+  const bool file_order;
 
   void open(const std::string &path, uint32_t flags);
   bool next(SortedEvent *out);
@@ -482,7 +485,8 @@ struct SortedEventStream::Impl {
   size_t cap = kMinRecords;
 
   Mode mode = Mode::kFill;
-  bool sorted = true;
+  bool sorted = true;            // in the order served
+  bool starts_decrease = false;  // a start below the one before it (Stats::presorted)
   uint64_t last_start = 0;
   std::optional<DisorderBound> disorder;  // pass 1 only
   uint64_t resume_pos = 0, resume_index = 0;  // the first event after the buffer (kTail)
@@ -537,7 +541,7 @@ void SortedEventStream::Impl::open(const std::string &p, uint32_t flags) {
       settle_checksum(hdr, flags);
     }
     attach_strings(hdr, strings);
-    stats.presorted = sorted;
+    stats.presorted = !starts_decrease;
     stats.decode_passes = 1;
     const bool bounded = disorder->bounded();
     const uint64_t heap_need = disorder->heap();
@@ -657,7 +661,10 @@ void SortedEventStream::Impl::first_pass(uint32_t flags) {
 
 // One decoded event of the first (or second) pass.
 void SortedEventStream::Impl::absorb(const DecodedEvent &ev, uint64_t index) {
-  if (ev.start < last_start) sorted = false;
+  if (ev.start < last_start) {
+    starts_decrease = true;
+    if (!file_order) sorted = false;
+  }
   last_start = ev.start;
   if (disorder) disorder->add(index, ev.start);
   if (mode == Mode::kTail) return;
@@ -862,11 +869,12 @@ bool SortedEventStream::Impl::next(SortedEvent *out) {
   }
 }
 
-SortedEventStream::SortedEventStream(uint64_t memory_budget) : impl_(new Impl(memory_budget)) {}
+SortedEventStream::SortedEventStream(uint64_t memory_budget, bool file_order)
+    : impl_(new Impl(memory_budget, file_order)) {}
 SortedEventStream::~SortedEventStream() = default;
 
 void SortedEventStream::open(const std::string &path, uint32_t flags) {
-  impl_.reset(new Impl(impl_->budget));
+  impl_.reset(new Impl(impl_->budget, impl_->file_order));
   impl_->open(path, flags);
 }
 const pccx_header_t &SortedEventStream::header() const { return impl_->hdr; }

@@ -53,7 +53,10 @@ struct SortedEvent {
 
 class SortedEventStream {
  public:
-  explicit SortedEventStream(uint64_t memory_budget = 64ull << 20);
+  // file_order: serve the events in the file's order instead (by index):
+  // what pccx-lab's own exporters iterate (src/export/chrome_json_pccx_lab.cpp);
+  // that order needs no sort, so the buffer is only a window.
+  explicit SortedEventStream(uint64_t memory_budget = 64ull << 20, bool file_order = false);
   ~SortedEventStream();
   SortedEventStream(const SortedEventStream &) = delete;
   SortedEventStream &operator=(const SortedEventStream &) = delete;
@@ -63,7 +66,8 @@ class SortedEventStream {
   void open(const std::string &path, uint32_t flags);
   const pccx_header_t &header() const;  // same content as Reader::header()
   uint64_t event_count() const;
-  // The next event in ascending (start, index) order; false at the end.
+  // The next event in ascending (start, index) order (file_order: index
+  // order); false at the end.
   // Throws uscope::Error on I/O errors (including a file that shrank).
   bool next(SortedEvent *out);
 

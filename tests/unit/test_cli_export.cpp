@@ -30,6 +30,8 @@ TEST(CliExport, UsageErrorsExitTwoAndWriteNothing) {
       {"export " + kTiny + " --to vcd -o " + out + " --range 9:5", "START after END"},
       {"export " + kTiny + " --to vcd -o " + out + " --range -1:5", "--range"},
       {"export " + kTiny + " --to perfetto -o " + out + " --time-unit us", "--time-unit us: expected cycle, ps or ns"},
+      {"export " + kTiny + " --to chrome-json -o " + out + " --chrome-style x", "--chrome-style x: expected uscope or pccx-lab"},
+      {"export " + kTiny + " --to vcd -o " + out + " --chrome-style pccx-lab", "--chrome-style applies to --to chrome-json only"},
       {"export " + kTiny + " -o " + out, "--to is required"},
       {"export " + kTiny + " --to vcd", "--output is required"},
       {"import-konata x.log", "--output is required"},
