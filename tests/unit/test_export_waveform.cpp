@@ -20,6 +20,9 @@
 #include <unordered_map>
 #include <vector>
 
+#ifdef USCOPE_WITH_FST
+#include "fstapi.h"
+#endif
 #include "support/cli_run.hpp"
 #include "support/test_util.hpp"
 
@@ -433,6 +436,56 @@ TEST(WaveformExport, WindowPastTheEndIsClamped) {
       << uscope_last_error();
   struct stat sb {};
   EXPECT_NE(::stat(out.c_str(), &sb), 0) << "no output for a refused window";
+}
+
+// In the FST, an enum field carries its enum's table of names (what GTKWave
+// shows in place of the number): read with fstapi's own reader, the
+// hierarchy has the table, and a reference to it just before the field.
+TEST(WaveformExport, FstEnumFieldsNameTheirValues) {
+#ifndef USCOPE_WITH_FST
+  FAIL() << "FST export is not built in (GTKWave's fstapi: the Debian package verilator)";
+#else
+  TempDir dir("wave");
+  const std::string out = dir.file("k.fst");
+  do_export(kCorpusDir + "20_konata_sample.uscope", out, USCOPE_EXPORT_FST);
+  void *ctx = fstReaderOpen(out.c_str());
+  ASSERT_NE(ctx, nullptr) << out;
+  std::map<uint64_t, std::pair<std::string, std::vector<std::string>>> tables;  // handle -> (name, literals)
+  std::vector<std::string> scopes;
+  uint64_t ref = 0;  // the table referred to by the next variable
+  std::map<std::string, std::string> enum_of;  // variable path -> table name
+  for (fstHier *h; (h = fstReaderIterateHier(ctx));) {
+    if (h->htyp == FST_HT_SCOPE) scopes.push_back(h->u.scope.name);
+    else if (h->htyp == FST_HT_UPSCOPE) scopes.pop_back();
+    else if (h->htyp == FST_HT_ATTRBEGIN && h->u.attr.typ == FST_AT_MISC && h->u.attr.subtype == FST_MT_ENUMTABLE) {
+      if (h->u.attr.name && *h->u.attr.name) {
+        fstETab *t = fstUtilityExtractEnumTableFromString(h->u.attr.name);
+        ASSERT_NE(t, nullptr) << h->u.attr.name;
+        std::vector<std::string> lits(t->literal_arr, t->literal_arr + t->elem_count);
+        tables[h->u.attr.arg] = {t->name, lits};
+        fstUtilityFreeEnumTable(t);
+      } else {
+        ref = h->u.attr.arg;
+      }
+    } else if (h->htyp == FST_HT_VAR) {
+      std::string path;
+      for (const auto &sc : scopes) path += sc + ".";
+      if (ref) enum_of[path + h->u.var.name] = tables.count(ref) ? tables[ref].first : "?";
+      ref = 0;
+    }
+  }
+  fstReaderClose(ctx);
+  EXPECT_EQ(enum_of["root.core0.stage_transition.stage"], "pipeline_stage");
+  EXPECT_EQ(enum_of["root.core0.stall.reason"], "stall_reason");
+  EXPECT_EQ(enum_of.count("root.core0.entities.slot0.pc"), 0u) << "no table on an integer field";
+  bool found = false;
+  for (const auto &[handle, t] : tables)
+    if (t.first == "pipeline_stage") {
+      found = true;
+      EXPECT_EQ(t.second, (std::vector<std::string>{"Fetch", "Decode", "Execute", "Writeback"}));
+    }
+  EXPECT_TRUE(found);
+#endif
 }
 
 // A schema of a few hundred bytes can ask for millions of signals: past the
