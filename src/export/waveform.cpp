@@ -420,9 +420,10 @@ class Signals {
     done_ = true;
   }
 
-  // About 25 bytes each here (and as much in fstapi): 4 Mi signals stay
-  // near the 128 MB the exporters keep to, far more than a viewer shows.
-  static constexpr uint64_t kMaxSignals = uint64_t{1} << 22;
+  // About 25 bytes each here (and as much in fstapi): 1 Mi signals stay
+  // well inside the 128 MB the exporters keep to, and are far more than a
+  // viewer shows (a fuzzed trace of a few bytes must not cost a gigabyte).
+  static constexpr uint64_t kMaxSignals = uint64_t{1} << 20;
   void declare(const Schema &s, uint64_t period_ps);
   uint32_t add(const std::string &name, uint32_t width, int enum_id) {
     sink_.var(name, width, enum_id);
