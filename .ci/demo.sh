@@ -2,7 +2,7 @@
 # The README's demo: build libuscope, the DPI bridge and the Verilator testbench (an RV32I
 # pipeline and an NPU running a transformer layer), run it traced into trace.uscope, print what
 # `uscope summary` reads back from the trace, analyze a window of it and show one instruction's
-# timeline, and compare the simulation's wall time with and without tracing.
+# timeline, export it to Konata, Perfetto and NYTProf, and compare the simulation's wall time with and without tracing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source .ci/deps.sh
@@ -31,6 +31,16 @@ echo "── uscope analyze trace.uscope --range 0:20000 ──"
 $out/uscope analyze trace.uscope --range 0:20000
 echo "── uscope timeline trace.uscope --entity 12 --cycle 1000 ──"
 $out/uscope timeline trace.uscope --entity 12 --cycle 1000
+
+# Then into the tools architects already use (docs/export.md): the pipeline of the first 20,000
+# cycles in Konata, the whole run in Perfetto (1 cycle shows as 1 ns), and the firmware's cycles
+# per C line in nytprofhtml.
+echo "── uscope export trace.uscope --to konata / perfetto / nytprof ──"
+$out/uscope export trace.uscope --to konata --range 0:20000 -o $out/trace.kanata --no-progress
+$out/uscope export trace.uscope --to perfetto -o $out/trace.pftrace --no-progress
+$out/uscope export trace.uscope --to nytprof -o $out/nytprof.out --no-progress
+nytprofhtml -f $out/nytprof.out -o $out/nytprof >/dev/null
+echo "open $out/trace.kanata in Konata, $out/trace.pftrace at ui.perfetto.dev, $out/nytprof/index.html in a browser"
 
 untraced=$(wall $out/demo_untraced.log)
 traced=$(wall $out/demo_traced.log)
