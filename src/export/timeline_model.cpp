@@ -96,7 +96,8 @@ class Model {
                   const std::vector<uint64_t> &out, const std::vector<uint64_t> &in);
 
   // ── scopes ──
-  void cpu_scope(const std::string &scope, uint32_t unit);
+  // false: the scope could not be read as the cpu protocol (skipped_ says why).
+  bool cpu_scope(const std::string &scope, uint32_t unit);
   void npu_scope(uint32_t unit, const std::string &scope);
   void widen(uint64_t first, uint64_t last) {
     first_ = std::min(first_, first);
@@ -112,6 +113,11 @@ class Model {
   uint64_t lane_overflow_ = 0, deps_unlinked_ = 0;
   uint64_t first_ = UINT64_MAX, last_ = 0;
   bool any_ = false;
+  struct Skipped {
+    uscope_status_t code;
+    std::string why;
+  };
+  std::vector<Skipped> skipped_;  // cpu scopes that could not be read
 };
 
 Model::Process Model::new_process(const std::string &name) {
@@ -167,15 +173,26 @@ void Model::emit_slice(const Track &t, uint64_t s, uint64_t e, std::string_view 
 
 // ── cpu: the analysis layer's instructions, counters and buffers ──
 
-void Model::cpu_scope(const std::string &scope, uint32_t unit) {
+bool Model::cpu_scope(const std::string &scope, uint32_t unit) {
   uscope_cpu_trace_options_t o{};
   o.struct_size = sizeof o;
   o.scope = scope.c_str();
   o.elf_path = job_.opts.elf_path;
-  analysis::CpuTrace t(*job_.reader, o);
+  // A scope that says it is a cpu one but is not a whole cpu protocol (no
+  // entities catalog, ...) is left out with a note when other scopes are
+  // exported; named by --scope, it is the error.
+  std::optional<analysis::CpuTrace> ct;
+  try {
+    ct.emplace(*job_.reader, o);
+  } catch (const Error &e) {
+    if (job_.opts.scope) throw;
+    skipped_.push_back({e.code(), scope + ": " + e.what()});
+    return false;
+  }
+  analysis::CpuTrace &t = *ct;
   const Clock clk{unit, t.period_ps()};
   Window w{job_.opts.range_start, std::min(job_.opts.range_end, t.max_cycle())};
-  if (w.a > t.max_cycle()) return;  // the window lies past this scope's end
+  if (w.a > t.max_cycle()) return true;  // the window lies past this scope's end
   widen(w.a, w.b);
 
   Process pr = new_process(scope + " (cpu, " + unit_label(unit) + ")");
@@ -296,6 +313,7 @@ void Model::cpu_scope(const std::string &scope, uint32_t unit) {
       if (w.b - at < kChunk) break;
     }
   }
+  return true;
 }
 
 // ── npu: the converters' events, paired into intervals (pairing.hpp) ──
@@ -494,20 +512,23 @@ Counts Model::run() {
     if (unit == USCOPE_TIME_AUTO) unit = r.schema().clocks.size() <= 1 ? USCOPE_TIME_CYCLE : USCOPE_TIME_PS;
     const auto scopes = scopes_of(r);
     const char *want = job_.opts.scope;
-    bool npu_done = false, any = false;
+    bool npu_done = false, any = false, opened = false;
     std::string known;
     for (const auto &[name, proto] : scopes) {
       if (proto != "cpu" && proto != "npu") continue;
       known += (known.empty() ? "" : ", ") + name + " (" + proto + ")";
       if (want && name != want) continue;
       if (proto == "cpu") {
-        cpu_scope(name, unit);
+        opened |= cpu_scope(name, unit);
         any = true;
       } else if (!npu_done) {  // the converters read the first npu scope
         npu_scope(unit, name);
         npu_done = any = true;
       }
     }
+    // Every scope there was failed to open: the first failure is the error.
+    if (any && !opened && !npu_done) fail(skipped_[0].code, "%s", skipped_[0].why.c_str());
+    for (const Skipped &k : skipped_) job_.note("not exported: cpu scope " + k.why);
     if (!any) {
       if (want) fail(USCOPE_ERR_NOT_FOUND, "no cpu or npu scope named '%s' (the trace has: %s)", want,
                      known.empty() ? "none" : known.c_str());

@@ -879,6 +879,11 @@ TEST_F(PerfettoExport, ScopeThatIsNotThereIsAnError) {
   EXPECT_NE(std::string(uscope_last_error()).find("no cpu or npu protocol scope"), std::string::npos)
       << uscope_last_error();
   EXPECT_FALSE(std::ifstream(out).good()) << "no partial output";
+  // A scope declared cpu that is not a whole cpu protocol, and nothing else: its reason is the error.
+  const std::string bad = uscope::test::kCorpusDir + "02_multiseg.uscope";
+  EXPECT_EQ(uscope_export(nullptr, bad.c_str(), out.c_str(), &o), USCOPE_ERR_SCHEMA);
+  EXPECT_NE(std::string(uscope_last_error()).find("cpu scope 'core' has no 'entities' storage"), std::string::npos)
+      << uscope_last_error();
   // --scope names one scope: a cpu scope by its name, else an error naming those there are.
   o.scope = "core0";
   uscope_export_stats_t st{};
