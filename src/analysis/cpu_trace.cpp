@@ -829,7 +829,11 @@ std::string CpuTrace::disasm(const Insn &i) {
   uint8_t bytes[4];
   const uint8_t *code = bytes;
   size_t avail = 0;
-  if (i.head.flags & InsnPiece::kHasBits) {
+  // Bits 0 are no instruction (RISC-V reserves the all-zero encoding as
+  // illegal), and a checkpoint cannot tell bits never written from 0: an
+  // instruction found alive at a segment's start without bits reads 0 there.
+  // So 0 disassembles from the ELF's bytes at pc, as no bits do.
+  if ((i.head.flags & InsnPiece::kHasBits) && i.head.inst_bits != 0) {
     for (int k = 0; k < 4; ++k) bytes[k] = static_cast<uint8_t>(i.head.inst_bits >> (8 * k));
     // A compressed instruction's 16 bits come alone (the upper half is 0).
     avail = (bytes[0] & 3) == 3 ? 4 : 2;

@@ -719,6 +719,85 @@ TEST(CpuAnalysisElf, DisassemblyAndSourceLinesFromTheTracesElf) {
   EXPECT_EQ(n, insns.size());
 }
 
+// Instructions written without their bits and alive across segment
+// boundaries: those the analysis finds at a segment's start (from its
+// checkpoint, where bits never written read as 0) are disassembled from the
+// ELF's bytes like the others, never as the all-zero encoding.
+TEST(CpuAnalysisElf, InstructionsWithoutBitsAcrossSegmentsDisassembleFromTheElf) {
+  elf_test::Program prog;
+  ASSERT_EQ(prog.error, "");
+  uscope::analysis::ElfInfo elf(prog.elf);
+  uint64_t pc = 0;
+  for (uint64_t a = 0x10000; a < 0x20000 && !pc; a += 2)
+    if (elf.symbol_at(a) == "acc") pc = a;
+  ASSERT_NE(pc, 0u);
+  std::vector<uint64_t> pcs;
+  for (int k = 0; k < 12; ++k) {
+    size_t avail = 0;
+    const uint8_t *p = elf.code_at(pc, &avail);
+    ASSERT_TRUE(p && avail >= 2);
+    pcs.push_back(pc);
+    pc += (p[0] & 3) == 3 ? 4 : 2;
+  }
+  TempDir dir("cpu_analysis_elf_segments");
+  const std::string path = dir.file("t.uscope");
+  {
+    uscope_schema_t *s = base_schema(kPeriod);
+    uscope_cpu_config_t cfg{};
+    cfg.struct_size = sizeof cfg;
+    cfg.scope_name = "core0";
+    cfg.clock_id = 0;
+    cfg.isa = "rv32imac";
+    cfg.stages = kStages;
+    cfg.num_stages = 8;
+    cfg.max_entities = kMaxEntities;
+    cfg.elf_path = prog.elf.c_str();
+    uscope_cpu_t *cpu = nullptr;
+    ASSERT_EQ(uscope_cpu_declare(s, &cpu, &cfg), USCOPE_OK) << uscope_last_error();
+    uscope_writer_options_t o{};
+    o.struct_size = sizeof o;
+    o.checkpoint_interval_ps = 2 * kPeriod;  // a segment every 2 cycles; each instruction lives 4
+    uscope_writer_t *w = nullptr;
+    ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK);
+    uscope_schema_free(s);
+    for (uint64_t c = 0; c < pcs.size() + 4; ++c) {
+      ASSERT_EQ(uscope_begin_cycle(w, c * kPeriod), USCOPE_OK);
+      if (c < pcs.size()) {
+        ASSERT_EQ(uscope_cpu_fetch(w, cpu, static_cast<uint32_t>(c), pcs[c], 0), USCOPE_OK);
+      }
+      if (c >= 4 && c - 4 < pcs.size()) {
+        ASSERT_EQ(uscope_cpu_retire(w, cpu, static_cast<uint32_t>(c - 4)), USCOPE_OK);
+      }
+      ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+    }
+    ASSERT_EQ(uscope_writer_close(w), USCOPE_OK);
+    uscope_cpu_free(cpu);
+  }
+  Open o(path);
+  ASSERT_TRUE(o.t);
+  uscope_insn_iter_t *it = nullptr;
+  ASSERT_EQ(uscope_cpu_trace_instructions(o.t, &it, 0, UINT64_MAX), USCOPE_OK);
+  uscope_insn_t i;
+  size_t n = 0;
+  while (uscope_insn_iter_next(it, &i) == USCOPE_OK) {
+    ASSERT_LT(n, pcs.size());
+    EXPECT_EQ(i.pc, pcs[n]);
+    uscope::analysis::DisasmOptions opts;
+    opts.gp = elf.global_pointer();
+    opts.symbolize = [&elf](uint64_t a) { return elf.symbol_at(a); };
+    size_t avail = 0;
+    const uint8_t *p = elf.code_at(i.pc, &avail);
+    std::string text = uscope::analysis::Disassembler(uscope::analysis::Xlen::k32, opts).next(p, avail, i.pc).text;
+    std::replace(text.begin(), text.end(), '\t', ' ');
+    char head[24];
+    std::snprintf(head, sizeof head, "0x%08llx ", static_cast<unsigned long long>(i.pc));
+    EXPECT_EQ(std::string(i.disasm), head + text) << "instruction " << n;
+    ++n;
+  }
+  uscope_insn_iter_free(it);
+  EXPECT_EQ(n, pcs.size());
+}
+
 TEST(CpuAnalysisElf, AnElfOfAnotherIsaIsRefusedAndAMissingOneNoted) {
   elf_test::Program prog;
   ASSERT_EQ(prog.error, "");
