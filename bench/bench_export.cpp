@@ -168,11 +168,7 @@ void export_once(benchmark::State &state, const std::string &trace, uint32_t for
   state.counters["peak_rss_delta_MB"] = delta;
 }
 
-void BM_Export(benchmark::State &state) {
-  export_once(state, env().trace, static_cast<uint32_t>(state.range(0)));
-}
-
-void BM_ExportBig(benchmark::State &state) {
+void export_big(benchmark::State &state, uint32_t format) {
   if (env().big.empty()) {
     state.SkipWithError("USCOPE_BENCH_BIG_MB=0");
     return;
@@ -180,17 +176,31 @@ void BM_ExportBig(benchmark::State &state) {
   struct stat sb;
   if (stat(env().big.c_str(), &sb) != 0)
     write_cpu_trace(env().big, env().big_cycles, env().text_lo, env().text_span, env().elf.c_str());
-  export_once(state, env().big, static_cast<uint32_t>(state.range(0)));
-}
-
-void formats(benchmark::internal::Benchmark *b) {
-  for (uint32_t f = USCOPE_EXPORT_KONATA; f <= USCOPE_EXPORT_VCD; ++f) b->Arg(f);
+  export_once(state, env().big, format);
 }
 
 }  // namespace
 
 BENCHMARK(BM_Baseline_Replay)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Export)->Apply(formats)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_ExportBig)->Apply(formats)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+// BM_Export/<format> for every format, then BM_ExportBig/<format>, named by
+// the format (uscope_export_format_name).
+const bool g_registered = [] {
+  for (const bool big : {false, true}) {
+    const char *kind = big ? "BM_ExportBig/" : "BM_Export/";
+    for (uint32_t f = USCOPE_EXPORT_KONATA; f <= USCOPE_EXPORT_VCD; ++f) {
+      benchmark::RegisterBenchmark((kind + std::string(uscope_export_format_name(f))).c_str(),
+                                   [f, big](benchmark::State &s) {
+                                     if (big)
+                                       export_big(s, f);
+                                     else
+                                       export_once(s, env().trace, f);
+                                   })
+          ->Iterations(1)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  }
+  return true;
+}();
 
 BENCHMARK_MAIN();
