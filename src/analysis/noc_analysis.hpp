@@ -102,6 +102,93 @@ struct NocReport {
   std::vector<NocPortRow> ports;            // by event scope id, port
 };
 
+// ── the decoder under the report: one walk of the noc protocol ──
+// visit_noc() reads the segments analyze_noc() reads (the lookback, then up
+// to the range's end) and tells a visitor what it decodes; analyze_noc() is
+// such a visitor, and so is the timeline exporters' noc mapping
+// (src/export/timeline_model.cpp), so the protocol is decoded in one place.
+// What is told lies anywhere in what was read, lookback included: a visitor
+// keeps what it wants of the range (NocLayout::t0_ps .. t1_ps).
+
+struct NocScopeInfo {  // one noc scope, in schema order (NocReport::scopes' order)
+  std::string name;
+  uint16_t scope_id = 0;
+  uint64_t period_ps = 1000;
+  std::vector<std::string> opcodes;  // the catalog's opcode enum, by value (empty: no opcode field)
+};
+
+struct NocLayout {
+  std::vector<NocScopeInfo> scopes;
+  uint64_t start_cycle = 0, end_cycle = 0, max_cycle = 0;  // as NocReport's
+  bool clamped = false;
+  uint64_t period_ps = 1000;          // the first noc scope's clock: the range's cycles
+  uint64_t t0_ps = 0, t1_ps = 0;      // the range, in ps, both ends included
+  uint32_t segments_read = 0;         // set when visit_noc returns
+};
+
+// One hop: a life of a slot of a scope's transactions catalog (§3.4), told
+// once it is final: when its slot is issued again (no handoff can continue
+// it any more) or at the end of what was read; a hop still live there is
+// told with open set.
+struct NocHop {
+  uint32_t scope = 0;          // index in NocLayout::scopes
+  uint16_t slot = 0;           // its txn_id (the catalog's slot)
+  uint64_t src_port = 0, dst_port = 0;
+  bool has_opcode = false, has_addr = false;
+  uint64_t opcode = 0, addr = 0;
+  bool known_issue = false;    // false: live where the reading started, issue unseen
+  uint64_t issue_ps = 0;
+  bool open = false;           // still live at the end of what was read
+  uint64_t complete_ps = 0;    // its CLEAR (not when open)
+  uint64_t handoff_in = 0;     // the id of the handoff that led to it (0: none)
+  bool continued = false;      // a handoff took it on to a next hop
+  const uint64_t *handoffs_out = nullptr;  // those handoffs' ids (at most kNocMaxHandoffsOut)
+  size_t n_out = 0;
+  // Its end-to-end transaction so far (§5.7): the first hop's issue, the hops.
+  uint64_t chain_birth_ps = 0;
+  uint32_t chain_hops = 1;
+  bool chain_known = false;    // every hop's issue was seen
+};
+constexpr size_t kNocMaxHandoffsOut = 16;
+
+// A txn_handoff event (§5.7), numbered from 1 in the order read.
+struct NocHandoff {
+  uint64_t id = 0, t_ps = 0;
+  uint64_t src_scope_id = 0, src_txn = 0, dst_scope_id = 0, dst_txn = 0;
+};
+
+// A retry (§5.3) or timeout (§5.4) of a noc scope or a scope below one.
+struct NocInstant {
+  bool timeout = false;
+  uint32_t scope = 0;          // the noc scope (index in NocLayout::scopes)
+  uint16_t event_scope_id = 0; // the event's own scope
+  uint64_t t_ps = 0, txn = 0;
+  uint64_t value = 0;          // retry: reason (kRetryReasons); timeout: threshold_cycles
+  bool live = false;           // the transaction was live: its ports follow
+  uint64_t src_port = 0, dst_port = 0;
+};
+
+// A link_credit event (§5.5).
+struct NocCredit {
+  uint32_t scope = 0;
+  uint16_t event_scope_id = 0;
+  uint64_t t_ps = 0, port = 0, credits = 0;
+  bool grant = false;
+};
+
+class NocVisitor {
+ public:
+  virtual ~NocVisitor() = default;
+  virtual void begin(const NocLayout &) {}  // the schema resolved and the range clamped, before any segment
+  virtual void hop(const NocHop &) {}
+  virtual void handoff(const NocHandoff &) {}
+  virtual void instant(const NocInstant &) {}
+  virtual void credit(const NocCredit &) {}
+};
+
+// The walk. Throws as analyze_noc; returns the layout told to begin().
+NocLayout visit_noc(TraceReader &r, const NocOptions &o, NocVisitor &v);
+
 // Throws Error(NOT_FOUND) "this trace has no noc protocol scope" when the
 // schema has none; Error(SCHEMA) when a noc scope lacks its transactions
 // catalog or the catalog lacks txn_id / src_port / dst_port.

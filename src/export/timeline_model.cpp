@@ -4,17 +4,21 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
+#include <unordered_set>
 #include <unordered_map>
 #include <utility>
 
 #include "analysis/cpu_trace.hpp"
+#include "analysis/noc_analysis.hpp"
 #include "base/error.hpp"
 #include "convert/matrix.hpp"
 #include "convert/pairing.hpp"
 #include "convert/uscope_side.hpp"
+#include "protocol/noc_table.hpp"
 #include "reader/trace_reader.hpp"
 
 namespace uscope::exporter::timeline {
@@ -99,6 +103,7 @@ class Model {
   // false: the scope could not be read as the cpu protocol (skipped_ says why).
   bool cpu_scope(const std::string &scope, uint32_t unit);
   void npu_scope(uint32_t unit, const std::string &scope);
+  void noc_scopes(uint32_t unit, const char *want);
   void widen(uint64_t first, uint64_t last) {
     first_ = std::min(first_, first);
     last_ = any_ ? std::max(last_, last) : last;
@@ -110,7 +115,7 @@ class Model {
   Counts c_;
   uint32_t next_pid_ = 1;
   uint64_t next_flow_ = 1;
-  uint64_t lane_overflow_ = 0, deps_unlinked_ = 0;
+  uint64_t lane_overflow_ = 0, deps_unlinked_ = 0, noc_dangling_ = 0;
   uint64_t first_ = UINT64_MAX, last_ = 0;
   bool any_ = false;
   struct Skipped {
@@ -490,6 +495,174 @@ void Model::npu_scope(uint32_t unit, const std::string &scope) {
   if (seen && w.a <= last_t) widen(w.a, std::min(w.b, last_t));
 }
 
+// ── noc: the noc analysis's decoder (analysis/noc_analysis.hpp visit_noc) ──
+//
+// Per noc scope a process; per link (src_port -> dst_port of its hops) a
+// resource, its lanes thread tracks; a hop a slice from its issue to its
+// completion ("txn 7 read"), or to the window's end when still open, or
+// from the window's start when its issue lies before what was read. A
+// txn_handoff is a flow from the hop it continues to the hop it names: flow
+// ids kNocFlowBase + the handoff's number, both ends written as their hops
+// are told (in any order), counted when both are. Retries and timeouts are
+// instants on the link of their transaction (a scope's "events" track when
+// it is not live); link_credit a counter track per (event scope, port): the
+// net credits granted minus consumed since the window's start (the protocol
+// records the changes, not the balance). The window is the noc analysis's:
+// cycles of the first noc scope's clock; each scope's slices are in its own.
+constexpr uint64_t kNocFlowBase = uint64_t{1} << 40;
+
+void Model::noc_scopes(uint32_t unit, const char *want) {
+  struct V final : analysis::NocVisitor {
+    Model &m;
+    uint32_t tu;
+    const char *only;
+    struct Scope {
+      bool shown = false;
+      Process pr;
+      Clock clk{USCOPE_TIME_CYCLE, 1000};
+      Window w;
+      std::map<std::pair<uint64_t, uint64_t>, Resource> links;
+      Resource events, overflow;
+      bool have_events = false;
+      std::vector<std::string> opcodes;
+    };
+    std::vector<Scope> scopes;
+    std::map<std::pair<uint16_t, uint64_t>, std::pair<Track, int64_t>> credits;  // (event scope, port)
+    uint32_t credit_tracks = 0;
+    const std::vector<analysis::NocScopeInfo> *info = nullptr;
+    uint64_t t0 = 0, t1 = 0;
+    std::unordered_set<uint64_t> half;  // flow ids written at one end only
+    std::vector<uint64_t> out, in;
+    std::string label;
+    const Schema *schema = nullptr;
+
+    V(Model &model, uint32_t u, const char *o) : m(model), tu(u), only(o) {}
+
+    void begin(const analysis::NocLayout &l) override {
+      t0 = l.t0_ps;
+      t1 = l.t1_ps;
+      info = &l.scopes;
+      for (const analysis::NocScopeInfo &si : l.scopes) {
+        Scope s;
+        s.shown = (!only || si.name == only) && l.start_cycle <= l.max_cycle;
+        s.clk = Clock{tu, si.period_ps};
+        s.w = Window{t0 / si.period_ps, t1 == UINT64_MAX ? UINT64_MAX : t1 / si.period_ps};
+        s.opcodes = si.opcodes;
+        s.overflow.index = kMaxResources;  // place() refuses it
+        if (s.shown) {
+          s.pr = m.new_process(si.name + " (noc, " + unit_label(tu) + ")");
+          m.widen(l.start_cycle, l.end_cycle);
+        }
+        scopes.push_back(std::move(s));
+      }
+    }
+    Resource &link(Scope &s, uint64_t src, uint64_t dst) {
+      auto it = s.links.find({src, dst});
+      if (it != s.links.end()) return it->second;
+      // Ports come from the input: past kMaxResources links the rest share one that takes no slices.
+      if (s.links.size() >= kMaxResources) return s.overflow;
+      return s.links
+          .emplace(std::make_pair(src, dst),
+                   m.new_resource(s.pr, "port " + std::to_string(src) + " -> " + std::to_string(dst)))
+          .first->second;
+    }
+    Resource &events(Scope &s) {
+      if (!s.have_events) {
+        s.events = m.new_resource(s.pr, "events");
+        s.have_events = true;
+      }
+      return s.events;
+    }
+    // A flow end written: counted when its other end was written too.
+    void end_of(uint64_t id, std::vector<uint64_t> &to) {
+      const uint64_t f = kNocFlowBase + id;
+      to.push_back(f);
+      if (half.erase(f)) {
+        ++m.c_.flows;
+      } else {
+        half.insert(f);
+      }
+    }
+    void hop(const analysis::NocHop &h) override {
+      Scope &s = scopes[h.scope];
+      if (!s.shown) return;
+      const uint64_t P = (*info)[h.scope].period_ps;
+      // In this scope's cycles: [issue, complete), open to the window's end.
+      const uint64_t a = h.known_issue ? h.issue_ps / P : s.w.a;
+      const uint64_t e = h.open ? (s.w.b == UINT64_MAX ? a + 1 : s.w.b + 1) : h.complete_ps / P;
+      // Shown when the report counts it: completed in the window, or live at its end
+      // (a hop ending at the window's first cycle is an empty slice there).
+      if ((h.known_issue && h.issue_ps > t1) || (!h.open && h.complete_ps < t0)) return;
+      const uint64_t ts = s.clk.ts(s.w.clip_start(a)), te = std::max(ts, s.clk.ts(s.w.clip_end(std::max(a, e))));
+      const Track *tr = m.place(s.pr, link(s, h.src_port, h.dst_port), ts, te);
+      if (!tr) return;
+      out.clear();
+      in.clear();
+      for (size_t i = 0; i < h.n_out; ++i) end_of(h.handoffs_out[i], out);
+      if (h.handoff_in) end_of(h.handoff_in, in);
+      label = "txn " + std::to_string(h.slot);
+      if (h.has_opcode) {
+        label += ' ';
+        label += h.opcode < s.opcodes.size() && !s.opcodes[h.opcode].empty() ? s.opcodes[h.opcode]
+                                                                             : "op " + std::to_string(h.opcode);
+      }
+      if (h.open) label += " (open)";
+      Arg args[4] = {{"txn", h.slot, false}, {"src_port", h.src_port, false}, {"dst_port", h.dst_port, false},
+                     {"addr", h.addr, true}};
+      m.emit_slice(*tr, ts, te, label, args, h.has_addr ? 4 : 3, out, in);
+    }
+    void instant(const analysis::NocInstant &x) override {
+      Scope &s = scopes[x.scope];
+      if (!s.shown || x.t_ps < t0 || x.t_ps > t1) return;
+      const uint64_t ts = s.clk.ts(x.t_ps / (*info)[x.scope].period_ps);
+      Resource &r = x.live ? link(s, x.src_port, x.dst_port) : events(s);
+      // An instant goes on the link's first lane (any slice under it is fine).
+      const Track *tr = r.lanes.empty() ? m.place(s.pr, r, ts, ts) : &r.lanes[0].t;
+      if (!tr) return;
+      if (x.timeout) {
+        label = "timeout txn " + std::to_string(x.txn);
+      } else {
+        label = "retry txn " + std::to_string(x.txn) + " (" +
+                (x.value < std::size(proto::noc::kRetryReasons) ? proto::noc::kRetryReasons[x.value]
+                                                                : std::to_string(x.value).c_str()) +
+                ")";
+      }
+      m.enc_.instant(*tr, ts, label);
+      ++m.c_.instants;
+    }
+    void credit(const analysis::NocCredit &x) override {
+      Scope &s = scopes[x.scope];
+      if (!s.shown || x.t_ps < t0 || x.t_ps > t1) return;
+      auto it = credits.find({x.event_scope_id, x.port});
+      if (it == credits.end()) {
+        if (credit_tracks >= kMaxResources) return;  // ports come from the input
+        ++credit_tracks;
+        const char *where = schema->str(schema->scopes[x.event_scope_id].name);
+        const Track t = m.new_counter(s.pr, std::string(where ? where : "?") + " port " + std::to_string(x.port) +
+                                                " credits (net)");
+        it = credits.emplace(std::make_pair(x.event_scope_id, x.port), std::make_pair(t, int64_t{0})).first;
+      }
+      int64_t &net = it->second.second;
+      net += x.grant ? static_cast<int64_t>(x.credits) : -static_cast<int64_t>(x.credits);
+      m.enc_.counter(it->second.first, s.clk.ts(x.t_ps / (*info)[x.scope].period_ps), net);
+      ++m.c_.counter_samples;
+    }
+  } v(*this, unit, want);
+  v.schema = &job_.reader->schema();
+  analysis::NocOptions o;
+  o.start_cycle = job_.opts.range_start;
+  o.end_cycle = job_.opts.range_end;
+  try {
+    analysis::visit_noc(*job_.reader, o, v);
+  } catch (const Error &e) {
+    // A scope declared noc without the catalog of noc §3: as for a cpu
+    // scope, a note when other scopes are exported, the error when named.
+    if (want || e.code() != USCOPE_ERR_SCHEMA) throw;
+    job_.note(std::string("not exported: noc scopes: ") + e.what());
+  }
+  noc_dangling_ += v.half.size();
+}
+
 // The scopes of a µScope trace by protocol.
 std::vector<std::pair<std::string, std::string>> scopes_of(const TraceReader &r) {
   std::vector<std::pair<std::string, std::string>> out;  // (name, protocol)
@@ -514,7 +687,13 @@ Counts Model::run() {
     const char *want = job_.opts.scope;
     bool npu_done = false, any = false, opened = false;
     std::string known;
+    bool noc_wanted = false;
     for (const auto &[name, proto] : scopes) {
+      if (proto == "noc") {
+        known += (known.empty() ? "" : ", ") + name + " (" + proto + ")";
+        noc_wanted |= !want || name == want;
+        continue;
+      }
       if (proto != "cpu" && proto != "npu") continue;
       known += (known.empty() ? "" : ", ") + name + " (" + proto + ")";
       if (want && name != want) continue;
@@ -527,16 +706,20 @@ Counts Model::run() {
       }
     }
     // Every scope there was failed to open: the first failure is the error.
-    if (any && !opened && !npu_done) fail(skipped_[0].code, "%s", skipped_[0].why.c_str());
+    if (any && !opened && !npu_done && !noc_wanted) fail(skipped_[0].code, "%s", skipped_[0].why.c_str());
+    if (noc_wanted) {  // every noc scope in one walk of the noc protocol
+      noc_scopes(unit, want);
+      any = true;
+    }
     for (const Skipped &k : skipped_) job_.note("not exported: cpu scope " + k.why);
     if (!any) {
-      if (want) fail(USCOPE_ERR_NOT_FOUND, "no cpu or npu scope named '%s' (the trace has: %s)", want,
+      if (want) fail(USCOPE_ERR_NOT_FOUND, "no cpu, npu or noc scope named '%s' (the trace has: %s)", want,
                      known.empty() ? "none" : known.c_str());
-      fail(USCOPE_ERR_NOT_FOUND, "this trace has no cpu or npu protocol scope: nothing to show on a timeline");
+      fail(USCOPE_ERR_NOT_FOUND, "this trace has no cpu, npu or noc protocol scope: nothing to show on a timeline");
     }
     std::string other;
     for (const auto &[name, proto] : scopes)
-      if (proto != "cpu" && proto != "npu" && !want) other += (other.empty() ? "" : ", ") + name + " (" + proto + ")";
+      if (proto != "cpu" && proto != "npu" && proto != "noc" && !want) other += (other.empty() ? "" : ", ") + name + " (" + proto + ")";
     if (!other.empty()) job_.note("not exported (no timeline mapping for their protocol): " + other);
   }
   enc_.finish();
@@ -551,6 +734,9 @@ Counts Model::run() {
   if (c_.dangling_flows)
     job_.note(convert::count_of(c_.dangling_flows, "flow") +
               " from NPU work to a command whose slice is not in the output (it never ended, or ends outside the window)");
+  if (noc_dangling_)
+    job_.note(convert::count_of(noc_dangling_, "NoC handoff") +
+              " with one end only: the hop it continues or names is outside the window or never issued");
   job_.stats.first_cycle = any_ ? first_ : job_.opts.range_start;
   job_.stats.last_cycle = any_ ? last_ : job_.opts.range_start;
   job_.stats.records = c_.slices + c_.instants + c_.counter_samples;

@@ -5,20 +5,24 @@
 //
 // The mapping (issue 14 §2):
 //  - one process per exported scope: each cpu protocol scope, the npu scope
-//    (of a .uscope, or the whole .pccx / .jsonl input);
+//    (of a .uscope, or the whole .pccx / .jsonl input), each noc scope;
 //  - thread tracks: per pipeline stage and lane (cpu); per command queue,
 //    job queue, TE, VE (per core), DMA / DRAM channel and NoC link (npu), and
-//    one for the npu's instant events. A track holds properly nested slices
+//    one for the npu's instant events; per link (src_port -> dst_port) of a
+//    noc scope. A track holds properly nested slices
 //    only, so slices that overlap on one resource go to lanes of it
 //    ("execute #1"), each lane a track of its own;
 //  - slices: each instruction's stage spans (named by its disassembly without
 //    the pc, which is an argument with the instruction's sim_id), NPU
 //    commands, jobs, engine runs, DMA / DRAM / NoC transfers (the START/END
-//    pairs of src/convert/pairing.hpp); instants: the npu's other events;
+//    pairs of src/convert/pairing.hpp), noc hops (issue to completion, from
+//    the noc analysis's decoder, visit_noc); instants: the npu's other
+//    events, noc retries and timeouts;
 //  - counter tracks: each cpu counter and each buffer's occupancy, one
-//    sample at the window's start and then one per change;
+//    sample at the window's start and then one per change; noc link credits;
 //  - flows: cpu dependency events (the source instruction's first stage to
-//    the dependent's) and NPU command -> its jobs, engine runs and transfers.
+//    the dependent's), NPU command -> its jobs, engine runs and transfers,
+//    and noc txn_handoff (a hop -> the next hop of its transaction).
 //
 // Time: a cycle c is written as ts(c) units of the encoders' nanoseconds:
 // c itself (USCOPE_TIME_CYCLE: "1 ns = 1 cycle", said in every process
