@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   e.run({"convert", in, "-o", e.path("out.jsonl.gz"), "--no-progress"});
   e.run({"convert", in, "-o", e.path("out.pccx"), "--no-progress"});
   for (const char *to : {"konata", "perfetto", "chrome-json", "nytprof", "hpctoolkit", "fst", "vcd"})
-    e.run({"export", in, "--to", to, "-o", e.path(std::string("out.") + to), "--no-progress"});
+    e.run({"export", in, "--to", to, "-o", e.path((std::string("out.") + to).c_str()), "--no-progress"});
   e.run({"export", in, "--to", "vcd", "--range", "2:5", "-o", e.path("window.vcd"), "--no-progress"});
   return 0;
 }
