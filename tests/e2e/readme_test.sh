@@ -7,6 +7,7 @@
 #                      (a full JSON dump of ~4 million cycles: gigabytes of output)
 #   run.jsonl(.gz)     a small NPU JSON-Lines trace (the spec's example events, below)
 #   dummy_trace.pccx   the pccx-lab file of the shared conformance corpus
+#   gem5.kanata.log.gz a gem5-style Kanata log (tests/unit/data/konata/gem5_o3.log, gzipped)
 # A command fails the test when it exits non-zero, or prints nothing (or an empty JSON array or
 # object) on stdout, except the few that are silent by design (SILENT below).
 #
@@ -15,6 +16,9 @@
 #   cmake --preset X / cmake --build build/X
 #                        whole builds; CI makes them (build/default, build/demo). The commands
 #                        after them run against this test's build instead.
+# Run on the testbench's trace only: the exports that attribute cycles to the firmware's functions
+# and lines (--to nytprof, --to hpctoolkit) need its ELF, which the example program's trace has
+# none of; without a testbench trace they fail.
 # Rewritten, and how (so that the test touches nothing outside its scratch directory):
 #   build/demo, build/release  -> this test's build directory
 #   /usr/local                 -> <scratch>/prefix (PKG_CONFIG_PATH points there)
@@ -63,6 +67,7 @@ cat >"$work/run.jsonl" <<'EOF'
 {"event_type": "TOKEN_COMPLETE", "t_cycle": 900, "token": 10, "cmd_id": 42, "status": "OK"}
 EOF
 gzip -k "$work/run.jsonl"
+gzip -c "$src/tests/unit/data/konata/gem5_o3.log" >"$work/gem5.kanata.log.gz"
 if [ -n "$tb_trace" ]; then
   [ -s "$tb_trace" ] || { echo "the testbench trace $tb_trace is missing"; exit 1; }
   mkdir -p "$tmp/work_tb"
@@ -70,7 +75,8 @@ if [ -n "$tb_trace" ]; then
 fi
 
 # ── Run them ──
-SILENT='^(ldconfig|uscope convert) '  # no stdout by design: checked by their exit status and output files
+SILENT='^(ldconfig|uscope convert|uscope export|uscope import-konata) '  # no stdout by design: checked by their exit status and output files
+NEEDS_ELF='--to (nytprof|hpctoolkit)'  # the testbench's trace only (above)
 ran=0 skipped=0 failed=0
 for cmd in "${cmds[@]}"; do
   case $cmd in
@@ -85,6 +91,10 @@ for cmd in "${cmds[@]}"; do
   run=$(sed -E "s#(\\./)?build/(demo|release)#$build#g; s#/usr/local#$tmp/prefix#g; s#^ldconfig( |\$)#ldconfig -n $tmp/prefix/lib #" <<<"$run")
   dirs=("$work")
   if [ -n "$tb_trace" ] && [[ $run == *trace.uscope* && $run != *" dump "* ]]; then dirs+=("$tmp/work_tb"); fi
+  if [[ $run =~ $NEEDS_ELF ]]; then
+    if [ -z "$tb_trace" ]; then echo "FAILED (needs the testbench's trace and its ELF): $cmd"; failed=$((failed + 1)); continue; fi
+    dirs=("$tmp/work_tb")
+  fi
   for dir in "${dirs[@]}"; do
     echo "\$ (in ${dir##*/}) $run"
     if ! (cd "$dir" && bash -euo pipefail -c "$run") >"$tmp/out" 2>"$tmp/err"; then
@@ -99,9 +109,14 @@ for cmd in "${cmds[@]}"; do
   done
 done
 # What the silent ones made.
-for f in run.uscope run.pccx back.jsonl; do
-  [ -s "$work/$f" ] || { echo "FAILED: the README's convert commands made no $f"; failed=$((failed + 1)); }
+for f in run.uscope run.pccx back.jsonl trace.kanata trace.pftrace run.json w.fst gem5.uscope; do
+  [ -s "$work/$f" ] || { echo "FAILED: the README's convert, export and import commands made no $f"; failed=$((failed + 1)); }
 done
+if [ -n "$tb_trace" ]; then
+  for f in nytprof.out nytprof/index.html trace.db/meta.db trace.db/trace.db; do
+    [ -s "$tmp/work_tb/$f" ] || { echo "FAILED: the README's export commands made no $f"; failed=$((failed + 1)); }
+  done
+fi
 [ -f "$tmp/prefix/lib/libuscope.so.1" ] || { echo "FAILED: nothing installed in $tmp/prefix"; failed=$((failed + 1)); }
 echo "README commands: $ran run, $skipped skipped, $failed failed"
 [ "$failed" -eq 0 ]

@@ -173,6 +173,8 @@ const std::map<std::string, std::vector<std::string>> kCommandOptions = {
     {"npu-report", {"file", "--json", "--strict", "--period-ps"}},
     {"noc-latency", {"file", "--range", "--json", "--format", "--strict"}},
     {"mcp", {"--trace", "--log"}},
+    {"export", {"input", "--to", "--output", "--range", "--time-unit", "--chrome-style", "--elf", "--scope", "--no-progress"}},
+    {"import-konata", {"input", "--output", "--clock-period-ps", "--dut-name", "--strict", "--no-progress"}},
 };
 
 TEST(CliArgs, EveryCommandHasHelp) {

@@ -56,7 +56,7 @@ typedef void *uscope_dpi_chandle_t;
 /* ── Versions and status ──────────────────────────────────────────────── */
 
 /** The bridge's library version, "MAJOR.MINOR.PATCH" (same as libuscope's). */
-#define USCOPE_DPI_VERSION "0.3.0"
+#define USCOPE_DPI_VERSION "0.4.0"
 
 /** Bytes of the fixed payload array of uscope_event_raw (uscope_pkg::uscope_payload_t). */
 #define USCOPE_DPI_PAYLOAD_BYTES 256
@@ -73,7 +73,7 @@ typedef void *uscope_dpi_chandle_t;
 #define USCOPE_DPI_ERR_BAD_HANDLE  (-103) /* a chandle that is NULL or not of the kind the call
                                              takes (e.g. a writer passed as a schema) */
 
-/** "0.3.0". Static storage. SV: string uscope_dpi_version(). */
+/** "0.4.0". Static storage. SV: string uscope_dpi_version(). */
 const char *uscope_dpi_version(void);
 
 /** The message of the last failing call on this thread, bridge or libuscope (= uscope_last_error()), or "". */
