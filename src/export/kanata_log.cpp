@@ -79,6 +79,13 @@ std::string_view name_of(Cmd c) { return def_of(c).name; }
 Parse parse_line(std::string_view line, Command *out, std::string *reason) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (trim(line).empty() || line.front() == '#') return Parse::Ignore;
+  // A NUL byte is no text: a stage name or label holding one would reach the
+  // trace cut short (its strings are NUL-terminated) and could then repeat
+  // another name (fuzz_konata finding).
+  if (line.find('\0') != std::string_view::npos) {
+    *reason = "a NUL byte in the line";
+    return Parse::Bad;
+  }
   // Fields: at most 4 are read (command, up to 3 arguments); a fifth and
   // later ones are ignored, as Konata and konata2uscope do.
   std::string_view f[4];

@@ -491,7 +491,8 @@ TEST(KonataImport, EachMalformedLineIsReportedWithItsNumber) {
       "C\t1\n"                  // 22
       "S\t0\t0\tX\n"            // 23
       "C\t-1\n"                 // 24 negative delta
-      "R\t0\t0\t0\n";           // 25
+      "R\t0\t0\t0\n"            // 25
+      + std::string("S\t0\t0\tI\0x\n", 10);  // 26 a NUL byte (a name cut short at it could repeat "I")
   spit(dir.file("bad.log"), log);
   const Import r = import_log(dir.file("bad.log"), dir.file("bad.uscope"));
   ASSERT_EQ(r.status, USCOPE_OK) << r.error;
@@ -501,7 +502,7 @@ TEST(KonataImport, EachMalformedLineIsReportedWithItsNumber) {
       {11, "not in flight"},      {12, "type 7"},           {13, "not in flight"},
       {14, "producer 77"},        {15, "already in flight"}, {16, "before the current cycle"},
       {17, "empty stage name"},   {18, "second Kanata header"}, {19, "comma"},
-      {24, "not a decimal number"}};
+      {24, "not a decimal number"}, {26, "NUL byte"}};
   ASSERT_EQ(r.issues.size(), want.size());
   for (size_t k = 0; k < want.size(); ++k) {
     EXPECT_EQ(r.issues[k].first, want[k].first) << r.issues[k].second;
