@@ -26,6 +26,7 @@
 #include <optional>
 #include <queue>
 #include <string>
+#include <deque>
 #include <unordered_map>
 #include <vector>
 
@@ -72,7 +73,7 @@ class Emitter {
     const uint64_t f = i.head.first_cycle;
     flush_before(f);
     const uint64_t id = next_id_++;
-    last_in_slot_[i.head.entity_id] = id;
+    remember_producer(i.head.entity_id, id);
 
     // I and the labels, written at once: every command of an earlier cycle
     // is out, and in its fetch cycle an I comes before anything else.
@@ -235,8 +236,27 @@ class Emitter {
     }
   }
 
+  // The producers a W can name: the latest instruction of each entity id,
+  // among the last kProducers fetched. Entity ids may be unique per
+  // instruction (the reference's konata2uscope writes Kanata ids, a sim id
+  // writer its serial numbers): a map of every id ever seen grew with the
+  // trace (1.2 GB for 28M instructions). A dependency on an instruction
+  // fetched earlier than that is left out and counted (the note below).
+  static constexpr size_t kProducers = size_t{1} << 18;
+  void remember_producer(uint32_t entity, uint64_t id) {
+    last_in_slot_[entity] = id;
+    recent_.emplace_back(entity, id);
+    if (recent_.size() > kProducers) {
+      const auto [e, old] = recent_.front();
+      recent_.pop_front();
+      auto it = last_in_slot_.find(e);
+      if (it != last_in_slot_.end() && it->second == old) last_in_slot_.erase(it);
+    }
+  }
+
   analysis::CpuTrace &t_;
   OutFile &out_;
+  std::deque<std::pair<uint32_t, uint64_t>> recent_;  // (entity id, Kanata id) of the last kProducers fetched
   std::priority_queue<Pending, std::vector<Pending>, Later> heap_;
   std::unordered_map<uint32_t, uint64_t> last_in_slot_;  // entity id -> Kanata id of its latest instruction
   uint64_t next_id_ = 0, seq_ = 0, retired_ = 0, unresolved_ = 0;
@@ -278,7 +298,7 @@ void export_konata(Job &job) {
   e.finish(start);
   if (e.unresolved_deps())
     job.note(std::to_string(e.unresolved_deps()) +
-             " dependencies name a producer outside the exported instructions: left out (no W)");
+             " dependencies name a producer outside the exported instructions (or fetched more than 262,144 instructions before them): left out (no W)");
   job.stats.records = n;
   job.stats.bytes_out = out.bytes();
   out.publish();

@@ -794,6 +794,81 @@ TEST(KonataExport, OwnWriterTraceWithDisassemblyAndDependencies) {
   EXPECT_EQ(text.rfind("Kanata\t0004\nC=\t0\n", 0), 0u) << text.substr(0, 40);
 }
 
+// Entity ids unique per instruction (as the reference's konata2uscope and
+// sim-id writers make them): the producers a W can name are the last 2^18
+// fetched, so memory stays bounded whatever the trace's length; a dependency
+// on an older one is left out and counted in the note.
+TEST(KonataExport, UniqueEntityIdsKeepARecentWindowOfProducers) {
+  TempDir dir("konata");
+  const std::string path = dir.file("unique.uscope");
+  constexpr uint32_t kWindow = 1u << 18, kN = kWindow + 8, kBase = 1000;
+  {
+    uscope_schema_t *s = nullptr;
+    ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
+    uint8_t clk = 0;
+    uint16_t root = 0;
+    ASSERT_EQ(uscope_schema_add_clock(s, &clk, "clk", 1000), USCOPE_OK);
+    ASSERT_EQ(uscope_schema_add_scope(s, &root, "/", USCOPE_NO_PARENT, nullptr, clk), USCOPE_OK);
+    const char *const stages[] = {"IF", "WB"};
+    uscope_cpu_config_t cfg{};
+    cfg.struct_size = sizeof cfg;
+    cfg.scope_name = "core0";
+    cfg.parent_scope_id = root;
+    cfg.clock_id = USCOPE_CLOCK_INHERIT;
+    cfg.isa = "rv32i";
+    cfg.stages = stages;
+    cfg.num_stages = 2;
+    cfg.max_entities = 4;
+    uscope_cpu_t *cpu = nullptr;
+    ASSERT_EQ(uscope_cpu_declare(s, &cpu, &cfg), USCOPE_OK) << uscope_last_error();
+    uscope_cpu_ids_t ids{};
+    ids.struct_size = sizeof ids;
+    ASSERT_EQ(uscope_cpu_ids(cpu, &ids), USCOPE_OK);
+    uscope_writer_t *w = nullptr;
+    ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
+    uscope_schema_free(s);
+    const auto dep = [&](uint32_t src, uint32_t dst) {
+      const uint8_t p[9] = {static_cast<uint8_t>(src),      static_cast<uint8_t>(src >> 8),
+                            static_cast<uint8_t>(src >> 16), static_cast<uint8_t>(src >> 24),
+                            static_cast<uint8_t>(dst),      static_cast<uint8_t>(dst >> 8),
+                            static_cast<uint8_t>(dst >> 16), static_cast<uint8_t>(dst >> 24), 0};
+      return uscope_event(w, ids.dependency, p, sizeof p);
+    };
+    // Instruction k: entity id kBase + k in slot k % 4, fetched at cycle k,
+    // retired at k + 2. Dependencies: 10 on 5 and the last on the one before
+    // (recent: drawn), the last on the first (2^18 + 7 fetches back: left out).
+    for (uint32_t c = 0; c < kN + 2; ++c) {
+      int st = uscope_begin_cycle(w, uint64_t{c} * 1000);
+      if (c >= 2) st |= uscope_slot_clear(w, ids.entities, static_cast<uint16_t>((c - 2) % 4));
+      if (c < kN) {
+        const uint16_t slot = static_cast<uint16_t>(c % 4);
+        st |= uscope_slot_set(w, ids.entities, slot, 0, kBase + c);
+        st |= uscope_slot_set(w, ids.entities, slot, 1, 0x80000000ull + 4ull * (c % 64));
+        const uint8_t tr[5] = {static_cast<uint8_t>(kBase + c), static_cast<uint8_t>((kBase + c) >> 8),
+                               static_cast<uint8_t>((kBase + c) >> 16), static_cast<uint8_t>((kBase + c) >> 24), 0};
+        st |= uscope_event(w, ids.stage_transition, tr, sizeof tr);
+        if (c == 10) st |= dep(kBase + 5, kBase + 10);
+        if (c == kN - 1) st |= dep(kBase + kN - 2, kBase + c) | dep(kBase, kBase + c);
+      }
+      st |= uscope_end_cycle(w);
+      ASSERT_EQ(st, USCOPE_OK) << "cycle " << c << ": " << uscope_last_error();
+    }
+    ASSERT_EQ(uscope_writer_close(w), USCOPE_OK) << uscope_last_error();
+    uscope_cpu_free(cpu);
+  }
+  const Export e = export_log(path, dir.file("unique.log"));
+  ASSERT_EQ(e.status, USCOPE_OK) << e.error;
+  const KLog log = read_kanata(slurp(dir.file("unique.log")));
+  ASSERT_EQ(log.insns.size(), kN);
+  EXPECT_EQ(log.insns[10].prods, std::vector<uint64_t>{log.insns[5].id});
+  EXPECT_EQ(log.insns[kN - 1].prods, std::vector<uint64_t>{log.insns[kN - 2].id});
+  size_t w_lines = 0;
+  for (const KInsn &i : log.insns) w_lines += i.prods.size();
+  EXPECT_EQ(w_lines, 2u);
+  ASSERT_EQ(e.notes.size(), 1u);
+  EXPECT_EQ(e.notes[0].rfind("1 dependencies name a producer", 0), 0u) << e.notes[0];
+}
+
 // ── Round trip ──
 
 void round_trip(const std::string &log) {
