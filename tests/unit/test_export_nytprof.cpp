@@ -140,12 +140,14 @@ std::vector<Step> simulate(uscope::analysis::ElfInfo &elf, uint64_t first, size_
     const uint32_t op = in & 0x7f, rd = (in >> 7) & 31, f3 = (in >> 12) & 7, rs1 = (in >> 15) & 31,
                    rs2 = (in >> 20) & 31;
     const int32_t imm_i = static_cast<int32_t>(in) >> 20;
-    const int32_t imm_s = (static_cast<int32_t>(in) >> 25 << 5) | static_cast<int32_t>(rd);
-    const int32_t imm_b = (static_cast<int32_t>(in) >> 31 << 12) | static_cast<int32_t>((in >> 7 & 1) << 11 |
-                                                                                        (in >> 25 & 0x3f) << 5 |
-                                                                                        (in >> 8 & 0xf) << 1);
-    const int32_t imm_j = (static_cast<int32_t>(in) >> 31 << 20) |
-                          static_cast<int32_t>((in >> 12 & 0xff) << 12 | (in >> 20 & 1) << 11 | (in >> 21 & 0x3ff) << 1);
+    // Sign bits shifted as unsigned: a left shift of a negative int is
+    // undefined behaviour (UBSan stops on it).
+    const uint32_t sign = static_cast<uint32_t>(static_cast<int32_t>(in) >> 31);  // all ones or zero
+    const int32_t imm_s = static_cast<int32_t>((static_cast<uint32_t>(static_cast<int32_t>(in) >> 25) << 5) | rd);
+    const int32_t imm_b = static_cast<int32_t>(sign << 12 | (in >> 7 & 1) << 11 | (in >> 25 & 0x3f) << 5 |
+                                               (in >> 8 & 0xf) << 1);
+    const int32_t imm_j = static_cast<int32_t>(sign << 20 | (in >> 12 & 0xff) << 12 | (in >> 20 & 1) << 11 |
+                                               (in >> 21 & 0x3ff) << 1);
     uint32_t next = pc + 4, v = 0;
     uint64_t lat = 1;
     bool write = true;
