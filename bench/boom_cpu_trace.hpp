@@ -4,7 +4,10 @@
 // bench_analysis.cpp and bench_export.cpp read it.
 #pragma once
 
+#include <chrono>
 #include <string>
+
+#include "reader/trace_reader.hpp"
 
 #include "boom_workload.hpp"
 #include "uscope/protocols.h"
@@ -71,6 +74,25 @@ inline void write_cpu_trace(const std::string &path, uint64_t cycles, uint64_t p
   }
   CHECK_OK(uscope_writer_close(w));
   uscope_cpu_free(cpu);
+}
+
+// The same-run baseline of bench_analysis and bench_export: every segment of
+// `path` replayed by the reader core with a visitor that does nothing (what
+// any whole-trace analysis or export has to pay). Returns seconds; *items:
+// the ops and events replayed.
+inline double replay_all_seconds(const std::string &path, uint64_t *items) {
+  uscope::TraceReader r(path);
+  struct Nop {
+    uint64_t n = 0;
+    void frame(uint64_t) {}
+    void op(uint64_t, const uscope::DeltaOp &) { ++n; }
+    void event(uint64_t, uint16_t, const uint8_t *, uint32_t) { ++n; }
+  } v;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto st = r.initial_state();
+  for (size_t i = 0; i < r.segments().size(); ++i) r.replay(i, st, v);
+  *items = v.n;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace uscope_bench
