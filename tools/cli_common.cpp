@@ -156,4 +156,15 @@ void add_ingest_options(CLI::App *sub, uscope_convert_options_t *o) {
   sub->add_option("--reorder-window", o->reorder_window, "lines held to sort out-of-order t_cycle (default 65536)");
 }
 
+uint64_t peak_rss_kib() {
+  FILE *f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  unsigned long long kib = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmHWM: %llu kB", &kib) == 1) break;
+  std::fclose(f);
+  return kib;
+}
+
 }  // namespace uscope_cli

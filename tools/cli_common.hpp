@@ -414,6 +414,10 @@ struct IssuePrinter {
   uint64_t printed = 0;
 };
 void add_ingest_options(CLI::App *sub, uscope_convert_options_t *o);
+// This process's peak resident set (VmHWM of /proc/self/status) in KiB, 0
+// where there is none. Unlike getrusage's ru_maxrss it starts afresh at
+// exec, so a command run by a large parent reports its own.
+uint64_t peak_rss_kib();
 void print_issue(void *user, uint64_t line, const char *reason);
 
 }  // namespace uscope_cli

@@ -5,6 +5,9 @@
 // the output replaces OUT only on success.
 #include <uscope/export.h>
 
+#include <sys/stat.h>
+
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
@@ -83,13 +86,21 @@ int Export::run() {
   o.user = &printer;
   uscope_export_stats_t st{};
   st.struct_size = sizeof st;
+  const auto t0 = std::chrono::steady_clock::now();
   const uscope_status_t s = uscope_export(&st, in.c_str(), out.c_str(), &o);
   if (s != USCOPE_OK) {
     std::fprintf(stderr, "uscope: export: %s: %s\n", uscope_status_str(s), uscope_last_error());
     return 1;
   }
-  std::fprintf(stderr, "exported cycles %" PRIu64 "..%" PRIu64 " to %s: %" PRIu64 " records, %" PRIu64 " bytes\n",
-               st.first_cycle, st.last_cycle, out.c_str(), st.records, st.bytes_out);
+  // What a user sizing a long export wants to know: its rate and memory.
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  struct stat is {};
+  const double in_mb = ::stat(in.c_str(), &is) == 0 ? static_cast<double>(is.st_size) / 1e6 : 0;
+  std::fprintf(stderr,
+               "exported cycles %" PRIu64 "..%" PRIu64 " to %s: %" PRIu64 " records, %" PRIu64
+               " bytes in %.2f s (%.0f MB/s of input), peak RSS %.1f MB\n",
+               st.first_cycle, st.last_cycle, out.c_str(), st.records, st.bytes_out, secs,
+               secs > 0 ? in_mb / secs : 0.0, static_cast<double>(peak_rss_kib()) / 1024);
   return 0;
 }
 

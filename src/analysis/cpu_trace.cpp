@@ -412,6 +412,80 @@ void CpuTrace::buffer_occupancy(uint32_t b, uint64_t start, uint64_t count, uint
   storage_series(buffers_.at(b).storage_id, start, count, [](const StorageState &s) { return s.occupancy(); }, out);
 }
 
+void CpuTrace::series_changes(const std::vector<Series> &series, uint64_t start, uint64_t end,
+                              const std::function<void(uint32_t, uint64_t, uint64_t)> &f) {
+  if (series.empty() || start > end) return;
+  auto read = [](const Series &s, const StorageState &st) -> uint64_t {
+    return s.occupancy ? st.occupancy() : st.get(0, 0);
+  };
+  const uint16_t nst = static_cast<uint16_t>(r_.schema().storages.size());
+  // Per storage, the series that read it (a storage may be read twice).
+  std::vector<std::vector<uint32_t>> by_storage(nst);
+  std::vector<uint64_t> shown(series.size());
+  {
+    const auto st = state_at_cycle(start);
+    for (uint32_t k = 0; k < series.size(); ++k) {
+      const uint16_t sid = series[k].storage_id;
+      if (sid >= st.size()) fail(USCOPE_ERR_INVALID_ARGUMENT, "series %u: no storage %u", k, sid);
+      by_storage[sid].push_back(k);
+      shown[k] = read(series[k], st[sid]);
+      f(k, start, shown[k]);
+    }
+  }
+  size_t first = 0, last = 0;
+  if (start == end || !segments_for(start + 1, end, &first, &last)) return;
+  auto states = r_.initial_state();
+  // A value is shown at the cycle its frame ends: the storages touched
+  // since the last frame are "dirty" and compared at the next frame (or
+  // the end), so that changes within one cycle count once.
+  struct V {
+    CpuTrace &t;
+    const std::vector<Series> &series;
+    const std::vector<std::vector<uint32_t>> &by_storage;
+    std::vector<StorageState> &st;
+    std::vector<uint64_t> &shown;
+    const std::function<void(uint32_t, uint64_t, uint64_t)> &f;
+    decltype(read) &rd;
+    uint64_t start, end, cycle = 0;
+    std::vector<uint16_t> dirty;
+    std::vector<uint8_t> is_dirty;
+    void flush() {
+      for (uint16_t sid : dirty) {
+        is_dirty[sid] = 0;
+        for (uint32_t k : by_storage[sid]) {
+          const uint64_t v = rd(series[k], st[sid]);
+          if (v != shown[k]) {
+            shown[k] = v;
+            f(k, cycle, v);
+          }
+        }
+      }
+      dirty.clear();
+    }
+    void frame(uint64_t time) {
+      const uint64_t cy = t.cycle_of(time);
+      if (cy != cycle) flush();
+      if (cy > end) throw StopReplay{};
+      cycle = cy;
+    }
+    void op(uint64_t time, const DeltaOp &o) {
+      // Ops at or before start are in the first value already.
+      if (o.storage_id < by_storage.size() && !by_storage[o.storage_id].empty() && !is_dirty[o.storage_id] &&
+          t.cycle_of(time) > start) {
+        is_dirty[o.storage_id] = 1;
+        dirty.push_back(o.storage_id);
+      }
+    }
+    void event(uint64_t, uint16_t, const uint8_t *, uint32_t) {}
+  } v{*this, series, by_storage, states, shown, f, read, start, end, 0, {}, {}};
+  v.is_dirty.assign(nst, 0);
+  try {
+    for (size_t i = first; i <= last; ++i) r_.replay(i, states, v);
+  } catch (const StopReplay &) {
+  }
+  v.flush();
+}
+
 bool CpuTrace::counter_downsample(uint32_t c, uint64_t start, uint64_t end, uint32_t n,
                                   uscope_counter_bucket_t *out) {
   if (!n || start >= end) fail(USCOPE_ERR_INVALID_ARGUMENT, "downsample: need n > 0 and start < end");
@@ -823,6 +897,20 @@ const SegmentDecode &CpuTrace::decode(size_t i, uint64_t upto) {
 
 std::string CpuTrace::disasm(const Insn &i) {
   if (i.head.disasm_text != UINT32_MAX) return string_at(i.head.disasm_text);
+  // The text depends on pc and the bits only (the ELF is fixed), and a
+  // program's hot code repeats: a direct-mapped cache skips the decoder's
+  // table scan for nearly every instruction of a long trace.
+  const uint32_t bits = (i.head.flags & InsnPiece::kHasBits) ? static_cast<uint32_t>(i.head.inst_bits) : 0;
+  DisasmCacheEntry &c = disasm_cache_[(i.head.pc >> 1 ^ i.head.pc >> 13) & (kDisasmCacheSize - 1)];
+  if (c.valid && c.pc == i.head.pc && c.bits == bits) return c.text;
+  c.text = disasm_uncached(i);
+  c.pc = i.head.pc;
+  c.bits = bits;
+  c.valid = true;
+  return c.text;
+}
+
+std::string CpuTrace::disasm_uncached(const Insn &i) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "0x%08" PRIx64, i.head.pc);
   std::string out = buf;

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <memory>
 #include <optional>
@@ -224,6 +225,16 @@ class CpuTrace {
   void counter_series(uint32_t c, uint64_t start, uint64_t count, uint64_t *out);
   // Occupied slots of buffer b at each cycle of [start, start + count).
   void buffer_occupancy(uint32_t b, uint64_t start, uint64_t count, uint32_t *out);
+  // Several counters' values and buffers' occupancies over [start, end] in
+  // ONE replay (a per-series call would decompress the trace once per
+  // series): f(k, cycle, value) for each series k at start, then at each
+  // cycle whose value differs from the cycle before's, in time order.
+  struct Series {
+    uint16_t storage_id;
+    bool occupancy;  // the buffer's occupied slots, else the counter's value
+  };
+  void series_changes(const std::vector<Series> &series, uint64_t start, uint64_t end,
+                      const std::function<void(uint32_t, uint64_t, uint64_t)> &f);
   // Returns true when exact.
   bool counter_downsample(uint32_t c, uint64_t start, uint64_t end, uint32_t n, uscope_counter_bucket_t *out);
 
@@ -265,6 +276,16 @@ class CpuTrace {
   void build_metadata();
   void open_elf(const char *path);
   SegmentDecode decode_uncached(size_t segment, uint64_t upto);
+  std::string disasm_uncached(const Insn &i);
+
+  static constexpr size_t kDisasmCacheSize = 4096;  // a power of two
+  struct DisasmCacheEntry {
+    uint64_t pc = 0;
+    uint32_t bits = 0;
+    bool valid = false;
+    std::string text;
+  };
+  std::vector<DisasmCacheEntry> disasm_cache_ = std::vector<DisasmCacheEntry>(kDisasmCacheSize);
 
   TraceReader &r_;
   CpuIds ids_;

@@ -5,10 +5,14 @@
 // ph C; flows ph s / f (bound to the enclosing slice, bp "e"); process and
 // thread names ph M. "ts" and "dur" are microseconds (the format's unit),
 // written with three decimals so that a nanosecond is exact.
+#include <algorithm>
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "convert/npu_event.hpp"
 #include "export/export.hpp"
@@ -29,72 +33,137 @@ class ChromeJsonEncoder final : public timeline::Encoder {
   // A counter is named per process in this format: the track's name is
   // written with each sample.
   void counter_track(const timeline::Track &, const timeline::Track &t, std::string_view name) override {
-    counters_[t.uuid] = std::string(name);
+    std::string esc;
+    convert::append_json_string(esc, name);
+    counters_[t.uuid] = std::move(esc);
   }
   void slice(const timeline::Track &t, uint64_t ts, uint64_t dur, std::string_view name, const timeline::Arg *args,
              size_t n_args, const uint64_t *out, size_t n_out, const uint64_t *in, size_t n_in) override {
-    std::string &b = begin("X", t, ts);
-    b += ",\"dur\":";
-    micros(b, dur);
-    b += ",\"name\":";
-    convert::append_json_string(b, name);
+    // Tens of millions of these on a long cpu trace: each record is made in
+    // a scratch buffer and appended once; the name is escaped once for the
+    // slices in a row that share it (an instruction's stages).
+    const std::string &esc = escaped(name);
+    char *const b0 = scratch(kRecordHead + 16 + esc.size() + n_args * (esc_key_bound(args, n_args) + 48));
+    char *p = begin(b0, "X", t, ts);
+    p = put(p, ",\"dur\":");
+    p = micros(p, dur);
+    p = put(p, ",\"name\":");
+    p = put(p, esc);
     for (size_t i = 0; i < n_args; ++i) {
-      b += i ? "," : ",\"args\":{";
-      convert::append_json_string(b, args[i].key);
-      char v[32];
-      if (args[i].pointer) std::snprintf(v, sizeof v, ":\"0x%" PRIx64 "\"", args[i].value);
-      else std::snprintf(v, sizeof v, ":%" PRIu64, args[i].value);
-      b += v;
+      p = put(p, i ? "," : ",\"args\":{");
+      p = put(p, "\"");
+      p = put(p, args[i].key);
+      if (args[i].pointer) {
+        p = put(p, "\":\"0x");
+        p = std::to_chars(p, p + 16, args[i].value, 16).ptr;
+        *p++ = '"';
+      } else {
+        p = put(p, "\":");
+        p = std::to_chars(p, p + 20, args[i].value).ptr;
+      }
     }
-    if (n_args) b += '}';
-    end();
+    if (n_args) *p++ = '}';
+    *p++ = '}';
+    emit(b0, p);
     for (size_t i = 0; i < n_out; ++i) flow("s", t, ts, out[i]);
     for (size_t i = 0; i < n_in; ++i) flow("f", t, ts, in[i]);
   }
   void instant(const timeline::Track &t, uint64_t ts, std::string_view name) override {
-    std::string &b = begin("i", t, ts);
-    b += ",\"s\":\"t\",\"name\":";
-    convert::append_json_string(b, name);
-    end();
+    const std::string &esc = escaped(name);
+    char *const b0 = scratch(kRecordHead + 32 + esc.size());
+    char *p = begin(b0, "i", t, ts);
+    p = put(p, ",\"s\":\"t\",\"name\":");
+    p = put(p, esc);
+    *p++ = '}';
+    emit(b0, p);
   }
   void counter(const timeline::Track &t, uint64_t ts, int64_t value) override {
-    std::string &b = begin("C", t, ts);
-    b += ",\"name\":";
-    convert::append_json_string(b, counters_[t.uuid]);
-    char v[32];
-    std::snprintf(v, sizeof v, ",\"args\":{\"value\":%" PRId64 "}", value);
-    b += v;
-    end();
+    const std::string &name = counters_[t.uuid];
+    char *const b0 = scratch(kRecordHead + 64 + name.size());
+    char *p = begin(b0, "C", t, ts);
+    p = put(p, ",\"name\":");
+    p = put(p, name);
+    p = put(p, ",\"args\":{\"value\":");
+    p = std::to_chars(p, p + 21, value).ptr;
+    p = put(p, "}}");
+    emit(b0, p);
   }
   void finish() override { f_.write("\n]}\n"); }
 
  private:
-  // ns as microseconds with three decimals ("12.345").
-  static void micros(std::string &b, uint64_t ns) {
-    char v[32];
-    std::snprintf(v, sizeof v, "%" PRIu64 ".%03u", ns / 1000, static_cast<unsigned>(ns % 1000));
-    b += v;
+  // The most bytes of a record's ",\n{"ph":..,"pid":..,"tid":..,"ts":..".
+  static constexpr size_t kRecordHead = 96;
+  static size_t esc_key_bound(const timeline::Arg *args, size_t n) {
+    size_t m = 0;
+    for (size_t i = 0; i < n; ++i) m = std::max(m, std::strlen(args[i].key));
+    return m;
   }
-  std::string &begin(const char *ph, const timeline::Track &t, uint64_t ts) {
-    std::string &b = f_.buf();
-    if (n_++) b += ",\n";
-    char v[64];
-    std::snprintf(v, sizeof v, "{\"ph\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":", ph, t.pid, t.tid);
-    b += v;
-    micros(b, ts);
-    return b;
+  char *scratch(size_t n) {
+    if (scratch_.size() < n) scratch_.resize(n);
+    return scratch_.data();
+  }
+  template <size_t N>
+  static char *put(char *p, const char (&lit)[N]) {
+    std::memcpy(p, lit, N - 1);
+    return p + N - 1;
+  }
+  static char *put(char *p, const std::string &s) {
+    std::memcpy(p, s.data(), s.size());
+    return p + s.size();
+  }
+  static char *put(char *p, const char *s) {
+    const size_t n = std::strlen(s);
+    std::memcpy(p, s, n);
+    return p + n;
+  }
+  // ns as microseconds with three decimals ("12.345").
+  static char *micros(char *p, uint64_t ns) {
+    p = std::to_chars(p, p + 20, ns / 1000).ptr;
+    const unsigned f = static_cast<unsigned>(ns % 1000);
+    *p++ = '.';
+    *p++ = static_cast<char>('0' + f / 100);
+    *p++ = static_cast<char>('0' + f / 10 % 10);
+    *p++ = static_cast<char>('0' + f % 10);
+    return p;
+  }
+  const std::string &escaped(std::string_view name) {
+    if (!have_last_ || name != last_name_) {
+      last_name_.assign(name.data(), name.size());
+      last_esc_.clear();
+      convert::append_json_string(last_esc_, name);
+      have_last_ = true;
+    }
+    return last_esc_;
+  }
+  // The record's separator and its first fields.
+  char *begin(char *p, const char *ph, const timeline::Track &t, uint64_t ts) {
+    if (n_++) p = put(p, ",\n");
+    p = put(p, "{\"ph\":\"");
+    *p++ = ph[0];
+    p = put(p, "\",\"pid\":");
+    p = std::to_chars(p, p + 10, t.pid).ptr;
+    p = put(p, ",\"tid\":");
+    p = std::to_chars(p, p + 10, t.tid).ptr;
+    p = put(p, ",\"ts\":");
+    return micros(p, ts);
+  }
+  void emit(const char *b0, const char *p) {
+    f_.buf().append(b0, static_cast<size_t>(p - b0));
+    f_.maybe_flush();
   }
   void end() {
     f_.buf() += '}';
     f_.maybe_flush();
   }
   void flow(const char *ph, const timeline::Track &t, uint64_t ts, uint64_t id) {
-    std::string &b = begin(ph, t, ts);
-    char v[96];
-    std::snprintf(v, sizeof v, ",\"id\":%" PRIu64 ",\"cat\":\"flow\",\"name\":\"flow\"%s", id,
-                  ph[0] == 'f' ? ",\"bp\":\"e\"" : "");
-    b += v;
-    end();
+    char *const b0 = scratch(kRecordHead + 96);
+    char *p = begin(b0, ph, t, ts);
+    p = put(p, ",\"id\":");
+    p = std::to_chars(p, p + 20, id).ptr;
+    p = put(p, ",\"cat\":\"flow\",\"name\":\"flow\"");
+    if (ph[0] == 'f') p = put(p, ",\"bp\":\"e\"");
+    *p++ = '}';
+    emit(b0, p);
   }
   void meta(const char *what, uint32_t pid, uint32_t tid, std::string_view name) {
     std::string &b = f_.buf();
@@ -109,7 +178,10 @@ class ChromeJsonEncoder final : public timeline::Encoder {
 
   OutFile &f_;
   uint64_t n_ = 0;
-  std::unordered_map<uint64_t, std::string> counters_;  // counter track uuid -> name
+  std::unordered_map<uint64_t, std::string> counters_;  // counter track uuid -> its name, escaped
+  std::vector<char> scratch_;
+  std::string last_name_, last_esc_;
+  bool have_last_ = false;
 };
 
 }  // namespace

@@ -7,10 +7,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <random>
+#include <thread>
 
 #include "base/error.hpp"
 #include "convert/convert.hpp"
@@ -84,33 +89,166 @@ void Progress::finish() {
 
 // ── OutFile ──
 
+// The writing thread of an OutFile. The caller's thread hands it one
+// buffer at a time (swapped with its own, so neither copies nor allocates
+// in steady state); it copies the bytes into an aligned staging area and
+// writes whole blocks of it with O_DIRECT, keeping the tail of less than a
+// block for the next buffer or for finish(), which writes it without.
+struct OutFile::Writer {
+  // O_DIRECT wants the buffer, the offset and the length aligned to the
+  // device's logical block: 4 KiB covers the 512-byte and 4 KiB ones.
+  static constexpr size_t kAlign = 4096, kStage = 8 << 20;
+
+  Writer(int fd, const std::string &path) : fd_(fd), path_(path) {
+    struct stat st {};
+    // Only a regular file: on a pipe, O_DIRECT means packet mode.
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      void *m = nullptr;
+      const int flags = ::fcntl(fd, F_GETFL);
+      if (flags >= 0 && ::posix_memalign(&m, kAlign, kStage + kAlign) == 0) {
+        stage_.reset(static_cast<char *>(m));
+        direct_ = ::fcntl(fd, F_SETFL, flags | O_DIRECT) == 0;
+      }
+    }
+    thread_ = std::thread([this] { run(); });
+  }
+  ~Writer() { stop(); }
+
+  // Takes buf's bytes (buf comes back empty, with a spare buffer's
+  // capacity); waits while the previous buffer is still being written.
+  void hand(std::string &buf) {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return !busy_; });
+    if (!error_.empty()) fail(USCOPE_ERR_IO, "%s", error_.c_str());
+    pending_.swap(buf);
+    buf.clear();
+    busy_ = true;
+    cv_.notify_all();
+  }
+  // Writes everything handed over and the staged tail; throws the error the
+  // thread met.
+  void finish() {
+    stop();
+    if (!error_.empty()) fail(USCOPE_ERR_IO, "%s", error_.c_str());
+    if (staged_) {
+      // The tail is not a whole block: written through the page cache.
+      const int flags = ::fcntl(fd_, F_GETFL);
+      if (direct_ && (flags < 0 || ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT) != 0))
+        fail(USCOPE_ERR_IO, "cannot write %s: %s", path_.c_str(), std::strerror(errno));
+      direct_ = false;
+      write_all(stage_.get(), staged_);
+      if (!error_.empty()) fail(USCOPE_ERR_IO, "%s", error_.c_str());
+      staged_ = 0;
+    }
+  }
+
+ private:
+  void stop() {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  void run() {
+    std::unique_lock<std::mutex> l(m_);
+    for (;;) {
+      cv_.wait(l, [&] { return busy_ || stop_; });
+      if (busy_) {
+        l.unlock();
+        if (error_.empty()) take(pending_);
+        l.lock();
+        pending_.clear();
+        busy_ = false;
+        cv_.notify_all();
+        continue;
+      }
+      if (stop_) return;
+    }
+  }
+  void take(const std::string &b) {
+    // (Once direct_ dropped, bytes still staged keep their place: they go
+    // out with the staging area, before anything handed later.)
+    if (!stage_ || (!direct_ && staged_ == 0)) {
+      write_all(b.data(), b.size());
+      return;
+    }
+    size_t at = 0;
+    while (at < b.size()) {
+      const size_t n = std::min(kStage - staged_, b.size() - at);
+      std::memcpy(stage_.get() + staged_, b.data() + at, n);
+      staged_ += n;
+      at += n;
+      if (staged_ == kStage) {
+        write_all(stage_.get(), kStage);
+        staged_ = 0;
+      }
+    }
+  }
+  void write_all(const char *p, size_t n) {
+    while (n) {
+      const ssize_t w = ::write(fd_, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0 && errno == EINVAL && direct_) {
+        // The file system took the flag but not the write: plain writes
+        // from here (the offset is still a whole number of blocks).
+        const int flags = ::fcntl(fd_, F_GETFL);
+        if (flags >= 0 && ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT) == 0) {
+          direct_ = false;
+          continue;
+        }
+      }
+      if (w <= 0) {
+        error_ = format_message("cannot write %s: %s", path_.c_str(), std::strerror(w < 0 ? errno : ENOSPC));
+        return;
+      }
+      p += w;
+      n -= static_cast<size_t>(w);
+    }
+  }
+
+  struct Free {
+    void operator()(char *p) const { std::free(p); }
+  };
+  int fd_;
+  std::string path_;
+  std::unique_ptr<char, Free> stage_;
+  size_t staged_ = 0;
+  bool direct_ = false;
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::string pending_;
+  bool busy_ = false, stop_ = false;
+  std::string error_;  // set by the thread, read once it is idle or joined
+  std::thread thread_;
+};
+
 OutFile::OutFile(const std::string &path) : path_(path) {
   fd_ = file_.create(path, O_WRONLY);
   buf_.reserve(kFlushBytes + (64 << 10));
 }
 
 OutFile::~OutFile() {
+  w_.reset();
   if (fd_ >= 0) ::close(fd_);
 }
 
 void OutFile::flush() {
-  const char *p = buf_.data();
-  size_t n = buf_.size();
-  while (n) {
-    const ssize_t w = ::write(fd_, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) fail(USCOPE_ERR_IO, "cannot write %s: %s", path_.c_str(), std::strerror(w < 0 ? errno : ENOSPC));
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  bytes_ += buf_.size();
-  buf_.clear();
+  if (buf_.empty()) return;
+  if (!w_) w_ = std::make_unique<Writer>(fd_, path_);
+  const size_t n = buf_.size();
+  w_->hand(buf_);
+  bytes_ += n;
+  if (buf_.capacity() < kFlushBytes) buf_.reserve(kFlushBytes + (64 << 10));
 }
 
 const std::string &OutFile::temp_path() const { return file_.written_path(); }
 
 void OutFile::publish() {
   flush();
+  if (w_) w_->finish();
+  w_.reset();
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) fail(USCOPE_ERR_IO, "cannot write %s: %s", path_.c_str(), std::strerror(errno));

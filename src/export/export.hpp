@@ -42,6 +42,15 @@ class Progress {
 
 // A buffered output file that replaces its path only when publish()ed
 // (ReplacingFile). Throws Error(IO) naming the path.
+//
+// The exporters write several times their input (a Perfetto or Chrome JSON
+// timeline is 9-22x the trace), so the write itself is a large share of an
+// export: full buffers are handed to a thread of their own, which writes a
+// regular file with O_DIRECT in aligned blocks (the page cache's copy cost
+// the kernel ~25x more CPU than the device did here: docs/export.md
+// "Performance"), falling back to plain writes where the file system
+// refuses it. An error met by that thread is thrown by the next flush() or
+// by publish().
 class OutFile {
  public:
   explicit OutFile(const std::string &path);
@@ -49,7 +58,7 @@ class OutFile {
   OutFile(const OutFile &) = delete;
   OutFile &operator=(const OutFile &) = delete;
 
-  // Append to the buffer; it goes to the file at 1 MiB.
+  // Append to the buffer; it goes to the file at kFlushBytes.
   void write(const void *p, size_t n) {
     buf_.append(static_cast<const char *>(p), n);
     if (buf_.size() >= kFlushBytes) flush();
@@ -70,12 +79,14 @@ class OutFile {
   void publish();
 
  private:
-  static constexpr size_t kFlushBytes = 1 << 20;
+  static constexpr size_t kFlushBytes = 4 << 20;
+  struct Writer;
   std::string path_;
   ReplacingFile file_;
   int fd_ = -1;
   std::string buf_;
   uint64_t bytes_ = 0;
+  std::unique_ptr<Writer> w_;  // made at the first flush
 };
 
 // An output directory (hpctoolkit) made as ".NAME.XXXXXX" beside its path

@@ -1,6 +1,7 @@
 #include "export/kanata_log.hpp"
 
 #include <charconv>
+#include <cstring>
 
 namespace uscope::exporter::kanata {
 
@@ -139,25 +140,34 @@ Parse parse_line(std::string_view line, Command *out, std::string *reason) {
 
 void append_line(std::string &out, const Command &c) {
   const Def &d = def_of(c.cmd);
-  out += d.name;
+  // Hundreds of millions of lines on a long trace: each is formatted into a
+  // stack buffer and appended once (a long text goes to `out` directly).
+  char buf[256];
+  char *p = buf;
+  std::memcpy(p, d.name.data(), d.name.size());
+  p += d.name.size();
   const uint64_t num[3] = {c.a, c.b, c.c};
-  char buf[24];
   for (size_t i = 0; i < d.numbers; ++i) {
-    out += '\t';
-    const auto r = std::to_chars(buf, buf + sizeof buf, num[i]);
-    out.append(buf, static_cast<size_t>(r.ptr - buf));
+    *p++ = '\t';
+    p = std::to_chars(p, p + 20, num[i]).ptr;
   }
+  // A tab or newline in the text would end the field or the line: Konata's
+  // reader splits on both, so they are written as spaces.
+  auto clean = [](char ch) { return ch == '\t' || ch == '\n' || ch == '\r' ? ' ' : ch; };
   if (d.text) {
-    out += '\t';
-    // A tab or newline would end the field or the line: Konata's reader
-    // splits on both, so they are written as spaces.
-    const size_t at = out.size();
-    out.append(c.text.data(), c.text.size());
-    if (c.text.find_first_of("\t\n\r") != std::string_view::npos)
-      for (size_t k = at; k < out.size(); ++k)
-        if (out[k] == '\t' || out[k] == '\n' || out[k] == '\r') out[k] = ' ';
+    *p++ = '\t';
+    if (c.text.size() < static_cast<size_t>(buf + sizeof buf - p)) {
+      for (char ch : c.text) *p++ = clean(ch);
+    } else {
+      out.append(buf, static_cast<size_t>(p - buf));
+      const size_t at = out.size();
+      out.append(c.text.data(), c.text.size());
+      for (size_t k = at; k < out.size(); ++k) out[k] = clean(out[k]);
+      p = buf;
+    }
   }
-  out += '\n';
+  *p++ = '\n';
+  out.append(buf, static_cast<size_t>(p - buf));
 }
 
 }  // namespace uscope::exporter::kanata

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "analysis/cpu_trace.hpp"
+#include "analysis/insn_prefetch.hpp"
 #include "base/error.hpp"
 #include "export/export.hpp"
 #include "export/kanata_log.hpp"
@@ -69,7 +70,8 @@ class Emitter {
  public:
   Emitter(analysis::CpuTrace &t, OutFile &out) : t_(t), out_(out) {}
 
-  void add(const Insn &i) {
+  // disasm: the instruction's disassembly (CpuTrace::disasm).
+  void add(const Insn &i, const std::string &disasm) {
     const uint64_t f = i.head.first_cycle;
     flush_before(f);
     const uint64_t id = next_id_++;
@@ -99,8 +101,7 @@ class Emitter {
     // checkpoint, which holds every field.
     const bool bits = (i.head.flags & InsnPiece::kHasBits) && i.head.inst_bits != 0;
     if ((i.head.flags & InsnPiece::kDisasmAnnotation) || bits || t_.elf() || i.head.pc != 0) {
-      const std::string d = t_.disasm(i);
-      kanata::append_line(b, {Cmd::Label, id, kanata::kLabelName, 0, d});
+      kanata::append_line(b, {Cmd::Label, id, kanata::kLabelName, 0, disasm});
     } else if (!notes_.empty()) {
       kanata::append_line(b, {Cmd::Label, id, kanata::kLabelName, 0, *notes_[0]});
       first_note = 1;
@@ -288,10 +289,13 @@ void export_konata(Job &job) {
   OutFile out(job.output);
   kanata::append_line(out.buf(), {Cmd::Header, 0, 0, 0, kanata::kVersion});
   Emitter e(t, out);
-  analysis::InsnStream stream(t, start, end, std::nullopt);
+  // Decoded and disassembled on a worker while this thread writes; the
+  // emitter reads only what CpuTrace holds fixed after its construction
+  // (stage names, the string table, sim_id's slots).
+  analysis::InsnPrefetch stream(t, start, end, true);
   uint64_t n = 0;
   while (const Insn *i = stream.next()) {
-    e.add(*i);
+    e.add(*i, stream.disasm());
     if ((++n & 0xFFF) == 0 && job.progress)
       job.progress->update(std::max(i->head.first_cycle, start) - start, end - start + 1, "cycles");
   }

@@ -6,9 +6,10 @@
 //
 // Field numbers are those of Perfetto's public protos (the file named at
 // each group); the encoding is protobuf_wire.hpp.
-#include <map>
+#include <cstring>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "export/export.hpp"
 #include "export/protobuf_wire.hpp"
@@ -82,37 +83,61 @@ class PerfettoEncoder final : public timeline::Encoder {
   }
   void slice(const timeline::Track &t, uint64_t ts, uint64_t dur, std::string_view name, const timeline::Arg *args,
              size_t n_args, const uint64_t *out, size_t n_out, const uint64_t *in, size_t n_in) override {
-    ev_.clear();
-    pb::put_uint(ev_, kTeType, kTypeSliceBegin);
-    pb::put_uint(ev_, kTeTrackUuid, t.uuid);
-    named(name);
-    for (size_t i = 0; i < n_args; ++i) {
-      sub_.clear();
-      pb::put_uint(sub_, kDaNameIid, arg_name(args[i].key));
-      pb::put_uint(sub_, args[i].pointer ? kDaPointerValue : kDaUintValue, args[i].value);
-      pb::put_bytes(ev_, kTeDebugAnnotations, sub_);
+    // Tens of millions of these on a long cpu trace: both events are
+    // encoded into one scratch buffer sized for them, then appended once.
+    const uint64_t iid = name_iid(name);
+    const size_t bound = 3 * pb::kMaxVarintField + (iid ? 0 : pb::kMaxLenFieldHead + name.size()) +
+                         n_args * (pb::kMaxLenFieldHead + 2 * pb::kMaxVarintField) +
+                         (n_out + n_in) * pb::kMaxFixed64Field;
+    char *ev = scratch(2 * bound + 256);
+    char *e = ev;
+    pb::wr_uint(e, kTeType, kTypeSliceBegin);
+    pb::wr_uint(e, kTeTrackUuid, t.uuid);
+    if (iid) {
+      pb::wr_uint(e, kTeNameIid, iid);
+    } else {
+      pb::wr_bytes(e, kTeName, name.data(), name.size());
     }
-    for (size_t i = 0; i < n_out; ++i) pb::put_fixed64(ev_, kTeFlowIds, out[i]);
-    for (size_t i = 0; i < n_in; ++i) pb::put_fixed64(ev_, kTeTerminatingFlowIds, in[i]);
-    event(ts, true);
-    ev_.clear();
-    pb::put_uint(ev_, kTeType, kTypeSliceEnd);
-    pb::put_uint(ev_, kTeTrackUuid, t.uuid);
-    event(ts + dur, false);
+    for (size_t i = 0; i < n_args; ++i) {
+      char sub[2 * pb::kMaxVarintField];
+      char *q = sub;
+      pb::wr_uint(q, kDaNameIid, arg_name(args[i].key));
+      pb::wr_uint(q, args[i].pointer ? kDaPointerValue : kDaUintValue, args[i].value);
+      pb::wr_bytes(e, kTeDebugAnnotations, sub, static_cast<size_t>(q - sub));
+    }
+    for (size_t i = 0; i < n_out; ++i) pb::wr_fixed64(e, kTeFlowIds, out[i]);
+    for (size_t i = 0; i < n_in; ++i) pb::wr_fixed64(e, kTeTerminatingFlowIds, in[i]);
+    // The packets are made after the event, in the scratch's second half.
+    char *pk = ev + bound;
+    event(pk, ts, true, ev, static_cast<size_t>(e - ev));
+    char end[2 * pb::kMaxVarintField];
+    char *x = end;
+    pb::wr_uint(x, kTeType, kTypeSliceEnd);
+    pb::wr_uint(x, kTeTrackUuid, t.uuid);
+    event(pk, ts + dur, false, end, static_cast<size_t>(x - end));
   }
   void instant(const timeline::Track &t, uint64_t ts, std::string_view name) override {
-    ev_.clear();
-    pb::put_uint(ev_, kTeType, kTypeInstant);
-    pb::put_uint(ev_, kTeTrackUuid, t.uuid);
-    named(name);
-    event(ts, true);
+    const uint64_t iid = name_iid(name);
+    const size_t bound = 3 * pb::kMaxVarintField + pb::kMaxLenFieldHead + name.size();
+    char *ev = scratch(2 * bound + 256);
+    char *e = ev;
+    pb::wr_uint(e, kTeType, kTypeInstant);
+    pb::wr_uint(e, kTeTrackUuid, t.uuid);
+    if (iid) {
+      pb::wr_uint(e, kTeNameIid, iid);
+    } else {
+      pb::wr_bytes(e, kTeName, name.data(), name.size());
+    }
+    event(ev + bound, ts, true, ev, static_cast<size_t>(e - ev));
   }
   void counter(const timeline::Track &t, uint64_t ts, int64_t value) override {
-    ev_.clear();
-    pb::put_uint(ev_, kTeType, kTypeCounter);
-    pb::put_uint(ev_, kTeTrackUuid, t.uuid);
-    pb::put_int(ev_, kTeCounterValue, value);
-    event(ts, false);
+    constexpr size_t kBound = 3 * pb::kMaxVarintField;
+    char ev[2 * kBound + 256];
+    char *e = ev;
+    pb::wr_uint(e, kTeType, kTypeCounter);
+    pb::wr_uint(e, kTeTrackUuid, t.uuid);
+    pb::wr_uint(e, kTeCounterValue, static_cast<uint64_t>(value));
+    event(ev + kBound, ts, false, ev, static_cast<size_t>(e - ev));
   }
   void finish() override {}
 
@@ -134,62 +159,75 @@ class PerfettoEncoder final : public timeline::Encoder {
     pb::put_bytes(pkt_, kPktTrackDescriptor, desc_);
     packet();
   }
-  // An argument's name, interned (few: the mapping's keys).
+  // An argument's name, interned (few: the mapping's keys, string
+  // literals, so a pointer compare finds nearly all of them).
   uint64_t arg_name(const char *key) {
-    auto it = arg_iids_.find(key);
-    if (it != arg_iids_.end()) return it->second;
+    for (const auto &[k, iid] : arg_iids_)
+      if (k == key) return iid;
+    for (const auto &[k, iid] : arg_iids_)
+      if (std::strcmp(k, key) == 0) return iid;
     const uint64_t iid = arg_iids_.size() + 1;
-    arg_iids_.emplace(key, iid);
+    arg_iids_.emplace_back(key, iid);
     std::string d;
     pb::put_uint(d, kEnIid, iid);
     pb::put_bytes(d, kEnName, key);
     pb::put_bytes(interned_, kIdDebugAnnotationNames, d);
     return iid;
   }
-  // The event's name: interned (defined in this packet when new) or inline.
-  void named(std::string_view name) {
+  // The event's name: its iid, interned (defined in the next packet when
+  // new), or 0: written inline (the table is full).
+  uint64_t name_iid(std::string_view name) {
     // Consecutive slices often share a name (an instruction's stages).
-    if (last_iid_ && name == last_name_) {
-      pb::put_uint(ev_, kTeNameIid, last_iid_);
-      return;
-    }
+    if (last_iid_ && name == last_name_) return last_iid_;
     key_.assign(name.data(), name.size());
     auto it = iids_.find(key_);
     if (it != iids_.end()) {
-      pb::put_uint(ev_, kTeNameIid, it->second);
       last_name_ = key_;
       last_iid_ = it->second;
-      return;
+      return last_iid_;
     }
-    if (iids_.size() >= kMaxInterned) {
-      pb::put_bytes(ev_, kTeName, name);
-      return;
-    }
+    if (iids_.size() >= kMaxInterned) return 0;
     const uint64_t iid = iids_.size() + 1;  // iid 0 is "none"
     iids_.emplace(key_, iid);
     last_name_ = key_;
     last_iid_ = iid;
-    pb::put_uint(ev_, kTeNameIid, iid);
     sub_.clear();
     pb::put_uint(sub_, kEnIid, iid);
     pb::put_bytes(sub_, kEnName, name);
     pb::put_bytes(interned_, kIdEventNames, sub_);
+    return iid;
   }
+  char *scratch(size_t n) {
+    if (scratch_.size() < n) scratch_.resize(n);
+    return scratch_.data();
+  }
+  // One TracePacket holding the TrackEvent ev[0, n), encoded at pk (which
+  // has room for n + 256 bytes, apart from ev) and appended to the file.
   // uses_state: the event names an interned string (a SLICE_END or a
   // counter value does not, and saves the flags).
-  void event(uint64_t ts, bool uses_state) {
-    // Written straight into the file's buffer: the packet's length is known
-    // from its parts, so the event is not copied into a packet first.
-    pkt_.clear();
-    pb::put_uint(pkt_, kPktTimestamp, ts);
-    sequence_fields(pkt_, uses_state);
-    const size_t len = pkt_.size() + pb::len_field_size(kPktTrackEvent, ev_.size()) +
+  void event(char *pk, uint64_t ts, bool uses_state, const char *ev, size_t n) {
+    char head[64];
+    char *h = head;
+    pb::wr_uint(h, kPktTimestamp, ts);
+    pb::wr_uint(h, kPktSequenceId, kSequenceId);
+    if (first_) {
+      pb::wr_uint(h, kPktSequenceFlags, kSeqIncrementalStateCleared | (uses_state ? kSeqNeedsIncrementalState : 0));
+      pb::wr_uint(h, kPktFirstOnSequence, 1);
+      first_ = false;
+    } else if (uses_state) {
+      pb::wr_uint(h, kPktSequenceFlags, kSeqNeedsIncrementalState);
+    }
+    const size_t hn = static_cast<size_t>(h - head);
+    const size_t len = hn + pb::len_field_size(kPktTrackEvent, n) +
                        (interned_.empty() ? 0 : pb::len_field_size(kPktInternedData, interned_.size()));
+    char *p = pk;
+    pb::wr_tag(p, kTracePacket, pb::kLen);
+    pb::wr_varint(p, len);
+    std::memcpy(p, head, hn);
+    p += hn;
+    pb::wr_bytes(p, kPktTrackEvent, ev, n);
     std::string &b = f_.buf();
-    pb::put_tag(b, kTracePacket, pb::kLen);
-    pb::put_varint(b, len);
-    b += pkt_;
-    pb::put_bytes(b, kPktTrackEvent, ev_);
+    b.append(pk, static_cast<size_t>(p - pk));
     if (!interned_.empty()) {
       pb::put_bytes(b, kPktInternedData, interned_);
       interned_.clear();
@@ -204,9 +242,10 @@ class PerfettoEncoder final : public timeline::Encoder {
 
   OutFile &f_;
   bool first_ = true;
-  std::string sub_, desc_, ev_, interned_, pkt_, key_;
+  std::string sub_, desc_, interned_, pkt_, key_;
+  std::vector<char> scratch_;
   std::unordered_map<std::string, uint64_t> iids_;
-  std::map<std::string, uint64_t> arg_iids_;
+  std::vector<std::pair<const char *, uint64_t>> arg_iids_;  // the keys outlive the export
   std::string last_name_;
   uint64_t last_iid_ = 0;
 };

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -70,5 +71,32 @@ inline void put_bytes(std::string &out, uint32_t field, std::string_view s) {
   put_varint(out, s.size());
   out.append(s.data(), s.size());
 }
+
+// The same encoding into a raw buffer the caller sized (the hot path's
+// packets: no capacity check per field). Each advances p past what it wrote.
+inline void wr_varint(char *&p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+}
+inline void wr_tag(char *&p, uint32_t field, WireType wt) { wr_varint(p, (uint64_t{field} << 3) | wt); }
+inline void wr_uint(char *&p, uint32_t field, uint64_t v) {
+  wr_tag(p, field, kVarint);
+  wr_varint(p, v);
+}
+inline void wr_fixed64(char *&p, uint32_t field, uint64_t v) {
+  wr_tag(p, field, kFixed64);
+  for (int i = 0; i < 8; ++i) *p++ = static_cast<char>(v >> (8 * i));  // little-endian
+}
+inline void wr_bytes(char *&p, uint32_t field, const char *s, size_t n) {
+  wr_tag(p, field, kLen);
+  wr_varint(p, n);
+  std::memcpy(p, s, n);
+  p += n;
+}
+// The most bytes a field of each kind takes (tag and varints of 10 bytes).
+inline constexpr size_t kMaxVarintField = 20, kMaxFixed64Field = 18, kMaxLenFieldHead = 20;
 
 }  // namespace uscope::exporter::pb

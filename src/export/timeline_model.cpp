@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "analysis/cpu_trace.hpp"
+#include "analysis/insn_prefetch.hpp"
 #include "analysis/noc_analysis.hpp"
 #include "base/error.hpp"
 #include "convert/matrix.hpp"
@@ -235,7 +236,8 @@ bool Model::cpu_scope(const std::string &scope, uint32_t unit) {
   };
 
   const uint32_t slots = t.sim_id_slots();
-  analysis::InsnStream is(t, w.a, w.b, std::nullopt);
+  // Decoded and disassembled on a worker while this thread encodes.
+  analysis::InsnPrefetch is(t, w.a, w.b, true);
   uint64_t n = 0;
   while (const analysis::Insn *i = is.next()) {
     if (count == kDepRing) flush_one();
@@ -251,11 +253,9 @@ bool Model::cpu_scope(const std::string &scope, uint32_t unit) {
     h.sim_id = i->sim_id(slots);
     // "0x<pc> <text>": the pc is an argument, so that the names (interned
     // by the Perfetto encoder) repeat with the code rather than never.
-    h.name = t.disasm(*i);
-    if (h.name.rfind("0x", 0) == 0) {
-      const size_t sp = h.name.find(' ');
-      if (sp != std::string::npos) h.name.erase(0, sp + 1);
-    }
+    const std::string &d = is.disasm();
+    const size_t sp = d.rfind("0x", 0) == 0 ? d.find(' ') : std::string::npos;
+    h.name.assign(d, sp == std::string::npos ? 0 : sp + 1);
     if (i->head.status == USCOPE_INSN_FLUSHED) h.name += " (flushed)";
     // A dependency joins the newest earlier instruction of its source
     // entity still held, when both show a slice.
@@ -279,45 +279,22 @@ bool Model::cpu_scope(const std::string &scope, uint32_t unit) {
   }
   while (count) flush_one();
 
-  // Counters and buffer occupancy, a sample at the window's start and one
-  // per change, read a chunk of cycles at a time (bounded memory).
-  constexpr uint64_t kChunk = 1 << 16;
-  std::vector<uint64_t> vals(kChunk);
-  std::vector<uint32_t> occ(kChunk);
-  for (uint32_t c = 0; c < t.counters().size(); ++c) {
-    const Track tr = new_counter(pr, t.counters()[c].name);
-    bool have = false;
-    uint64_t last = 0;
-    for (uint64_t at = w.a; at <= w.b; at += kChunk) {
-      const uint64_t len = std::min<uint64_t>(kChunk, w.b - at + 1);
-      t.counter_series(c, at, len, vals.data());
-      for (uint64_t k = 0; k < len; ++k)
-        if (!have || vals[k] != last) {
-          enc_.counter(tr, clk.ts(at + k), static_cast<int64_t>(vals[k]));
-          ++c_.counter_samples;
-          last = vals[k];
-          have = true;
-        }
-      if (w.b - at < kChunk) break;
-    }
+  // Counters and buffer occupancy: a sample at the window's start and one
+  // per change, all series from one replay.
+  std::vector<analysis::CpuTrace::Series> series;
+  std::vector<Track> tracks;
+  for (const auto &c : t.counters()) {
+    series.push_back({c.storage_id, false});
+    tracks.push_back(new_counter(pr, c.name));
   }
-  for (uint32_t b = 0; b < t.buffers().size(); ++b) {
-    const Track tr = new_counter(pr, t.buffers()[b].name + " occupancy");
-    bool have = false;
-    uint32_t last = 0;
-    for (uint64_t at = w.a; at <= w.b; at += kChunk) {
-      const uint64_t len = std::min<uint64_t>(kChunk, w.b - at + 1);
-      t.buffer_occupancy(b, at, len, occ.data());
-      for (uint64_t k = 0; k < len; ++k)
-        if (!have || occ[k] != last) {
-          enc_.counter(tr, clk.ts(at + k), occ[k]);
-          ++c_.counter_samples;
-          last = occ[k];
-          have = true;
-        }
-      if (w.b - at < kChunk) break;
-    }
+  for (const auto &b : t.buffers()) {
+    series.push_back({b.storage_id, true});
+    tracks.push_back(new_counter(pr, b.name + " occupancy"));
   }
+  t.series_changes(series, w.a, w.b, [&](uint32_t k, uint64_t cycle, uint64_t v) {
+    enc_.counter(tracks[k], clk.ts(cycle), static_cast<int64_t>(v));
+    ++c_.counter_samples;
+  });
   return true;
 }
 

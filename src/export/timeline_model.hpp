@@ -47,7 +47,8 @@ struct Track {
 };
 
 // A named integer attached to a slice (Perfetto: a debug annotation; Chrome
-// JSON: an entry of "args"). pointer: shown in hex.
+// JSON: an entry of "args"). pointer: shown in hex. key: a string that
+// outlives the export (the mapping's are literals; encoders keep it).
 struct Arg {
   const char *key;
   uint64_t value;

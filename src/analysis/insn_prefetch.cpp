@@ -1,0 +1,95 @@
+// InsnStream on a worker thread (insn_prefetch.hpp).
+#include "analysis/insn_prefetch.hpp"
+
+namespace uscope::analysis {
+
+InsnPrefetch::InsnPrefetch(CpuTrace &t, uint64_t start, uint64_t end, bool with_disasm)
+    : t_(t), stream_(t, start, end, std::nullopt), with_disasm_(with_disasm) {
+  inline_ = std::thread::hardware_concurrency() < 2;
+  if (!inline_) worker_ = std::thread([this] { work(); });
+}
+
+InsnPrefetch::~InsnPrefetch() {
+  if (worker_.joinable()) {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+}
+
+bool InsnPrefetch::fill(Batch &b) {
+  b.n = 0;
+  b.last = false;
+  while (b.n < kBatchSize) {
+    const Insn *i = stream_.next();
+    if (!i) {
+      b.last = true;
+      return false;
+    }
+    // Assigning into a reused record keeps its vectors' capacity.
+    b.insns[b.n] = *i;
+    if (with_disasm_) b.texts[b.n] = t_.disasm(*i);
+    ++b.n;
+  }
+  return true;
+}
+
+void InsnPrefetch::work() {
+  try {
+    for (uint64_t k = 0;; ++k) {
+      {
+        std::unique_lock<std::mutex> l(m_);
+        cv_.wait(l, [&] { return stop_ || k - consumed_ < kBatches; });
+        if (stop_) return;
+      }
+      const bool more = fill(batches_[k % kBatches]);
+      {
+        std::lock_guard<std::mutex> l(m_);
+        filled_ = k + 1;
+      }
+      cv_.notify_all();
+      if (!more) return;
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> l(m_);
+    error_ = std::current_exception();
+    stop_ = true;
+    cv_.notify_all();
+  }
+}
+
+const Insn *InsnPrefetch::next() {
+  for (;;) {
+    if (cur_ && pos_ < cur_->n) {
+      text_ = &cur_->texts[pos_];
+      return &cur_->insns[pos_++];
+    }
+    if (ended_ || (cur_ && cur_->last)) {
+      if (!ended_) {
+        ended_ = true;
+        if (worker_.joinable()) worker_.join();
+        stalls_ = stream_.stalls();
+      }
+      return nullptr;
+    }
+    if (inline_) {
+      cur_ = &batches_[0];
+      pos_ = 0;
+      fill(*cur_);
+      continue;
+    }
+    // Hand the batch read to the worker, wait for the next one.
+    std::unique_lock<std::mutex> l(m_);
+    if (cur_) ++consumed_;
+    cv_.notify_all();
+    cv_.wait(l, [&] { return filled_ > consumed_ || error_; });
+    if (filled_ <= consumed_) std::rethrow_exception(error_);
+    cur_ = &batches_[consumed_ % kBatches];
+    pos_ = 0;
+  }
+}
+
+}  // namespace uscope::analysis

@@ -1,0 +1,75 @@
+// InsnStream on a worker thread, for the exporters: they spend as long
+// writing an instruction's text or packets as the analysis layer spends
+// decoding it, so the worker decodes (and, when asked, disassembles) the
+// next batch of instructions while the caller writes the ones before
+// (docs/export.md "Performance").
+//
+// Ownership: the CpuTrace belongs to the worker from construction until
+// next() has returned nullptr (or the prefetch is destroyed); the caller
+// must not use it in between (it is not thread-safe). Memory is bounded:
+// kBatches batches of kBatchSize instructions, reused.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "analysis/cpu_trace.hpp"
+
+namespace uscope::analysis {
+
+class InsnPrefetch {
+ public:
+  // Instructions meeting [start, end] in fetch order, as InsnStream gives
+  // them; with_disasm: CpuTrace::disasm of each, made on the worker too.
+  // On a machine with one core the stream runs on the caller's thread.
+  InsnPrefetch(CpuTrace &t, uint64_t start, uint64_t end, bool with_disasm);
+  ~InsnPrefetch();
+  InsnPrefetch(const InsnPrefetch &) = delete;
+  InsnPrefetch &operator=(const InsnPrefetch &) = delete;
+
+  // The next instruction, or nullptr at the end; valid until the next call.
+  // Rethrows what the worker threw.
+  const Insn *next();
+  // The disassembly of the instruction next() returned last (with_disasm).
+  const std::string &disasm() const { return *text_; }
+  // InsnStream::stalls, once next() has returned nullptr.
+  const std::vector<uint64_t> &stalls() const { return stalls_; }
+
+ private:
+  static constexpr size_t kBatches = 4, kBatchSize = 2048;
+  struct Batch {
+    std::vector<Insn> insns = std::vector<Insn>(kBatchSize);
+    std::vector<std::string> texts = std::vector<std::string>(kBatchSize);
+    size_t n = 0;
+    bool last = false;  // the stream's end (after these n)
+  };
+  void work();
+  bool fill(Batch &b);  // false: the stream ended (b may still hold some)
+
+  CpuTrace &t_;
+  InsnStream stream_;
+  bool with_disasm_;
+  std::vector<Batch> batches_ = std::vector<Batch>(kBatches);
+  // Batches go round: the worker fills filled_ .. , the caller reads from
+  // reading_; a batch is the worker's while (index - read_count_) < kBatches.
+  std::mutex m_;
+  std::condition_variable cv_;
+  uint64_t filled_ = 0, consumed_ = 0;  // batch counts, under m_
+  bool stop_ = false;
+  std::exception_ptr error_;
+  std::thread worker_;
+  bool inline_ = false;
+  // The caller's side.
+  Batch *cur_ = nullptr;
+  size_t pos_ = 0;
+  bool ended_ = false;
+  const std::string *text_ = nullptr;
+  std::vector<uint64_t> stalls_;
+};
+
+}  // namespace uscope::analysis
