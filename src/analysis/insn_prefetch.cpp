@@ -3,9 +3,13 @@
 
 namespace uscope::analysis {
 
-InsnPrefetch::InsnPrefetch(CpuTrace &t, uint64_t start, uint64_t end, bool with_disasm)
-    : t_(t), stream_(t, start, end, std::nullopt), with_disasm_(with_disasm) {
-  inline_ = std::thread::hardware_concurrency() < 2;
+InsnPrefetch::InsnPrefetch(CpuTrace &t, uint64_t start, uint64_t end, bool with_disasm, size_t batch, bool worker)
+    : t_(t), stream_(t, start, end, std::nullopt), with_disasm_(with_disasm), batch_(batch ? batch : 1) {
+  for (Batch &b : batches_) {
+    b.insns.resize(batch_);
+    if (with_disasm_) b.texts.resize(batch_);
+  }
+  inline_ = !worker || std::thread::hardware_concurrency() < 2;
   if (!inline_) worker_ = std::thread([this] { work(); });
 }
 
@@ -23,7 +27,7 @@ InsnPrefetch::~InsnPrefetch() {
 bool InsnPrefetch::fill(Batch &b) {
   b.n = 0;
   b.last = false;
-  while (b.n < kBatchSize) {
+  while (b.n < batch_) {
     const Insn *i = stream_.next();
     if (!i) {
       b.last = true;
@@ -64,7 +68,7 @@ void InsnPrefetch::work() {
 const Insn *InsnPrefetch::next() {
   for (;;) {
     if (cur_ && pos_ < cur_->n) {
-      text_ = &cur_->texts[pos_];
+      if (with_disasm_) text_ = &cur_->texts[pos_];
       return &cur_->insns[pos_++];
     }
     if (ended_ || (cur_ && cur_->last)) {

@@ -26,8 +26,10 @@ class InsnPrefetch {
  public:
   // Instructions meeting [start, end] in fetch order, as InsnStream gives
   // them; with_disasm: CpuTrace::disasm of each, made on the worker too.
-  // On a machine with one core the stream runs on the caller's thread.
-  InsnPrefetch(CpuTrace &t, uint64_t start, uint64_t end, bool with_disasm);
+  // On a machine with one core (or with worker false) the stream runs on
+  // the caller's thread. batch: instructions per batch (tests use small ones).
+  InsnPrefetch(CpuTrace &t, uint64_t start, uint64_t end, bool with_disasm, size_t batch = kBatchSize,
+               bool worker = true);
   ~InsnPrefetch();
   InsnPrefetch(const InsnPrefetch &) = delete;
   InsnPrefetch &operator=(const InsnPrefetch &) = delete;
@@ -40,11 +42,12 @@ class InsnPrefetch {
   // InsnStream::stalls, once next() has returned nullptr.
   const std::vector<uint64_t> &stalls() const { return stalls_; }
 
- private:
   static constexpr size_t kBatches = 4, kBatchSize = 2048;
+
+ private:
   struct Batch {
-    std::vector<Insn> insns = std::vector<Insn>(kBatchSize);
-    std::vector<std::string> texts = std::vector<std::string>(kBatchSize);
+    std::vector<Insn> insns;
+    std::vector<std::string> texts;
     size_t n = 0;
     bool last = false;  // the stream's end (after these n)
   };
@@ -54,9 +57,11 @@ class InsnPrefetch {
   CpuTrace &t_;
   InsnStream stream_;
   bool with_disasm_;
+  size_t batch_;
   std::vector<Batch> batches_ = std::vector<Batch>(kBatches);
-  // Batches go round: the worker fills filled_ .. , the caller reads from
-  // reading_; a batch is the worker's while (index - read_count_) < kBatches.
+  // Batches go round: batch k (counting from 0) is batches_[k % kBatches];
+  // the worker may fill batch k once k - consumed_ < kBatches, the caller
+  // reads it once filled_ > k.
   std::mutex m_;
   std::condition_variable cv_;
   uint64_t filled_ = 0, consumed_ = 0;  // batch counts, under m_

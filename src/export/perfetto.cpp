@@ -89,7 +89,7 @@ class PerfettoEncoder final : public timeline::Encoder {
     const size_t bound = 3 * pb::kMaxVarintField + (iid ? 0 : pb::kMaxLenFieldHead + name.size()) +
                          n_args * (pb::kMaxLenFieldHead + 2 * pb::kMaxVarintField) +
                          (n_out + n_in) * pb::kMaxFixed64Field;
-    char *ev = scratch(2 * bound + 256);
+    char *ev = scratch(kHeadRoom + bound) + kHeadRoom;
     char *e = ev;
     pb::wr_uint(e, kTeType, kTypeSliceBegin);
     pb::wr_uint(e, kTeTrackUuid, t.uuid);
@@ -107,19 +107,17 @@ class PerfettoEncoder final : public timeline::Encoder {
     }
     for (size_t i = 0; i < n_out; ++i) pb::wr_fixed64(e, kTeFlowIds, out[i]);
     for (size_t i = 0; i < n_in; ++i) pb::wr_fixed64(e, kTeTerminatingFlowIds, in[i]);
-    // The packets are made after the event, in the scratch's second half.
-    char *pk = ev + bound;
-    event(pk, ts, true, ev, static_cast<size_t>(e - ev));
-    char end[2 * pb::kMaxVarintField];
-    char *x = end;
+    event(ev, static_cast<size_t>(e - ev), ts, true);
+    char end[kHeadRoom + 2 * pb::kMaxVarintField];
+    char *x = end + kHeadRoom;
     pb::wr_uint(x, kTeType, kTypeSliceEnd);
     pb::wr_uint(x, kTeTrackUuid, t.uuid);
-    event(pk, ts + dur, false, end, static_cast<size_t>(x - end));
+    event(end + kHeadRoom, static_cast<size_t>(x - end - kHeadRoom), ts + dur, false);
   }
   void instant(const timeline::Track &t, uint64_t ts, std::string_view name) override {
     const uint64_t iid = name_iid(name);
     const size_t bound = 3 * pb::kMaxVarintField + pb::kMaxLenFieldHead + name.size();
-    char *ev = scratch(2 * bound + 256);
+    char *ev = scratch(kHeadRoom + bound) + kHeadRoom;
     char *e = ev;
     pb::wr_uint(e, kTeType, kTypeInstant);
     pb::wr_uint(e, kTeTrackUuid, t.uuid);
@@ -128,16 +126,16 @@ class PerfettoEncoder final : public timeline::Encoder {
     } else {
       pb::wr_bytes(e, kTeName, name.data(), name.size());
     }
-    event(ev + bound, ts, true, ev, static_cast<size_t>(e - ev));
+    event(ev, static_cast<size_t>(e - ev), ts, true);
   }
   void counter(const timeline::Track &t, uint64_t ts, int64_t value) override {
-    constexpr size_t kBound = 3 * pb::kMaxVarintField;
-    char ev[2 * kBound + 256];
+    char buf[kHeadRoom + 3 * pb::kMaxVarintField];
+    char *const ev = buf + kHeadRoom;
     char *e = ev;
     pb::wr_uint(e, kTeType, kTypeCounter);
     pb::wr_uint(e, kTeTrackUuid, t.uuid);
     pb::wr_uint(e, kTeCounterValue, static_cast<uint64_t>(value));
-    event(ev + kBound, ts, false, ev, static_cast<size_t>(e - ev));
+    event(ev, static_cast<size_t>(e - ev), ts, false);
   }
   void finish() override {}
 
@@ -201,33 +199,40 @@ class PerfettoEncoder final : public timeline::Encoder {
     if (scratch_.size() < n) scratch_.resize(n);
     return scratch_.data();
   }
-  // One TracePacket holding the TrackEvent ev[0, n), encoded at pk (which
-  // has room for n + 256 bytes, apart from ev) and appended to the file.
+  // One TracePacket holding the TrackEvent ev[0, n), appended to the file.
+  // The kHeadRoom bytes before ev are the caller's scratch: the packet's
+  // head (its tag and length, timestamp, sequence fields, the event's tag
+  // and length) is put there, so the packet goes out in one append.
   // uses_state: the event names an interned string (a SLICE_END or a
   // counter value does not, and saves the flags).
-  void event(char *pk, uint64_t ts, bool uses_state, const char *ev, size_t n) {
-    char head[64];
-    char *h = head;
-    pb::wr_uint(h, kPktTimestamp, ts);
-    pb::wr_uint(h, kPktSequenceId, kSequenceId);
+  static constexpr size_t kHeadRoom = 64;
+  void event(char *ev, size_t n, uint64_t ts, bool uses_state) {
+    char fields[3 * pb::kMaxVarintField];
+    char *f = fields;
+    pb::wr_uint(f, kPktTimestamp, ts);
+    pb::wr_uint(f, kPktSequenceId, kSequenceId);
     if (first_) {
-      pb::wr_uint(h, kPktSequenceFlags, kSeqIncrementalStateCleared | (uses_state ? kSeqNeedsIncrementalState : 0));
-      pb::wr_uint(h, kPktFirstOnSequence, 1);
+      pb::wr_uint(f, kPktSequenceFlags, kSeqIncrementalStateCleared | (uses_state ? kSeqNeedsIncrementalState : 0));
+      pb::wr_uint(f, kPktFirstOnSequence, 1);
       first_ = false;
     } else if (uses_state) {
-      pb::wr_uint(h, kPktSequenceFlags, kSeqNeedsIncrementalState);
+      pb::wr_uint(f, kPktSequenceFlags, kSeqNeedsIncrementalState);
     }
-    const size_t hn = static_cast<size_t>(h - head);
-    const size_t len = hn + pb::len_field_size(kPktTrackEvent, n) +
+    const size_t fn = static_cast<size_t>(f - fields);
+    const size_t len = fn + pb::len_field_size(kPktTrackEvent, n) +
                        (interned_.empty() ? 0 : pb::len_field_size(kPktInternedData, interned_.size()));
-    char *p = pk;
-    pb::wr_tag(p, kTracePacket, pb::kLen);
-    pb::wr_varint(p, len);
-    std::memcpy(p, head, hn);
-    p += hn;
-    pb::wr_bytes(p, kPktTrackEvent, ev, n);
+    char head[kHeadRoom];
+    char *h = head;
+    pb::wr_tag(h, kTracePacket, pb::kLen);
+    pb::wr_varint(h, len);
+    for (size_t i = 0; i < fn; ++i) *h++ = fields[i];
+    pb::wr_tag(h, kPktTrackEvent, pb::kLen);
+    pb::wr_varint(h, n);
+    const size_t hn = static_cast<size_t>(h - head);
+    char *p = ev - hn;
+    for (size_t i = 0; i < hn; ++i) p[i] = head[i];  // a dozen bytes: no memcpy call
     std::string &b = f_.buf();
-    b.append(pk, static_cast<size_t>(p - pk));
+    b.append(p, hn + n);
     if (!interned_.empty()) {
       pb::put_bytes(b, kPktInternedData, interned_);
       interned_.clear();

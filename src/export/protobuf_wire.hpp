@@ -93,7 +93,12 @@ inline void wr_fixed64(char *&p, uint32_t field, uint64_t v) {
 inline void wr_bytes(char *&p, uint32_t field, const char *s, size_t n) {
   wr_tag(p, field, kLen);
   wr_varint(p, n);
-  std::memcpy(p, s, n);
+  // Most are a few bytes (a nested annotation): a loop, not a memcpy call.
+  if (n <= 16) {
+    for (size_t i = 0; i < n; ++i) p[i] = s[i];
+  } else {
+    std::memcpy(p, s, n);
+  }
   p += n;
 }
 // The most bytes a field of each kind takes (tag and varints of 10 bytes).

@@ -254,7 +254,7 @@ bool Model::cpu_scope(const std::string &scope, uint32_t unit) {
     // "0x<pc> <text>": the pc is an argument, so that the names (interned
     // by the Perfetto encoder) repeat with the code rather than never.
     const std::string &d = is.disasm();
-    const size_t sp = d.rfind("0x", 0) == 0 ? d.find(' ') : std::string::npos;
+    const size_t sp = d.size() > 2 && d[0] == '0' && d[1] == 'x' ? d.find(' ') : std::string::npos;
     h.name.assign(d, sp == std::string::npos ? 0 : sp + 1);
     if (i->head.status == USCOPE_INSN_FLUSHED) h.name += " (flushed)";
     // A dependency joins the newest earlier instruction of its source

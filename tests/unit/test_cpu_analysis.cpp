@@ -15,8 +15,11 @@
 
 #include "support/test_util.hpp"
 #include "test_protocol_util.hpp"
+#include "analysis/cpu_trace.hpp"
 #include "analysis/elf_info.hpp"
+#include "analysis/insn_prefetch.hpp"
 #include "analysis/riscv_disasm.hpp"
+#include "reader/trace_reader.hpp"
 #include "uscope/analysis.h"
 
 namespace {
@@ -511,6 +514,96 @@ TEST_F(CpuAnalysis, AnalyzeAgreesWithTheModel) {
   EXPECT_EQ(r.end_cycle, kCycles);
   EXPECT_EQ(r.range_cycles, kCycles - 2000);
   EXPECT_EQ(uscope_cpu_trace_analyze(o.t, &r, kCycles, kCycles + 5), USCOPE_ERR_INVALID_ARGUMENT);
+}
+
+// The exporters' counter tracks: every series from one replay, a sample at
+// the window's start and one per change, as the per-cycle values say.
+TEST_F(CpuAnalysis, SeriesChangesFromOneReplayAreTheValuesChanges) {
+  uscope::TraceReader r(model_->path);
+  uscope_cpu_trace_options_t o{};
+  o.struct_size = sizeof o;
+  uscope::analysis::CpuTrace t(r, o);
+  ASSERT_GE(t.counters().size(), 2u);
+  ASSERT_EQ(t.buffers().size(), 1u);
+  const std::vector<uscope::analysis::CpuTrace::Series> series = {
+      {t.counters()[0].storage_id, false}, {t.counters()[1].storage_id, false}, {t.buffers()[0].storage_id, true}};
+  const auto &m = *model_;
+  const std::vector<uint64_t> rob(m.rob_occupied.begin(), m.rob_occupied.end());
+  const std::vector<const std::vector<uint64_t> *> truth = {&m.committed, &m.misses, &rob};
+  for (const auto &[a, b] : std::vector<std::pair<uint64_t, uint64_t>>{{0, kCycles - 1}, {90, 2500}, {777, 777}}) {
+    SCOPED_TRACE("window " + std::to_string(a) + ".." + std::to_string(b));
+    std::vector<std::vector<std::pair<uint64_t, uint64_t>>> got(series.size());
+    uint64_t last_cycle = 0;
+    t.series_changes(series, a, b, [&](uint32_t k, uint64_t cycle, uint64_t v) {
+      ASSERT_LT(k, series.size());
+      EXPECT_GE(cycle, last_cycle) << "samples come in time order";
+      last_cycle = cycle;
+      got[k].push_back({cycle, v});
+    });
+    for (size_t k = 0; k < series.size(); ++k) {
+      std::vector<std::pair<uint64_t, uint64_t>> want = {{a, (*truth[k])[a]}};
+      for (uint64_t c = a + 1; c <= b; ++c)
+        if ((*truth[k])[c] != (*truth[k])[c - 1]) want.push_back({c, (*truth[k])[c]});
+      EXPECT_EQ(got[k], want) << "series " << k;
+      EXPECT_GT(want.size(), b > a ? 2u : 0u) << "the model's series change";
+    }
+  }
+}
+
+// The exporters' instruction stream on a worker: the same instructions, in
+// the same order, with the same disassembly, as InsnStream on this thread,
+// whatever the batch size (small ones make the batches go round many times).
+TEST_F(CpuAnalysis, PrefetchedInstructionsAreTheStreams) {
+  uscope::TraceReader r(model_->path);
+  uscope_cpu_trace_options_t o{};
+  o.struct_size = sizeof o;
+  uscope::analysis::CpuTrace t(r, o);
+  struct Rec {
+    uint32_t entity;
+    uint64_t first, last, pc;
+    uint8_t status;
+    std::vector<uint32_t> spans;
+    std::string text;
+    bool operator==(const Rec &x) const {
+      return entity == x.entity && first == x.first && last == x.last && pc == x.pc && status == x.status &&
+             spans == x.spans && text == x.text;
+    }
+  };
+  auto rec = [](const uscope::analysis::Insn &i, std::string text) {
+    Rec x{i.head.entity_id, i.head.first_cycle, i.head.last_cycle, i.head.pc, i.head.status, {}, std::move(text)};
+    for (const auto &sp : i.spans) {
+      x.spans.push_back(sp.stage);
+      x.spans.push_back(static_cast<uint32_t>(sp.start_cycle));
+      x.spans.push_back(static_cast<uint32_t>(sp.end_cycle));
+    }
+    return x;
+  };
+  for (const auto &[a, b] : std::vector<std::pair<uint64_t, uint64_t>>{{0, UINT64_MAX}, {1200, 1900}}) {
+    std::vector<Rec> want;
+    {
+      uscope::analysis::InsnStream s(t, a, b, std::nullopt);
+      while (const auto *i = s.next()) want.push_back(rec(*i, t.disasm(*i)));
+    }
+    ASSERT_GT(want.size(), 100u);
+    for (size_t batch : {size_t{1}, size_t{7}, size_t{2048}})
+      for (bool worker : {true, false}) {
+        SCOPED_TRACE("window " + std::to_string(a) + " batch " + std::to_string(batch) + (worker ? " worker" : " inline"));
+        std::vector<Rec> got;
+        uscope::analysis::InsnPrefetch p(t, a, b, true, batch, worker);
+        while (const auto *i = p.next()) got.push_back(rec(*i, p.disasm()));
+        EXPECT_EQ(p.next(), nullptr) << "the end stays the end";
+        ASSERT_EQ(got.size(), want.size());
+        EXPECT_TRUE(got == want);
+      }
+  }
+  // A consumer that stops early (an encoder's error) destroys it mid-stream:
+  // the worker is stopped and joined, and the trace is usable again.
+  {
+    uscope::analysis::InsnPrefetch p(t, 0, UINT64_MAX, true, 3);
+    for (int k = 0; k < 10; ++k) ASSERT_NE(p.next(), nullptr);
+  }
+  uscope::analysis::InsnStream s(t, 0, UINT64_MAX, std::nullopt);
+  EXPECT_NE(s.next(), nullptr);
 }
 
 TEST(CpuAnalysisErrors, NoCpuScopeIsNamed) {

@@ -3,13 +3,18 @@
 // replaces its path only on success (a file, or hpctoolkit's directory).
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <uscope/export.h>
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -183,6 +188,96 @@ TEST(ExportFrame, OutFileReplacesItsPathOnlyWhenPublished) {
   // A directory in the way is refused, not replaced.
   fs::create_directory(d.file("dir"));
   EXPECT_THROW(uscope::exporter::OutFile f(d.file("dir")), uscope::Error);
+}
+
+// The writer thread writes O_DIRECT blocks and the tail through the page
+// cache: every byte lands, in order, for sizes around the block and the
+// staging area, on a file system that takes O_DIRECT (the test's) and on
+// tmpfs (which may refuse it: the plain-write fallback).
+TEST(ExportFrame, OutFileWritesEveryByteInOrderWhateverTheSize) {
+  TempDir d("export_outfile_sizes");
+  std::vector<std::string> dirs = {d.path()};
+  const std::string shm = "/dev/shm/uscope_outfile_" + std::to_string(::getpid());
+  ASSERT_TRUE(fs::create_directory(shm)) << "/dev/shm is needed for the tmpfs case";
+  dirs.push_back(shm);
+  std::mt19937_64 rng(42);
+  for (const std::string &dir : dirs)
+    for (size_t size : {size_t{0}, size_t{1}, size_t{4095}, size_t{4096}, size_t{4097}, size_t{(4 << 20) + 3},
+                        size_t{(8 << 20) - 4096}, size_t{(13 << 20) + 4097}}) {
+      SCOPED_TRACE(dir + ": " + std::to_string(size) + " bytes");
+      std::string want(size, '\0');
+      for (size_t i = 0; i < size; ++i) want[i] = static_cast<char>(rng() >> 56);
+      const std::string path = dir + "/out.bin";
+      {
+        uscope::exporter::OutFile f(path);
+        size_t at = 0;
+        while (at < size) {  // chunks of any size, as the exporters write
+          const size_t n = std::min<size_t>(size - at, 1 + rng() % 300000);
+          if (rng() & 1) {
+            f.write(want.data() + at, n);
+          } else {
+            f.buf().append(want.data() + at, n);
+            f.maybe_flush();
+          }
+          at += n;
+        }
+        EXPECT_EQ(f.bytes(), size);
+        f.publish();
+      }
+      EXPECT_TRUE(read_all(path) == want);
+    }
+  fs::remove_all(shm);
+}
+
+// A file with no name to replace (a memfd, through its /proc/self/fd link)
+// is written in place, through the same writer thread: on shmem, which may
+// refuse O_DIRECT, every byte lands too.
+TEST(ExportFrame, OutFileWritesAMemfdInPlace) {
+  const int fd = ::memfd_create("uscope_outfile", 0);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  std::string want((9 << 20) + 123, 'p');
+  for (size_t i = 0; i < want.size(); i += 4093) want[i] = static_cast<char>('a' + i % 26);
+  {
+    uscope::exporter::OutFile f("/proc/self/fd/" + std::to_string(fd));
+    f.write(want);
+    f.publish();
+  }
+  std::string got(want.size() + 1, '\0');
+  const ssize_t n = ::pread(fd, got.data(), got.size(), 0);
+  ::close(fd);
+  ASSERT_EQ(n, static_cast<ssize_t>(want.size()));
+  got.resize(static_cast<size_t>(n));
+  EXPECT_TRUE(got == want);
+}
+
+// An error met by the writer thread (here the file size limit) is thrown by
+// publish() with the path, and the old file stays.
+TEST(ExportFrame, OutFileReportsTheWriterThreadsError) {
+  TempDir d("export_outfile_error");
+  const std::string path = d.file("f.bin");
+  write_all(path, "old");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // In a child: the limit and the ignored SIGXFSZ are its own.
+    ::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl {6 << 20, 6 << 20};
+    if (::setrlimit(RLIMIT_FSIZE, &rl) != 0) ::_exit(3);
+    try {
+      uscope::exporter::OutFile f(path);
+      f.write(std::string(20 << 20, 'x'));
+      f.publish();
+    } catch (const uscope::Error &e) {
+      ::_exit(std::string(e.what()).find("cannot write " + path) != std::string::npos ? 0 : 4);
+    }
+    ::_exit(5);
+  }
+  int st = 0;
+  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 0) << "3: no limit, 4: another message, 5: no error";
+  EXPECT_EQ(read_all(path), "old");
+  EXPECT_EQ(entries(d.path()), std::vector<std::string>{"f.bin"});
 }
 
 TEST(ExportFrame, OutDirReplacesAnOldDatabaseOnlyWhenPublished) {
