@@ -138,36 +138,28 @@ Parse parse_line(std::string_view line, Command *out, std::string *reason) {
   return Parse::Ok;
 }
 
-void append_line(std::string &out, const Command &c) {
+char *format_line(char *p, const Command &c) {
   const Def &d = def_of(c.cmd);
-  // Hundreds of millions of lines on a long trace: each is formatted into a
-  // stack buffer and appended once (a long text goes to `out` directly).
-  char buf[256];
-  char *p = buf;
-  std::memcpy(p, d.name.data(), d.name.size());
-  p += d.name.size();
+  for (char ch : d.name) *p++ = ch;  // a few letters: no memcpy call
   const uint64_t num[3] = {c.a, c.b, c.c};
   for (size_t i = 0; i < d.numbers; ++i) {
     *p++ = '\t';
     p = std::to_chars(p, p + 20, num[i]).ptr;
   }
-  // A tab or newline in the text would end the field or the line: Konata's
-  // reader splits on both, so they are written as spaces.
-  auto clean = [](char ch) { return ch == '\t' || ch == '\n' || ch == '\r' ? ' ' : ch; };
   if (d.text) {
     *p++ = '\t';
-    if (c.text.size() < static_cast<size_t>(buf + sizeof buf - p)) {
-      for (char ch : c.text) *p++ = clean(ch);
-    } else {
-      out.append(buf, static_cast<size_t>(p - buf));
-      const size_t at = out.size();
-      out.append(c.text.data(), c.text.size());
-      for (size_t k = at; k < out.size(); ++k) out[k] = clean(out[k]);
-      p = buf;
-    }
+    // A tab or newline would end the field or the line: Konata's reader
+    // splits on both, so they are written as spaces.
+    for (char ch : c.text) *p++ = ch == '\t' || ch == '\n' || ch == '\r' ? ' ' : ch;
   }
   *p++ = '\n';
-  out.append(buf, static_cast<size_t>(p - buf));
+  return p;
+}
+
+void append_line(std::string &out, const Command &c) {
+  const size_t at = out.size();
+  out.resize(at + max_line_size(c));
+  out.resize(static_cast<size_t>(format_line(out.data() + at, c) - out.data()));
 }
 
 }  // namespace uscope::exporter::kanata

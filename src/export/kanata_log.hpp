@@ -52,6 +52,10 @@ Parse parse_line(std::string_view line, Command *out, std::string *reason);
 
 // Appends the line of a command (with its newline) to out.
 void append_line(std::string &out, const Command &c);
+// The same line written at p, which has room for max_line_size(c) bytes;
+// returns its end. For the export's hot path (tens of millions of lines).
+char *format_line(char *p, const Command &c);
+inline size_t max_line_size(const Command &c) { return 8 + 3 * 21 + 1 + c.text.size() + 1; }
 
 // The command's name as it is written ("C=", "I", ...).
 std::string_view name_of(Cmd c);

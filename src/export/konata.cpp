@@ -80,8 +80,7 @@ class Emitter {
     // I and the labels, written at once: every command of an earlier cycle
     // is out, and in its fetch cycle an I comes before anything else.
     write_cycle(f);
-    std::string &b = out_.buf();
-    kanata::append_line(b, {Cmd::Insn, id, i.sim_id(t_.sim_id_slots()), 0, {}});
+    line({Cmd::Insn, id, i.sim_id(t_.sim_id_slots()), 0, {}});
     notes_.clear();
     lanes_.clear();
     for (uint32_t a : i.annotations) {
@@ -101,23 +100,22 @@ class Emitter {
     // checkpoint, which holds every field.
     const bool bits = (i.head.flags & InsnPiece::kHasBits) && i.head.inst_bits != 0;
     if ((i.head.flags & InsnPiece::kDisasmAnnotation) || bits || t_.elf() || i.head.pc != 0) {
-      kanata::append_line(b, {Cmd::Label, id, kanata::kLabelName, 0, disasm});
+      line({Cmd::Label, id, kanata::kLabelName, 0, disasm});
     } else if (!notes_.empty()) {
-      kanata::append_line(b, {Cmd::Label, id, kanata::kLabelName, 0, *notes_[0]});
+      line({Cmd::Label, id, kanata::kLabelName, 0, *notes_[0]});
       first_note = 1;
     }
     for (size_t k = first_note; k < notes_.size(); ++k)
-      kanata::append_line(b, {Cmd::Label, id, kanata::kLabelDetail, 0, *notes_[k]});
+      line({Cmd::Label, id, kanata::kLabelDetail, 0, *notes_[k]});
     // Lane-0 stages. Its first one starting at the fetch is written now; a
     // stage that ends where the next begins (the analysis layer's spans
     // always do) is one heap entry for the E and the S: half the entries.
     size_t k0 = 0;
     const auto &sp = i.spans;
     if (!sp.empty() && sp[0].start_cycle == f) {
-      kanata::append_line(b, {Cmd::Start, id, 0, 0, stage_name(sp[0].stage)});
+      line({Cmd::Start, id, 0, 0, stage_name(sp[0].stage)});
       k0 = 1;
     }
-    out_.maybe_flush();
 
     for (uint32_t src : i.deps) push(f, kGroupWake, Kind::Wake, id, src, 0);
     for (size_t k = k0; k < sp.size(); ++k) {
@@ -140,6 +138,7 @@ class Emitter {
   void finish(uint64_t start) {
     flush_before(UINT64_MAX);
     if (!started_) write_cycle(start);
+    spill(0);
   }
   uint64_t unresolved_deps() const { return unresolved_; }
 
@@ -182,17 +181,29 @@ class Emitter {
     return static_cast<uint32_t>(lane_names_.size() - 1);
   }
 
+  // Lines are formatted into a raw buffer handed to the file in large
+  // pieces: no string append per line (a log is tens of millions of them).
+  void line(const kanata::Command &c) {
+    const size_t need = kanata::max_line_size(c);
+    if (lines_.size() - used_ < need) spill(need);
+    used_ = static_cast<size_t>(kanata::format_line(lines_.data() + used_, c) - lines_.data());
+  }
+  void spill(size_t need) {
+    out_.write(lines_.data(), used_);
+    used_ = 0;
+    if (lines_.size() < need) lines_.resize(need);
+  }
+
   void push(uint64_t cycle, uint64_t group, Kind kind, uint64_t id, uint32_t arg, uint64_t lane) {
     heap_.push({cycle, group << 56 | (seq_++ & ((uint64_t{1} << 56) - 1)), id, lane, arg, kind});
   }
 
   void write_cycle(uint64_t c) {
-    std::string &b = out_.buf();
     if (!started_) {
-      kanata::append_line(b, {Cmd::CycleAbs, c, 0, 0, {}});
+      line({Cmd::CycleAbs, c, 0, 0, {}});
       started_ = true;
     } else if (c > cycle_) {
-      kanata::append_line(b, {Cmd::CycleDelta, c - cycle_, 0, 0, {}});
+      line({Cmd::CycleDelta, c - cycle_, 0, 0, {}});
     }
     cycle_ = c;
   }
@@ -202,7 +213,6 @@ class Emitter {
       const Pending p = heap_.top();
       heap_.pop();
       write_cycle(p.cycle);
-      std::string &b = out_.buf();
       switch (p.kind) {
         case Kind::Wake: {
           auto it = last_in_slot_.find(p.arg);
@@ -210,30 +220,29 @@ class Emitter {
             ++unresolved_;
             break;
           }
-          kanata::append_line(b, {Cmd::Wake, p.id, it->second, 0, {}});
+          line({Cmd::Wake, p.id, it->second, 0, {}});
           break;
         }
         case Kind::Start:
         case Kind::End:
-          kanata::append_line(b, {p.kind == Kind::Start ? Cmd::Start : Cmd::End, p.id, 0, 0, stage_name(p.arg)});
+          line({p.kind == Kind::Start ? Cmd::Start : Cmd::End, p.id, 0, 0, stage_name(p.arg)});
           break;
         case Kind::Next:
-          kanata::append_line(b, {Cmd::End, p.id, 0, 0, stage_name(p.arg)});
-          kanata::append_line(b, {Cmd::Start, p.id, 0, 0, stage_name(static_cast<uint32_t>(p.lane))});
+          line({Cmd::End, p.id, 0, 0, stage_name(p.arg)});
+          line({Cmd::Start, p.id, 0, 0, stage_name(static_cast<uint32_t>(p.lane))});
           break;
         case Kind::StartLane:
         case Kind::EndLane:
-          kanata::append_line(b, {p.kind == Kind::StartLane ? Cmd::Start : Cmd::End, p.id, p.lane, 0,
+          line({p.kind == Kind::StartLane ? Cmd::Start : Cmd::End, p.id, p.lane, 0,
                                   lane_names_[p.arg]});
           break;
         case Kind::Retire:
           // The retirement id is the serial number of the retired ones
           // (format doc "R"); a flushed one carries the next.
-          kanata::append_line(b, {Cmd::Retire, p.id, retired_, p.arg ? kanata::kFlush : kanata::kRetire, {}});
+          line({Cmd::Retire, p.id, retired_, p.arg ? kanata::kFlush : kanata::kRetire, {}});
           if (!p.arg) ++retired_;
           break;
       }
-      out_.maybe_flush();
     }
   }
 
@@ -267,6 +276,8 @@ class Emitter {
   std::vector<std::string> lane_names_;
   std::vector<const std::string *> notes_;
   std::vector<LaneSpan> lanes_;
+  std::vector<char> lines_ = std::vector<char>(size_t{1} << 18);
+  size_t used_ = 0;
 };
 
 }  // namespace
