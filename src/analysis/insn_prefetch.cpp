@@ -4,7 +4,7 @@
 namespace uscope::analysis {
 
 InsnPrefetch::InsnPrefetch(CpuTrace &t, uint64_t start, uint64_t end, bool with_disasm, size_t batch, bool worker)
-    : t_(t), stream_(t, start, end, std::nullopt), with_disasm_(with_disasm), batch_(batch ? batch : 1) {
+    : t_(t), start_(start), end_(end), with_disasm_(with_disasm), batch_(batch ? batch : 1) {
   for (Batch &b : batches_) {
     b.insns.resize(batch_);
     if (with_disasm_) b.texts.resize(batch_);
@@ -27,8 +27,9 @@ InsnPrefetch::~InsnPrefetch() {
 bool InsnPrefetch::fill(Batch &b) {
   b.n = 0;
   b.last = false;
+  if (!stream_) stream_ = std::make_unique<InsnStream>(t_, start_, end_, std::nullopt);
   while (b.n < batch_) {
-    const Insn *i = stream_.next();
+    const Insn *i = stream_->next();
     if (!i) {
       b.last = true;
       return false;
@@ -75,7 +76,7 @@ const Insn *InsnPrefetch::next() {
       if (!ended_) {
         ended_ = true;
         if (worker_.joinable()) worker_.join();
-        stalls_ = stream_.stalls();
+        if (stream_) stalls_ = stream_->stalls();
       }
       return nullptr;
     }

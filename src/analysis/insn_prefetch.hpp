@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -55,7 +56,10 @@ class InsnPrefetch {
   bool fill(Batch &b);  // false: the stream ended (b may still hold some)
 
   CpuTrace &t_;
-  InsnStream stream_;
+  uint64_t start_, end_;
+  // Made by the first fill(), on the worker: its constructor decodes the
+  // window's first segment(s) already.
+  std::unique_ptr<InsnStream> stream_;
   bool with_disasm_;
   size_t batch_;
   std::vector<Batch> batches_ = std::vector<Batch>(kBatches);

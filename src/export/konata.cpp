@@ -5,10 +5,13 @@
 // The instructions come from the analysis layer (InsnStream: whole
 // instructions with their stage spans, in fetch order); a Kanata log wants
 // its commands in cycle order. An instruction's commands are therefore put
-// (but its I and labels, written at once) in a min-heap keyed by cycle and
-// written once the stream's fetch cycle has passed them: everything an
-// instruction fetched later will add is at or after its fetch cycle. The heap holds the commands of the instructions in
-// flight only, so memory is bounded by them, not by the trace.
+// (but its I and labels, written at once) in a priority queue keyed by
+// cycle (a calendar queue: a ring of per-cycle buckets, a heap for the far
+// ones) and written once the stream's fetch cycle has passed them:
+// everything an instruction fetched later will add is at or after its fetch
+// cycle. The queue holds the commands of the instructions in flight only,
+// so memory is bounded by them, not by the trace. The instructions are
+// decoded and disassembled on a worker (InsnPrefetch) meanwhile.
 //
 // Mapping (the inverse of the import, konata_import.cpp):
 //   I  one per instruction, ids 0, 1, ... in fetch order; the simulator id
@@ -162,6 +165,14 @@ class Emitter {
       return a.cycle != b.cycle ? a.cycle > b.cycle : a.order > b.order;
     }
   };
+  static constexpr uint64_t kGroups = 3;
+  static constexpr uint64_t kRing = 1024, kRingMask = kRing - 1;
+  struct Bucket {
+    std::vector<Pending> group[kGroups];
+  };
+  static bool bucket_empty(const Bucket &b) {
+    return b.group[0].empty() && b.group[1].empty() && b.group[2].empty();
+  }
   struct LaneSpan {
     uint32_t name;
     uint64_t lane, start, end;
@@ -194,8 +205,17 @@ class Emitter {
     if (lines_.size() < need) lines_.resize(need);
   }
 
+  // A command is put in the bucket of its cycle when that lies within kRing
+  // cycles of the first unwritten one (nearly all: stages last a few
+  // cycles), else in the heap: a calendar queue, O(1) for the common case.
   void push(uint64_t cycle, uint64_t group, Kind kind, uint64_t id, uint32_t arg, uint64_t lane) {
-    heap_.push({cycle, group << 56 | (seq_++ & ((uint64_t{1} << 56) - 1)), id, lane, arg, kind});
+    const Pending p{cycle, group << 56 | (seq_++ & ((uint64_t{1} << 56) - 1)), id, lane, arg, kind};
+    if (cycle >= base_ && cycle - base_ < kRing) {
+      ring_[cycle & kRingMask].group[group - 1].push_back(p);
+      ++in_ring_;
+    } else {
+      heap_.push(p);
+    }
   }
 
   void write_cycle(uint64_t c) {
@@ -208,41 +228,76 @@ class Emitter {
     cycle_ = c;
   }
 
+  // Writes every pending command of the cycles before `cycle`, in order.
   void flush_before(uint64_t cycle) {
-    while (!heap_.empty() && heap_.top().cycle < cycle) {
-      const Pending p = heap_.top();
-      heap_.pop();
-      write_cycle(p.cycle);
-      switch (p.kind) {
-        case Kind::Wake: {
-          auto it = last_in_slot_.find(p.arg);
-          if (it == last_in_slot_.end()) {
-            ++unresolved_;
+    for (;;) {
+      // The next cycle with commands: the first non-empty bucket at or after
+      // base_, or the heap's earliest, whichever comes first.
+      uint64_t c = UINT64_MAX;
+      if (in_ring_) {
+        c = base_;
+        while (bucket_empty(ring_[c & kRingMask])) ++c;
+      }
+      if (!heap_.empty()) c = std::min(c, heap_.top().cycle);
+      if (c == UINT64_MAX || c >= cycle) break;
+      write_cycle(c);
+      Bucket *b = c >= base_ && c - base_ < kRing ? &ring_[c & kRingMask] : nullptr;
+      for (uint64_t g = 0; g < kGroups; ++g) {
+        // The bucket's commands of group g are in the order they were made;
+        // the heap's of the same cycle and group merge in by that order.
+        std::vector<Pending> *v = b ? &b->group[g] : nullptr;
+        size_t i = 0;
+        for (;;) {
+          const bool from_heap = !heap_.empty() && heap_.top().cycle == c && (heap_.top().order >> 56) == g + 1;
+          if (v && i < v->size() && (!from_heap || (*v)[i].order < heap_.top().order)) {
+            write((*v)[i++]);
+          } else if (from_heap) {
+            const Pending p = heap_.top();
+            heap_.pop();
+            write(p);
+          } else {
             break;
           }
-          line({Cmd::Wake, p.id, it->second, 0, {}});
+        }
+        if (v) {
+          in_ring_ -= v->size();
+          v->clear();
+        }
+      }
+      base_ = std::max(base_, c + 1);
+    }
+    if (cycle != UINT64_MAX) base_ = std::max(base_, cycle);
+  }
+
+  void write(const Pending &p) {
+    switch (p.kind) {
+      case Kind::Wake: {
+        auto it = last_in_slot_.find(p.arg);
+        if (it == last_in_slot_.end()) {
+          ++unresolved_;
           break;
         }
-        case Kind::Start:
-        case Kind::End:
-          line({p.kind == Kind::Start ? Cmd::Start : Cmd::End, p.id, 0, 0, stage_name(p.arg)});
-          break;
-        case Kind::Next:
-          line({Cmd::End, p.id, 0, 0, stage_name(p.arg)});
-          line({Cmd::Start, p.id, 0, 0, stage_name(static_cast<uint32_t>(p.lane))});
-          break;
-        case Kind::StartLane:
-        case Kind::EndLane:
-          line({p.kind == Kind::StartLane ? Cmd::Start : Cmd::End, p.id, p.lane, 0,
-                                  lane_names_[p.arg]});
-          break;
-        case Kind::Retire:
-          // The retirement id is the serial number of the retired ones
-          // (format doc "R"); a flushed one carries the next.
-          line({Cmd::Retire, p.id, retired_, p.arg ? kanata::kFlush : kanata::kRetire, {}});
-          if (!p.arg) ++retired_;
-          break;
+        line({Cmd::Wake, p.id, it->second, 0, {}});
+        break;
       }
+      case Kind::Start:
+      case Kind::End:
+        line({p.kind == Kind::Start ? Cmd::Start : Cmd::End, p.id, 0, 0, stage_name(p.arg)});
+        break;
+      case Kind::Next:
+        line({Cmd::End, p.id, 0, 0, stage_name(p.arg)});
+        line({Cmd::Start, p.id, 0, 0, stage_name(static_cast<uint32_t>(p.lane))});
+        break;
+      case Kind::StartLane:
+      case Kind::EndLane:
+        line({p.kind == Kind::StartLane ? Cmd::Start : Cmd::End, p.id, p.lane, 0, lane_names_[p.arg]});
+        break;
+      case Kind::Retire:
+        // The retirement id is the serial number of the retired ones
+        // (format doc "R"); a flushed one carries the next.
+        line({Cmd::Retire, p.id, retired_, p.arg ? kanata::kFlush : kanata::kRetire, {}});
+        if (!p.arg) ++retired_;
+        break;
     }
   }
 
@@ -267,7 +322,10 @@ class Emitter {
   analysis::CpuTrace &t_;
   OutFile &out_;
   std::deque<std::pair<uint32_t, uint64_t>> recent_;  // (entity id, Kanata id) of the last kProducers fetched
-  std::priority_queue<Pending, std::vector<Pending>, Later> heap_;
+  std::priority_queue<Pending, std::vector<Pending>, Later> heap_;  // commands past the ring
+  std::vector<Bucket> ring_ = std::vector<Bucket>(kRing);
+  uint64_t base_ = 0;  // every command of a cycle before it is written
+  size_t in_ring_ = 0;
   std::unordered_map<uint32_t, uint64_t> last_in_slot_;  // entity id -> Kanata id of its latest instruction
   uint64_t next_id_ = 0, seq_ = 0, retired_ = 0, unresolved_ = 0;
   uint64_t cycle_ = 0;
