@@ -935,6 +935,66 @@ TEST(KonataRoundTrip, OutOfOrderIdsAndRecycledSlots) {
   for (const auto &i : t.insns) EXPECT_LT(i.entity, 5u);
 }
 
+// Stages far longer than the export's ring of per-cycle buckets (1,024
+// cycles): their ends wait in its heap and are merged, in order, with the
+// bucket's commands of the same cycle (short instructions ending there).
+TEST(KonataRoundTrip, StallsLongerThanTheQueuesRingKeepTheirOrder) {
+  TempDir dir("konata");
+  struct Ev {
+    uint64_t cycle;
+    int order;
+    std::string line;
+  };
+  std::vector<Ev> evs;
+  const int n = 4000;
+  for (int k = 0; k < n; ++k) {
+    const uint64_t c = 10 + static_cast<uint64_t>(k);
+    const uint64_t len = k % 97 == 0 ? 2000 + static_cast<uint64_t>(k % 5) * 900 : 2 + k % 3;
+    const std::string i = std::to_string(k);
+    evs.push_back({c, 0, "I\t" + i + "\t" + i + "\t0"});
+    evs.push_back({c, 1, "L\t" + i + "\t0\top" + std::to_string(k % 11)});
+    evs.push_back({c, 3, "S\t" + i + "\t0\tF"});
+    if (k > 0) evs.push_back({c, 4, "W\t" + i + "\t" + std::to_string(k - 1) + "\t0"});
+    evs.push_back({c + 1, 3, "S\t" + i + "\t0\tX"});
+    evs.push_back({c + 1 + len, 2, "E\t" + i + "\t0\tX"});
+    evs.push_back({c + 1 + len, 5, "R\t" + i + "\t" + i + (k % 7 == 3 ? "\t1" : "\t0")});
+  }
+  std::stable_sort(evs.begin(), evs.end(),
+                   [](const Ev &a, const Ev &b) { return std::tie(a.cycle, a.order) < std::tie(b.cycle, b.order); });
+  std::string text = "Kanata\t0004\nC=\t10\n";
+  uint64_t cur = 10;
+  for (const Ev &e : evs) {
+    if (e.cycle != cur) text += "C\t" + std::to_string(e.cycle - cur) + "\n";
+    cur = e.cycle;
+    text += e.line + "\n";
+  }
+  spit(dir.file("long.log"), text);
+  round_trip(dir.file("long.log"));
+  // Within each cycle, after the instructions fetched in it (each an I, its
+  // labels and its first stage, written at once): the W, then the stages,
+  // then the R (the export's order, konata.cpp).
+  ASSERT_EQ(import_log(dir.file("long.log"), dir.file("long.uscope")).status, USCOPE_OK);
+  ASSERT_EQ(export_log(dir.file("long.uscope"), dir.file("back.log")).status, USCOPE_OK);
+  int rank = 0;
+  size_t lines = 0;
+  bool fetch_block = false;
+  for (const std::string &line : split(slurp(dir.file("back.log")), '\n')) {
+    if (line.empty()) continue;
+    ++lines;
+    const char c = line[0];
+    if (c == 'C' || c == 'I' || c == 'L' || c == 'K' || (c == 'S' && fetch_block)) {
+      if (c == 'C') rank = 0;
+      fetch_block = c == 'I' || c == 'L';
+      continue;
+    }
+    fetch_block = false;
+    const int r = c == 'W' ? 1 : c == 'R' ? 3 : 2;
+    EXPECT_GE(r, rank) << "out of order within its cycle: " << line;
+    rank = r;
+  }
+  EXPECT_GT(lines, static_cast<size_t>(6 * n));
+}
+
 TEST(KonataRoundTrip, ThroughTheCommandLine) {
   TempDir dir("konata");
   const std::string t = dir.file("t.uscope"), back = dir.file("back.log");
