@@ -24,7 +24,7 @@ namespace {
 
 class ChromeJsonEncoder final : public timeline::Encoder {
  public:
-  explicit ChromeJsonEncoder(OutFile &f) : f_(f) { f_.write("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"); }
+  explicit ChromeJsonEncoder(OutFile &f) : raw_(f) { raw_.put("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"); }
 
   void process(const timeline::Track &p, std::string_view name) override { meta("process_name", p.pid, 0, name); }
   void thread(const timeline::Track &p, const timeline::Track &t, std::string_view name) override {
@@ -88,7 +88,10 @@ class ChromeJsonEncoder final : public timeline::Encoder {
     p = put(p, "}}");
     emit(b0, p);
   }
-  void finish() override { f_.write("\n]}\n"); }
+  void finish() override {
+    raw_.put("\n]}\n");
+    raw_.finish();
+  }
 
  private:
   // The most bytes of a record's ",\n{"ph":..,"pid":..,"tid":..,"ts":..".
@@ -98,10 +101,8 @@ class ChromeJsonEncoder final : public timeline::Encoder {
     for (size_t i = 0; i < n; ++i) m = std::max(m, std::strlen(args[i].key));
     return m;
   }
-  char *scratch(size_t n) {
-    if (scratch_.size() < n) scratch_.resize(n);
-    return scratch_.data();
-  }
+  // Room for a record of at most n bytes, written in place (RawOut).
+  char *scratch(size_t n) { return raw_.room(n); }
   template <size_t N>
   static char *put(char *p, const char (&lit)[N]) {
     std::memcpy(p, lit, N - 1);
@@ -147,14 +148,7 @@ class ChromeJsonEncoder final : public timeline::Encoder {
     p = put(p, ",\"ts\":");
     return micros(p, ts);
   }
-  void emit(const char *b0, const char *p) {
-    f_.buf().append(b0, static_cast<size_t>(p - b0));
-    f_.maybe_flush();
-  }
-  void end() {
-    f_.buf() += '}';
-    f_.maybe_flush();
-  }
+  void emit(const char *, const char *p) { raw_.commit(p); }
   void flow(const char *ph, const timeline::Track &t, uint64_t ts, uint64_t id) {
     char *const b0 = scratch(kRecordHead + 96);
     char *p = begin(b0, ph, t, ts);
@@ -166,20 +160,19 @@ class ChromeJsonEncoder final : public timeline::Encoder {
     emit(b0, p);
   }
   void meta(const char *what, uint32_t pid, uint32_t tid, std::string_view name) {
-    std::string &b = f_.buf();
+    std::string b;
     if (n_++) b += ",\n";
     char v[96];
     std::snprintf(v, sizeof v, "{\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"args\":{\"name\":", pid, tid, what);
     b += v;
     convert::append_json_string(b, name);
-    b += "}";
-    end();
+    b += "}}";
+    raw_.put(b);
   }
 
-  OutFile &f_;
+  RawOut raw_;
   uint64_t n_ = 0;
   std::unordered_map<uint64_t, std::string> counters_;  // counter track uuid -> its name, escaped
-  std::vector<char> scratch_;
   std::string last_name_, last_esc_;
   bool have_last_ = false;
 };

@@ -141,7 +141,7 @@ class Emitter {
   void finish(uint64_t start) {
     flush_before(UINT64_MAX);
     if (!started_) write_cycle(start);
-    spill(0);
+    raw_.finish();
   }
   uint64_t unresolved_deps() const { return unresolved_; }
 
@@ -192,18 +192,8 @@ class Emitter {
     return static_cast<uint32_t>(lane_names_.size() - 1);
   }
 
-  // Lines are formatted into a raw buffer handed to the file in large
-  // pieces: no string append per line (a log is tens of millions of them).
-  void line(const kanata::Command &c) {
-    const size_t need = kanata::max_line_size(c);
-    if (lines_.size() - used_ < need) spill(need);
-    used_ = static_cast<size_t>(kanata::format_line(lines_.data() + used_, c) - lines_.data());
-  }
-  void spill(size_t need) {
-    out_.write(lines_.data(), used_);
-    used_ = 0;
-    if (lines_.size() < need) lines_.resize(need);
-  }
+  // Lines are formatted in place (RawOut): a log is tens of millions of them.
+  void line(const kanata::Command &c) { raw_.commit(kanata::format_line(raw_.room(kanata::max_line_size(c)), c)); }
 
   // A command is put in the bucket of its cycle when that lies within kRing
   // cycles of the first unwritten one (nearly all: stages last a few
@@ -334,8 +324,7 @@ class Emitter {
   std::vector<std::string> lane_names_;
   std::vector<const std::string *> notes_;
   std::vector<LaneSpan> lanes_;
-  std::vector<char> lines_ = std::vector<char>(size_t{1} << 18);
-  size_t used_ = 0;
+  RawOut raw_{out_};
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/error.hpp"
 #include "export/export.hpp"
 #include "export/protobuf_wire.hpp"
 #include "export/timeline_model.hpp"
@@ -50,7 +51,7 @@ constexpr size_t kMaxInterned = 1 << 16;
 
 class PerfettoEncoder final : public timeline::Encoder {
  public:
-  explicit PerfettoEncoder(OutFile &f) : f_(f) {}
+  explicit PerfettoEncoder(OutFile &f) : raw_(f) {}
 
   void process(const timeline::Track &p, std::string_view name) override {
     sub_.clear();
@@ -81,63 +82,59 @@ class PerfettoEncoder final : public timeline::Encoder {
     pb::put_bytes(desc_, kTdCounter, std::string_view());  // a CounterDescriptor with its defaults
     descriptor();
   }
+  // Tens of millions of these on a long cpu trace: each packet is sized
+  // first and written straight into the output's raw buffer (no copy).
   void slice(const timeline::Track &t, uint64_t ts, uint64_t dur, std::string_view name, const timeline::Arg *args,
              size_t n_args, const uint64_t *out, size_t n_out, const uint64_t *in, size_t n_in) override {
-    // Tens of millions of these on a long cpu trace: both events are
-    // encoded into one scratch buffer sized for them, then appended once.
+    // Interning first: it adds to the interned data the packet carries.
     const uint64_t iid = name_iid(name);
-    const size_t bound = 3 * pb::kMaxVarintField + (iid ? 0 : pb::kMaxLenFieldHead + name.size()) +
-                         n_args * (pb::kMaxLenFieldHead + 2 * pb::kMaxVarintField) +
-                         (n_out + n_in) * pb::kMaxFixed64Field;
-    char *ev = scratch(kHeadRoom + bound) + kHeadRoom;
-    char *e = ev;
-    pb::wr_uint(e, kTeType, kTypeSliceBegin);
-    pb::wr_uint(e, kTeTrackUuid, t.uuid);
-    if (iid) {
-      pb::wr_uint(e, kTeNameIid, iid);
-    } else {
-      pb::wr_bytes(e, kTeName, name.data(), name.size());
-    }
+    arg_iid_.resize(n_args);
+    for (size_t i = 0; i < n_args; ++i) arg_iid_[i] = arg_name(args[i].key);
+    auto value_field = [&](size_t i) { return args[i].pointer ? kDaPointerValue : kDaUintValue; };
+    auto annotation_size = [&](size_t i) {
+      return uint_size(kDaNameIid, arg_iid_[i]) + uint_size(value_field(i), args[i].value);
+    };
+    size_t n = uint_size(kTeType, kTypeSliceBegin) + uint_size(kTeTrackUuid, t.uuid) + name_size(iid, name) +
+               n_out * fixed_size(kTeFlowIds) + n_in * fixed_size(kTeTerminatingFlowIds);
+    for (size_t i = 0; i < n_args; ++i) n += pb::len_field_size(kTeDebugAnnotations, annotation_size(i));
+    char *p = begin_packet(ts, true, n);
+    pb::wr_uint(p, kTeType, kTypeSliceBegin);
+    pb::wr_uint(p, kTeTrackUuid, t.uuid);
+    write_name(p, iid, name);
     for (size_t i = 0; i < n_args; ++i) {
-      char sub[2 * pb::kMaxVarintField];
-      char *q = sub;
-      pb::wr_uint(q, kDaNameIid, arg_name(args[i].key));
-      pb::wr_uint(q, args[i].pointer ? kDaPointerValue : kDaUintValue, args[i].value);
-      pb::wr_bytes(e, kTeDebugAnnotations, sub, static_cast<size_t>(q - sub));
+      pb::wr_tag(p, kTeDebugAnnotations, pb::kLen);
+      pb::wr_varint(p, annotation_size(i));
+      pb::wr_uint(p, kDaNameIid, arg_iid_[i]);
+      pb::wr_uint(p, value_field(i), args[i].value);
     }
-    for (size_t i = 0; i < n_out; ++i) pb::wr_fixed64(e, kTeFlowIds, out[i]);
-    for (size_t i = 0; i < n_in; ++i) pb::wr_fixed64(e, kTeTerminatingFlowIds, in[i]);
-    event(ev, static_cast<size_t>(e - ev), ts, true);
-    char end[kHeadRoom + 2 * pb::kMaxVarintField];
-    char *x = end + kHeadRoom;
-    pb::wr_uint(x, kTeType, kTypeSliceEnd);
-    pb::wr_uint(x, kTeTrackUuid, t.uuid);
-    event(end + kHeadRoom, static_cast<size_t>(x - end - kHeadRoom), ts + dur, false);
+    for (size_t i = 0; i < n_out; ++i) pb::wr_fixed64(p, kTeFlowIds, out[i]);
+    for (size_t i = 0; i < n_in; ++i) pb::wr_fixed64(p, kTeTerminatingFlowIds, in[i]);
+    end_packet(p);
+    p = begin_packet(ts + dur, false, uint_size(kTeType, kTypeSliceEnd) + uint_size(kTeTrackUuid, t.uuid));
+    pb::wr_uint(p, kTeType, kTypeSliceEnd);
+    pb::wr_uint(p, kTeTrackUuid, t.uuid);
+    end_packet(p);
   }
   void instant(const timeline::Track &t, uint64_t ts, std::string_view name) override {
     const uint64_t iid = name_iid(name);
-    const size_t bound = 3 * pb::kMaxVarintField + pb::kMaxLenFieldHead + name.size();
-    char *ev = scratch(kHeadRoom + bound) + kHeadRoom;
-    char *e = ev;
-    pb::wr_uint(e, kTeType, kTypeInstant);
-    pb::wr_uint(e, kTeTrackUuid, t.uuid);
-    if (iid) {
-      pb::wr_uint(e, kTeNameIid, iid);
-    } else {
-      pb::wr_bytes(e, kTeName, name.data(), name.size());
-    }
-    event(ev, static_cast<size_t>(e - ev), ts, true);
+    char *p = begin_packet(
+        ts, true, uint_size(kTeType, kTypeInstant) + uint_size(kTeTrackUuid, t.uuid) + name_size(iid, name));
+    pb::wr_uint(p, kTeType, kTypeInstant);
+    pb::wr_uint(p, kTeTrackUuid, t.uuid);
+    write_name(p, iid, name);
+    end_packet(p);
   }
   void counter(const timeline::Track &t, uint64_t ts, int64_t value) override {
-    char buf[kHeadRoom + 3 * pb::kMaxVarintField];
-    char *const ev = buf + kHeadRoom;
-    char *e = ev;
-    pb::wr_uint(e, kTeType, kTypeCounter);
-    pb::wr_uint(e, kTeTrackUuid, t.uuid);
-    pb::wr_uint(e, kTeCounterValue, static_cast<uint64_t>(value));
-    event(ev, static_cast<size_t>(e - ev), ts, false);
+    const uint64_t v = static_cast<uint64_t>(value);
+    char *p = begin_packet(ts, false,
+                           uint_size(kTeType, kTypeCounter) + uint_size(kTeTrackUuid, t.uuid) +
+                               uint_size(kTeCounterValue, v));
+    pb::wr_uint(p, kTeType, kTypeCounter);
+    pb::wr_uint(p, kTeTrackUuid, t.uuid);
+    pb::wr_uint(p, kTeCounterValue, v);
+    end_packet(p);
   }
-  void finish() override {}
+  void finish() override { raw_.finish(); }
 
  private:
   // The sequence's first packet clears its incremental state.
@@ -195,19 +192,29 @@ class PerfettoEncoder final : public timeline::Encoder {
     pb::put_bytes(interned_, kIdEventNames, sub_);
     return iid;
   }
-  char *scratch(size_t n) {
-    if (scratch_.size() < n) scratch_.resize(n);
-    return scratch_.data();
+  static size_t uint_size(uint32_t field, uint64_t v) {
+    return pb::varint_size(uint64_t{field} << 3) + pb::varint_size(v);
   }
-  // One TracePacket holding the TrackEvent ev[0, n), appended to the file.
-  // The kHeadRoom bytes before ev are the caller's scratch: the packet's
-  // head (its tag and length, timestamp, sequence fields, the event's tag
-  // and length) is put there, so the packet goes out in one append.
+  static size_t fixed_size(uint32_t field) { return pb::varint_size((uint64_t{field} << 3) | pb::kFixed64) + 8; }
+  // The event's name: its iid, or (the table full) the text inline.
+  static size_t name_size(uint64_t iid, std::string_view name) {
+    return iid ? uint_size(kTeNameIid, iid) : pb::len_field_size(kTeName, name.size());
+  }
+  static void write_name(char *&p, uint64_t iid, std::string_view name) {
+    if (iid) {
+      pb::wr_uint(p, kTeNameIid, iid);
+    } else {
+      pb::wr_bytes(p, kTeName, name.data(), name.size());
+    }
+  }
+  // A TracePacket holding a TrackEvent of n bytes, then the interned data
+  // made since the last packet: begin_packet writes its head into the
+  // output and returns where the event's n bytes go; end_packet(end of
+  // them) checks their count, adds the interned data and keeps the packet.
   // uses_state: the event names an interned string (a SLICE_END or a
   // counter value does not, and saves the flags).
-  static constexpr size_t kHeadRoom = 64;
-  void event(char *ev, size_t n, uint64_t ts, bool uses_state) {
-    char fields[3 * pb::kMaxVarintField];
+  char *begin_packet(uint64_t ts, bool uses_state, size_t n) {
+    char fields[4 * pb::kMaxVarintField];
     char *f = fields;
     pb::wr_uint(f, kPktTimestamp, ts);
     pb::wr_uint(f, kPktSequenceId, kSequenceId);
@@ -221,34 +228,35 @@ class PerfettoEncoder final : public timeline::Encoder {
     const size_t fn = static_cast<size_t>(f - fields);
     const size_t len = fn + pb::len_field_size(kPktTrackEvent, n) +
                        (interned_.empty() ? 0 : pb::len_field_size(kPktInternedData, interned_.size()));
-    char head[kHeadRoom];
-    char *h = head;
-    pb::wr_tag(h, kTracePacket, pb::kLen);
-    pb::wr_varint(h, len);
-    for (size_t i = 0; i < fn; ++i) *h++ = fields[i];
-    pb::wr_tag(h, kPktTrackEvent, pb::kLen);
-    pb::wr_varint(h, n);
-    const size_t hn = static_cast<size_t>(h - head);
-    char *p = ev - hn;
-    for (size_t i = 0; i < hn; ++i) p[i] = head[i];  // a dozen bytes: no memcpy call
-    std::string &b = f_.buf();
-    b.append(p, hn + n);
+    char *p = raw_.room(pb::kMaxLenFieldHead + len);
+    pb::wr_tag(p, kTracePacket, pb::kLen);
+    pb::wr_varint(p, len);
+    for (size_t i = 0; i < fn; ++i) *p++ = fields[i];  // a dozen bytes: no memcpy call
+    pb::wr_tag(p, kPktTrackEvent, pb::kLen);
+    pb::wr_varint(p, n);
+    event_end_ = p + n;
+    return p;
+  }
+  void end_packet(char *p) {
+    // A size counted unlike it was written would corrupt every packet after.
+    if (p != event_end_) fail(USCOPE_ERR_INTERNAL, "perfetto: a track event was sized wrong");
     if (!interned_.empty()) {
-      pb::put_bytes(b, kPktInternedData, interned_);
+      pb::wr_bytes(p, kPktInternedData, interned_.data(), interned_.size());
       interned_.clear();
     }
-    f_.maybe_flush();
+    raw_.commit(p);
   }
   void packet() {
-    std::string &b = f_.buf();
-    pb::put_bytes(b, kTracePacket, pkt_);
-    f_.maybe_flush();
+    char *p = raw_.room(pb::len_field_size(kTracePacket, pkt_.size()));
+    pb::wr_bytes(p, kTracePacket, pkt_.data(), pkt_.size());
+    raw_.commit(p);
   }
 
-  OutFile &f_;
+  RawOut raw_;
+  char *event_end_ = nullptr;
+  std::vector<uint64_t> arg_iid_;
   bool first_ = true;
   std::string sub_, desc_, interned_, pkt_, key_;
-  std::vector<char> scratch_;
   std::unordered_map<std::string, uint64_t> iids_;
   std::vector<std::pair<const char *, uint64_t>> arg_iids_;  // the keys outlive the export
   std::string last_name_;
