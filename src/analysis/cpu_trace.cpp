@@ -589,6 +589,20 @@ bool CpuTrace::counter_downsample(uint32_t c, uint64_t start, uint64_t end, uint
 
 SegmentDecode CpuTrace::decode_uncached(size_t i, uint64_t upto) {
   SegmentDecode d;
+  // The vectors of the decode the cache let go last, sized like the last
+  // decode (a trace's segments are alike): a segment's arrays are built
+  // without regrowing them, copying and freeing megabytes each time.
+  auto reuse = [](auto &dst, auto &from, size_t hint) {
+    dst.swap(from);
+    dst.clear();
+    dst.reserve(hint);
+  };
+  reuse(d.pieces, spare_.pieces, hint_.pieces);
+  reuse(d.spans, spare_.spans, hint_.spans);
+  reuse(d.annotations, spare_.annotations, hint_.anns);
+  reuse(d.deps, spare_.deps, hint_.deps);
+  d.stalls.swap(spare_.stalls);
+  d.stalls.clear();
   d.index = i;
   d.upto = upto;
   d.first_cycle = segment_first_cycle(i);
@@ -818,6 +832,9 @@ SegmentDecode CpuTrace::decode_uncached(size_t i, uint64_t upto) {
     }
   } b{*this, ids_, d, states, false, 0, {}, {}, {}, {}, {}, {}};
   b.by_slot.assign(ids_.num_slots, -1);
+  b.spans.reserve(hint_.spans);
+  b.anns.reserve(hint_.anns);
+  b.deps.reserve(hint_.deps);
 
   try {
     d.ok = r_.replay(i, states, b);
@@ -866,10 +883,14 @@ SegmentDecode CpuTrace::decode_uncached(size_t i, uint64_t upto) {
   for (const Tr &t : b.spans) si.push_back({&t});
   group(si, d.spans, &InsnPiece::span_begin, &InsnPiece::span_count, [](const SpanItem &x) { return x.t->span; });
   std::vector<PairItem> ai, di;
+  ai.reserve(b.anns.size());
+  di.reserve(b.deps.size());
   for (const auto &a : b.anns) ai.push_back({&a});
   for (const auto &a : b.deps) di.push_back({&a});
   group(ai, d.annotations, &InsnPiece::ann_begin, &InsnPiece::ann_count, [](const PairItem &x) { return x.p->second; });
   group(di, d.deps, &InsnPiece::dep_begin, &InsnPiece::dep_count, [](const PairItem &x) { return x.p->second; });
+  auto more = [](size_t n) { return n + n / 4; };
+  hint_ = {more(d.pieces.size()), more(b.spans.size()), more(b.anns.size()), more(b.deps.size())};
   return d;
 }
 
@@ -890,6 +911,7 @@ const SegmentDecode &CpuTrace::decode(size_t i, uint64_t upto) {
   for (const auto &d : cache_) bytes += d.bytes();
   while (cache_.size() > 2 && (cache_.size() > cache_cap_ || bytes > kCacheBytes)) {
     bytes -= cache_.back().bytes();
+    spare_ = std::move(cache_.back());  // its storage serves the next decode
     cache_.pop_back();
   }
   return cache_.front();

@@ -298,6 +298,10 @@ class CpuTrace {
   std::vector<Buffer> buffers_;
   uint32_t cache_cap_ = 8;
   std::list<SegmentDecode> cache_;  // most recently used first
+  SegmentDecode spare_;             // the last one evicted, whose vectors the next decode reuses
+  struct DecodeHint {
+    size_t pieces = 0, spans = 0, anns = 0, deps = 0;
+  } hint_;  // a little more than the last decode's sizes
   // States analyze wants, filled by decode_uncached when its replay passes
   // their cycle (one replay instead of two).
   struct Snapshot {
