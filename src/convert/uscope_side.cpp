@@ -677,9 +677,17 @@ struct SegmentItems {
   };
   std::vector<Item> items;
   std::vector<uint8_t> payloads;
+  // Only what run() reads is kept: the contexts storage's ops and the
+  // events of the npu types (a trace's other scopes, a cpu pipeline's
+  // millions of ops, are most of its items).
+  uint16_t contexts = 0xFFFF;
+  const std::vector<uint8_t> *wanted = nullptr;  // per event type id: 1 = an npu event
   void frame(uint64_t) {}
-  void op(uint64_t t, const DeltaOp &o) { items.push_back({t, o.value, o.storage_id, o.slot, o.field, o.action, false, 0}); }
+  void op(uint64_t t, const DeltaOp &o) {
+    if (o.storage_id == contexts) items.push_back({t, o.value, o.storage_id, o.slot, o.field, o.action, false, 0});
+  }
   void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t n) {
+    if (id >= wanted->size() || !(*wanted)[id]) return;
     items.push_back({t, payloads.size(), id, 0, 0, 0, true, n});
     payloads.insert(payloads.end(), p, p + n);
   }
@@ -698,6 +706,10 @@ Status UscopeIn::run(const Fn &fn, std::string *error) {
   }
   Ev e;
   SegmentItems seg_items;
+  std::vector<uint8_t> wanted(types_.size());
+  for (size_t k = 0; k < types_.size(); ++k) wanted[k] = types_[k].ev >= 0;
+  seg_items.contexts = contexts_;
+  seg_items.wanted = &wanted;
   const size_t num_segments = r_->segments().size();
   for (size_t seg = 0; seg < num_segments; ++seg) {
     if (r_->segments()[seg].header.time_start_ps > until_ps_) break;
