@@ -16,8 +16,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <map>
+#include <memory>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -355,9 +358,13 @@ class TapSource final : public convert::EvSource {
 // lines, whose engines, profiles and contexts are then numbered as the
 // report orders the engines (then the engines only the events name, as
 // they came), and TraceLines gives each line its context at the end.
-void export_npu(Job &job, Builder &b, h::TraceLines &lines, uint64_t cpu_period, bool have_cpu, uint64_t *first,
-                uint64_t *last, bool *any) {
-  TraceReader &r = *job.reader;
+struct NpuPass {
+  uint64_t a = 0, e = 0;  // the window, npu cycles
+  uint64_t events = 0;
+  std::vector<std::pair<std::string, uint64_t>> order;  // engines (name, busy) in profile order
+  std::map<std::string, uint32_t> line;                 // engine -> its line in the pass's TraceLines
+};
+NpuPass npu_pass(const Job &job, TraceReader &r, h::TraceLines &lines, uint64_t cpu_period, bool have_cpu) {
   const convert::Options copts(nullptr);
   convert::UscopeIn in(r, copts);
   std::string err;
@@ -388,13 +395,9 @@ void export_npu(Job &job, Builder &b, h::TraceLines &lines, uint64_t cpu_period,
     rep.set_window(s, e);
     in.set_until(e >= UINT64_MAX / P ? UINT64_MAX : e * P + (P - 1));
   }
-  const uint64_t a = job.range_given ? std::min(start_cycle, max_cycle) : 0;
-  const uint64_t e = job.range_given ? std::min(end_cycle, max_cycle) : max_cycle;
-  if (!have_cpu) {
-    if (!*any || a < *first) *first = a;
-    if (!*any || e > *last) *last = e;
-    *any = true;
-  }
+  NpuPass out;
+  const uint64_t a = out.a = job.range_given ? std::min(start_cycle, max_cycle) : 0;
+  const uint64_t e = out.e = job.range_given ? std::min(end_cycle, max_cycle) : max_cycle;
 
   // The engines the events name, as they come: each a trace line whose
   // samples are "busy" (TraceLines::kLater until the engine has its context) or 0.
@@ -410,10 +413,9 @@ void export_npu(Job &job, Builder &b, h::TraceLines &lines, uint64_t cpu_period,
     seen.push_back(name);
     return engines.emplace(name, Engine{lines.add_line(0), 0}).first->second;
   };
-  uint64_t events = 0;
   TapSource tap(in, [&](const convert::Ev &ev) {
     if (ev.type >= convert::kNumEvTypes || ev.t_cycle > e) return;  // past e: after the window (until)
-    ++events;
+    ++out.events;
     std::string name;
     int d = 0;
     switch (ev.type) {
@@ -439,29 +441,39 @@ void export_npu(Job &job, Builder &b, h::TraceLines &lines, uint64_t cpu_period,
   });
   if (const uscope_status_t st = convert::measure(tap, rep, nullptr, &err)) fail(st, "%s", err.c_str());
 
-  // One profile and context per engine, in the report's order, then the
-  // engines only events named (a DRAM channel the report leaves out).
-  std::vector<std::pair<std::string, uint64_t>> order;  // (name, busy)
-  for (const convert::Report::Engine &en : rep.engines()) order.emplace_back(en.name, en.busy);
-  for (const std::string &n : seen) {
-    bool in_report = false;
-    for (const convert::Report::Engine &en : rep.engines()) in_report |= en.name == n;
-    if (!in_report) order.emplace_back(n, 0);
+  // The engines in the report's order, then those only events named (a
+  // DRAM channel the report leaves out).
+  std::map<std::string, bool> listed;
+  for (const convert::Report::Engine &en : rep.engines())
+    if (!listed[en.name]) listed[en.name] = true, out.order.emplace_back(en.name, en.busy);
+  for (const std::string &n : seen)
+    if (!listed[n]) listed[n] = true, out.order.emplace_back(n, 0);
+  for (const auto &[name, x] : engines) out.line[name] = x.line;
+  return out;
+}
+
+// The pass's engines into the database: one profile and context each, in
+// its order; their trace lines (in `lines`, from `from` on: the pass's own,
+// adopted) get their profile and context.
+void npu_finish(Job &job, Builder &b, h::TraceLines &lines, uint32_t from, const NpuPass &np, bool have_cpu,
+                uint64_t *first, uint64_t *last, bool *any) {
+  if (!have_cpu) {
+    if (!*any || np.a < *first) *first = np.a;
+    if (!*any || np.e > *last) *last = np.e;
+    *any = true;
   }
-  std::map<std::string, bool> done;
-  for (const auto &[name, busy] : order) {
-    if (done[name]) continue;
-    done[name] = true;
-    const uint32_t k = uint32_t(done.size() - 1);
+  for (size_t i = 0; i < np.order.size(); ++i) {
+    const std::string &name = np.order[i].first;
+    const uint32_t k = uint32_t(i);
     const uint32_t prof = b.profile({{h::kGpuDevice, false, 0, 0}, {h::kGpuStream, false, k, k}});
     const uint32_t fn = b.function("npu/" + name, h::kNone, 0);
     const uint32_t ctx = b.child_function(0, fn);
-    auto it = engines.find(name);
-    const uint32_t line = it != engines.end() ? it->second.line : lines.add_line(0);
+    auto it = np.line.find(name);
+    const uint32_t line = it != np.line.end() ? from + it->second : lines.add_line(0);
     lines.set_line(line, prof + 1, ctx);
-    b.add(prof, ctx, kNpuBusy, double(busy));
+    b.add(prof, ctx, kNpuBusy, double(np.order[i].second));
   }
-  job.stats.records += events;
+  job.stats.records += np.events;
 }
 
 }  // namespace
@@ -481,14 +493,51 @@ void export_hpctoolkit(Job &job) {
 
   OutDir dir(job.output);
   Builder b;
-  h::TraceLines lines(dir.dir());
+  h::TraceLines lines(dir.dir(), ".trace-line-");
   uint64_t first = 0, last = 0, cpu_period = 1000;
   bool any = false;
+  // The cores' instructions and the NPU's events are two passes over the
+  // trace that share nothing until the database is numbered: with cores
+  // and an NPU, the NPU's pass runs on a thread of its own, over a reader
+  // of its own (a TraceReader is not shared between threads), into trace
+  // lines of its own. Not for a --range: the NPU's window is then in the
+  // first core's clock, known once its pass has begun.
+  h::TraceLines npu_lines(dir.dir(), ".trace-npu-");
+  NpuPass np;
+  std::thread npu_thread;
+  std::exception_ptr npu_error;
+  std::unique_ptr<TraceReader> npu_reader;
+  if (npu && !cores.empty() && !job.range_given) {
+    npu_reader = std::make_unique<TraceReader>(job.input);
+    npu_thread = std::thread([&] {
+      try {
+        np = npu_pass(job, *npu_reader, npu_lines, 0, true);
+      } catch (...) {
+        npu_error = std::current_exception();
+      }
+    });
+  }
+  // Joined before anything it uses goes, whatever happens to the cores' pass.
+  struct Joiner {
+    std::thread &t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
+    }
+  } joiner{npu_thread};
   for (size_t k = 0; k < cores.size(); ++k) {
     const uint64_t p = export_core(job, b, lines, cores[k], uint32_t(k), &first, &last, &any);
     if (k == 0) cpu_period = p;
   }
-  if (npu) export_npu(job, b, lines, cpu_period, !cores.empty(), &first, &last, &any);
+  if (npu) {
+    if (npu_thread.joinable()) {
+      npu_thread.join();
+      if (npu_error) std::rethrow_exception(npu_error);
+    } else {
+      np = npu_pass(job, *job.reader, npu_lines, cpu_period, !cores.empty());
+    }
+    const uint32_t from = lines.adopt(npu_lines);
+    npu_finish(job, b, lines, from, np, !cores.empty(), &first, &last, &any);
+  }
   b.db.title = job.input;
   b.db.description =
       "µScope trace `" + job.input + "`, cycles " + std::to_string(first) + " to " + std::to_string(last) +

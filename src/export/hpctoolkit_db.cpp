@@ -448,7 +448,7 @@ uint32_t TraceLines::add_line(uint32_t prof) {
   lines_.emplace_back();
   Line &l = lines_.back();
   l.prof = prof;
-  l.path = dir_ + "/.trace-line-" + std::to_string(lines_.size() - 1);
+  l.path = dir_ + "/" + prefix_ + std::to_string(lines_.size() - 1);
   l.f = std::fopen(l.path.c_str(), "w+b");
   if (!l.f) throw Error(USCOPE_ERR_IO, l.path + ": " + std::strerror(errno));
   return uint32_t(lines_.size() - 1);
@@ -458,6 +458,15 @@ void TraceLines::set_line(uint32_t line, uint32_t prof, uint32_t ctx) {
   Line &l = lines_.at(line);
   l.prof = prof;
   l.later = ctx;
+}
+
+uint32_t TraceLines::adopt(TraceLines &other) {
+  const uint32_t from = uint32_t(lines_.size());
+  for (Line &l : other.lines_) lines_.push_back(std::move(l));
+  other.lines_.clear();
+  samples_ += other.samples_;
+  other.samples_ = 0;
+  return from;
 }
 
 TraceLines::~TraceLines() {
