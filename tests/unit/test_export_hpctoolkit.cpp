@@ -1161,10 +1161,30 @@ TEST(HpctoolkitExport, CoreAndNpuShareOneTimeAxis) {
     if (std::string(rep.engines[k].name) == "TE") busy = rep.engines[k].busy_cycles;
   EXPECT_EQ(busy, 200u);
   EXPECT_EQ(db.at(pte, te, "npu busy cycles", "function"), double(busy));
-  uscope_npu_analysis_close(na);
-  uscope_reader_close(r);
   // The core's figures are unchanged by the npu beside it.
   ASSERT_NO_FATAL_FAILURE(expect_core(db, db.profile(7, 0), truth(trace, "core0", 0, 899), 0));
+
+  // The whole trace (no range): the NPU's pass runs on a thread of its own
+  // beside the core's (hpctoolkit.cpp), with the same answers.
+  const std::string whole = dir.file("db_whole");
+  ASSERT_EQ(export_db(trace, whole, &st), USCOPE_OK) << uscope_last_error();
+  Db dw(whole);
+  uint32_t te_w = UINT32_MAX;
+  for (const auto &kv : dw.meta.ctxs)
+    if (kv.second.fn == "npu/TE") te_w = kv.first;
+  ASSERT_NE(te_w, UINT32_MAX);
+  const uint32_t pte_w = dw.profile(6, 0);
+  ASSERT_NE(pte_w, 0u);
+  EXPECT_EQ(dw.trace.lines.at(pte_w), (std::vector<std::pair<uint64_t, uint32_t>>{{200, te_w}, {600, dw.root()}}));
+  ASSERT_EQ(uscope_npu_analyze(na, &rep, 0, UINT64_MAX), USCOPE_OK) << uscope_last_error();
+  uint64_t busy_w = UINT64_MAX;
+  for (uint32_t k = 0; k < rep.num_engines; ++k)
+    if (std::string(rep.engines[k].name) == "TE") busy_w = rep.engines[k].busy_cycles;
+  EXPECT_EQ(busy_w, 200u);
+  EXPECT_EQ(dw.at(pte_w, te_w, "npu busy cycles", "function"), double(busy_w));
+  ASSERT_NO_FATAL_FAILURE(expect_core(dw, dw.profile(7, 0), truth(trace, "core0", 0, st.last_cycle), 0));
+  uscope_npu_analysis_close(na);
+  uscope_reader_close(r);
 }
 
 TEST(HpctoolkitExport, FailureLeavesNoDirectory) {
