@@ -454,8 +454,8 @@ class FstSink final : public WaveSink {
   std::vector<fstHandle> handles_;
   std::vector<fstEnumHandle> enum_tables_;
   uint64_t last_ = 0;
-  // 4 MiB: on the demo trace 16 MiB blocks (33 MB file) take 3x the CPU of
-  // 4 MiB ones (36 MB), and 1 MiB ones (43 MB) are no faster than 4.
+  // 4 MiB: on the demo trace 16 MiB blocks (33 MB file) took a third more
+  // CPU than 4 MiB ones (36 MB), and 1 MiB ones (43 MB) were no faster.
   static constexpr uint64_t kBlockBytes = 4 << 20;
   uint64_t pending_ = 0;  // bytes of changes fstapi holds since its last block (the worker's)
   std::vector<Change> batch_;  // being filled
