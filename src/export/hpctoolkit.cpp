@@ -16,14 +16,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <map>
+#include <memory>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
 #include "analysis/cpu_trace.hpp"
 #include "analysis/elf_info.hpp"
-#include "analysis/npu_analysis.hpp"
 #include "base/error.hpp"
 #include "convert/convert.hpp"
 #include "convert/report.hpp"
@@ -321,90 +323,157 @@ uint64_t export_core(Job &job, Builder &b, h::TraceLines &lines, const std::stri
   return P;
 }
 
-// The NPU engines: busy cycles per engine from the npu analysis, and a
-// trace line per engine from its START/END events (busy while at least one
-// job runs, as the analysis counts busy time).
-void export_npu(Job &job, Builder &b, h::TraceLines &lines, uint64_t cpu_period, bool have_cpu, uint64_t *first,
-                uint64_t *last, bool *any) {
-  TraceReader &r = *job.reader;
+// An event source that hands each event of another to `tap` before the
+// pairing of convert::measure sees it: one pass over the trace gives both
+// the npu report and the engines' trace lines.
+class TapSource final : public convert::EvSource {
+ public:
+  using Tap = std::function<void(const convert::Ev &)>;
+  TapSource(convert::EvSource &in, Tap tap) : in_(in), tap_(std::move(tap)) {}
+  convert::Status open(const char *path, std::string *error) override { return in_.open(path, error); }
+  convert::Status run(const Fn &fn, std::string *error) override {
+    return in_.run(
+        [&](const convert::Ev &ev, std::string *reason) -> convert::Status {
+          tap_(ev);
+          return fn(ev, reason);
+        },
+        error);
+  }
+  const convert::StringSource &strings() const override { return in_.strings(); }
+  const convert::TraceMeta &meta() const override { return in_.meta(); }
+  uint64_t period_ps() const override { return in_.period_ps(); }
+  convert::Issues &issues() override { return in_.issues(); }
+  convert::IngestStats stats() const override { return in_.stats(); }
+
+ private:
+  convert::EvSource &in_;
+  Tap tap_;
+};
+
+// The NPU engines: busy cycles per engine as the npu analysis measures them
+// (analysis::analyze_npu: convert::measure over the npu events, in the
+// window), and a trace line per engine from its START/END events (busy
+// while at least one job runs, as the analysis counts busy time). Both come
+// from one pass over the trace: the measure's source is tapped for the
+// lines, whose engines, profiles and contexts are then numbered as the
+// report orders the engines (then the engines only the events name, as
+// they came), and TraceLines gives each line its context at the end.
+struct NpuPass {
+  uint64_t a = 0, e = 0;  // the window, npu cycles
+  uint64_t events = 0;
+  std::vector<std::pair<std::string, uint64_t>> order;  // engines (name, busy) in profile order
+  std::map<std::string, uint32_t> line;                 // engine -> its line in the pass's TraceLines
+};
+NpuPass npu_pass(const Job &job, TraceReader &r, h::TraceLines &lines, uint64_t cpu_period, bool have_cpu) {
   const convert::Options copts(nullptr);
   convert::UscopeIn in(r, copts);
   std::string err;
   if (const uscope_status_t st = in.attach(&err)) fail(st, "%s", err.c_str());
   const uint64_t P = in.period_ps() ? in.period_ps() : 1000;
   // The range is in cycles of the cpu scope's clock when there is one.
-  analysis::NpuOptions no;
+  uint64_t start_cycle = 0, end_cycle = UINT64_MAX;
   if (job.range_given) {
-    no.start_cycle = have_cpu ? job.opts.range_start * cpu_period / P : job.opts.range_start;
-    no.end_cycle = job.opts.range_end == UINT64_MAX
-                       ? UINT64_MAX
-                       : (have_cpu ? (job.opts.range_end * cpu_period + cpu_period - 1) / P : job.opts.range_end);
+    start_cycle = have_cpu ? job.opts.range_start * cpu_period / P : job.opts.range_start;
+    end_cycle = job.opts.range_end == UINT64_MAX
+                    ? UINT64_MAX
+                    : (have_cpu ? (job.opts.range_end * cpu_period + cpu_period - 1) / P : job.opts.range_end);
   }
-  const analysis::NpuReport rep = analysis::analyze_npu(r, no);
-  const uint64_t a = job.range_given ? std::min(no.start_cycle, rep.max_cycle) : 0;
-  const uint64_t e = job.range_given ? std::min(no.end_cycle, rep.max_cycle) : rep.max_cycle;
-  if (!have_cpu) {
-    if (!*any || a < *first) *first = a;
-    if (!*any || e > *last) *last = e;
-    *any = true;
+  if (start_cycle > end_cycle)
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "the range %llu:%llu starts after it ends",
+         static_cast<unsigned long long>(start_cycle), static_cast<unsigned long long>(end_cycle));
+  // The npu analysis's window (npu_analysis.cpp analyze_npu): the trace's
+  // last cycle from its header and its last segment.
+  uint64_t last_ps = r.header().total_time_ps;
+  if (!r.segments().empty()) last_ps = std::max(last_ps, r.segments().back().header.time_end_ps);
+  const uint64_t max_cycle = last_ps / P;
+  convert::Report rep;
+  rep.format = "uscope";
+  rep.strs = &in.strings();
+  rep.period_ps = P;
+  if (start_cycle != 0 || end_cycle != UINT64_MAX) {
+    const uint64_t s = std::min(start_cycle, max_cycle), e = std::min(end_cycle, max_cycle);
+    rep.set_window(s, e);
+    in.set_until(e >= UINT64_MAX / P ? UINT64_MAX : e * P + (P - 1));
   }
+  NpuPass out;
+  const uint64_t a = out.a = job.range_given ? std::min(start_cycle, max_cycle) : 0;
+  const uint64_t e = out.e = job.range_given ? std::min(end_cycle, max_cycle) : max_cycle;
 
-  // One profile, context and line per engine, in the report's order.
+  // The engines the events name, as they come: each a trace line whose
+  // samples are "busy" (TraceLines::kLater until the engine has its context) or 0.
   struct Engine {
-    uint32_t prof, ctx, line;
+    uint32_t line;
     int64_t open = 0;
   };
   std::map<std::string, Engine> engines;
+  std::vector<std::string> seen;  // engine names in the order of their first event
   auto engine = [&](const std::string &name) -> Engine & {
     auto it = engines.find(name);
     if (it != engines.end()) return it->second;
-    Engine en;
-    const uint32_t k = uint32_t(engines.size());
-    en.prof = b.profile({{h::kGpuDevice, false, 0, 0}, {h::kGpuStream, false, k, k}});
-    const uint32_t fn = b.function("npu/" + name, h::kNone, 0);
-    en.ctx = b.child_function(0, fn);
-    en.line = lines.add_line(en.prof + 1);
-    return engines.emplace(name, en).first->second;
+    seen.push_back(name);
+    return engines.emplace(name, Engine{lines.add_line(0), 0}).first->second;
   };
-  for (const analysis::NpuEngine &en : rep.engines) {
-    Engine &x = engine(en.e.name);
-    b.add(x.prof, x.ctx, kNpuBusy, double(en.e.busy));
+  TapSource tap(in, [&](const convert::Ev &ev) {
+    if (ev.type >= convert::kNumEvTypes || ev.t_cycle > e) return;  // past e: after the window (until)
+    ++out.events;
+    std::string name;
+    int d = 0;
+    switch (ev.type) {
+      case convert::E_TE_START: name = "TE", d = 1; break;
+      case convert::E_TE_END: name = "TE", d = -1; break;
+      case convert::E_VE_START: name = "VE", d = 1; break;
+      case convert::E_VE_END: name = "VE", d = -1; break;
+      case convert::E_DRAM_TX_START:
+      case convert::E_DRAM_TX_END: {
+        uint64_t ch;
+        name = ev.value(convert::K_channel, &ch) ? "DRAM " + std::to_string(ch) : "DRAM -";
+        d = ev.type == convert::E_DRAM_TX_START ? 1 : -1;
+        break;
+      }
+      default: return;
+    }
+    Engine &x = engine(name);
+    const int64_t before = x.open;
+    x.open = std::max<int64_t>(0, x.open + d);
+    const uint64_t ts = ns_of(std::max(ev.t_cycle, a), P);
+    if (before == 0 && x.open > 0) lines.sample(x.line, ts, h::TraceLines::kLater);
+    if (before > 0 && x.open == 0) lines.sample(x.line, ts, 0);
+  });
+  if (const uscope_status_t st = convert::measure(tap, rep, nullptr, &err)) fail(st, "%s", err.c_str());
+
+  // The engines in the report's order, then those only events named (a
+  // DRAM channel the report leaves out).
+  std::map<std::string, bool> listed;
+  for (const convert::Report::Engine &en : rep.engines())
+    if (!listed[en.name]) listed[en.name] = true, out.order.emplace_back(en.name, en.busy);
+  for (const std::string &n : seen)
+    if (!listed[n]) listed[n] = true, out.order.emplace_back(n, 0);
+  for (const auto &[name, x] : engines) out.line[name] = x.line;
+  return out;
+}
+
+// The pass's engines into the database: one profile and context each, in
+// its order; their trace lines (in `lines`, from `from` on: the pass's own,
+// adopted) get their profile and context.
+void npu_finish(Job &job, Builder &b, h::TraceLines &lines, uint32_t from, const NpuPass &np, bool have_cpu,
+                uint64_t *first, uint64_t *last, bool *any) {
+  if (!have_cpu) {
+    if (!*any || np.a < *first) *first = np.a;
+    if (!*any || np.e > *last) *last = np.e;
+    *any = true;
   }
-  if (e >= UINT64_MAX / P) in.set_until(UINT64_MAX);
-  else in.set_until(e * P + (P - 1));
-  uint64_t events = 0;
-  const convert::Status st = in.run(
-      [&](const convert::Ev &ev, std::string *) -> convert::Status {
-        if (ev.type >= convert::kNumEvTypes) return 0;
-        ++events;
-        std::string name;
-        int d = 0;
-        switch (ev.type) {
-          case convert::E_TE_START: name = "TE", d = 1; break;
-          case convert::E_TE_END: name = "TE", d = -1; break;
-          case convert::E_VE_START: name = "VE", d = 1; break;
-          case convert::E_VE_END: name = "VE", d = -1; break;
-          case convert::E_DRAM_TX_START:
-          case convert::E_DRAM_TX_END: {
-            uint64_t ch;
-            name = ev.value(convert::K_channel, &ch) ? "DRAM " + std::to_string(ch) : "DRAM -";
-            d = ev.type == convert::E_DRAM_TX_START ? 1 : -1;
-            break;
-          }
-          default: return 0;
-        }
-        if (ev.t_cycle > e) return 0;
-        Engine &x = engine(name);
-        const int64_t before = x.open;
-        x.open = std::max<int64_t>(0, x.open + d);
-        const uint64_t ts = ns_of(std::max(ev.t_cycle, a), P);
-        if (before == 0 && x.open > 0) lines.sample(x.line, ts, x.ctx);
-        if (before > 0 && x.open == 0) lines.sample(x.line, ts, 0);
-        return 0;
-      },
-      &err);
-  if (st < 0) fail(static_cast<uscope_status_t>(st), "%s", err.c_str());
-  job.stats.records += events;
+  for (size_t i = 0; i < np.order.size(); ++i) {
+    const std::string &name = np.order[i].first;
+    const uint32_t k = uint32_t(i);
+    const uint32_t prof = b.profile({{h::kGpuDevice, false, 0, 0}, {h::kGpuStream, false, k, k}});
+    const uint32_t fn = b.function("npu/" + name, h::kNone, 0);
+    const uint32_t ctx = b.child_function(0, fn);
+    auto it = np.line.find(name);
+    const uint32_t line = it != np.line.end() ? from + it->second : lines.add_line(0);
+    lines.set_line(line, prof + 1, ctx);
+    b.add(prof, ctx, kNpuBusy, double(np.order[i].second));
+  }
+  job.stats.records += np.events;
 }
 
 }  // namespace
@@ -424,14 +493,51 @@ void export_hpctoolkit(Job &job) {
 
   OutDir dir(job.output);
   Builder b;
-  h::TraceLines lines(dir.dir());
+  h::TraceLines lines(dir.dir(), ".trace-line-");
   uint64_t first = 0, last = 0, cpu_period = 1000;
   bool any = false;
+  // The cores' instructions and the NPU's events are two passes over the
+  // trace that share nothing until the database is numbered: with cores
+  // and an NPU, the NPU's pass runs on a thread of its own, over a reader
+  // of its own (a TraceReader is not shared between threads), into trace
+  // lines of its own. Not for a --range: the NPU's window is then in the
+  // first core's clock, known once its pass has begun.
+  h::TraceLines npu_lines(dir.dir(), ".trace-npu-");
+  NpuPass np;
+  std::thread npu_thread;
+  std::exception_ptr npu_error;
+  std::unique_ptr<TraceReader> npu_reader;
+  if (npu && !cores.empty() && !job.range_given) {
+    npu_reader = std::make_unique<TraceReader>(job.input);
+    npu_thread = std::thread([&] {
+      try {
+        np = npu_pass(job, *npu_reader, npu_lines, 0, true);
+      } catch (...) {
+        npu_error = std::current_exception();
+      }
+    });
+  }
+  // Joined before anything it uses goes, whatever happens to the cores' pass.
+  struct Joiner {
+    std::thread &t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
+    }
+  } joiner{npu_thread};
   for (size_t k = 0; k < cores.size(); ++k) {
     const uint64_t p = export_core(job, b, lines, cores[k], uint32_t(k), &first, &last, &any);
     if (k == 0) cpu_period = p;
   }
-  if (npu) export_npu(job, b, lines, cpu_period, !cores.empty(), &first, &last, &any);
+  if (npu) {
+    if (npu_thread.joinable()) {
+      npu_thread.join();
+      if (npu_error) std::rethrow_exception(npu_error);
+    } else {
+      np = npu_pass(job, *job.reader, npu_lines, cpu_period, !cores.empty());
+    }
+    const uint32_t from = lines.adopt(npu_lines);
+    npu_finish(job, b, lines, from, np, !cores.empty(), &first, &last, &any);
+  }
   b.db.title = job.input;
   b.db.description =
       "µScope trace `" + job.input + "`, cycles " + std::to_string(first) + " to " + std::to_string(last) +

@@ -448,10 +448,25 @@ uint32_t TraceLines::add_line(uint32_t prof) {
   lines_.emplace_back();
   Line &l = lines_.back();
   l.prof = prof;
-  l.path = dir_ + "/.trace-line-" + std::to_string(lines_.size() - 1);
+  l.path = dir_ + "/" + prefix_ + std::to_string(lines_.size() - 1);
   l.f = std::fopen(l.path.c_str(), "w+b");
   if (!l.f) throw Error(USCOPE_ERR_IO, l.path + ": " + std::strerror(errno));
   return uint32_t(lines_.size() - 1);
+}
+
+void TraceLines::set_line(uint32_t line, uint32_t prof, uint32_t ctx) {
+  Line &l = lines_.at(line);
+  l.prof = prof;
+  l.later = ctx;
+}
+
+uint32_t TraceLines::adopt(TraceLines &other) {
+  const uint32_t from = uint32_t(lines_.size());
+  for (Line &l : other.lines_) lines_.push_back(std::move(l));
+  other.lines_.clear();
+  samples_ += other.samples_;
+  other.samples_ = 0;
+  return from;
 }
 
 TraceLines::~TraceLines() {
@@ -512,6 +527,11 @@ uint64_t TraceLines::finish(const std::string &path) {
   // Header, then the Trace Headers section: pTraces, nTraces, szTrace (24),
   // then {TH} per line; then the lines, each 8-aligned (pStart is *(8)).
   const size_t T = lines_.size();
+  // The lines in profile order (the order they were added in, but for the
+  // NPU engines' lines, made as their first event came and numbered after).
+  std::vector<size_t> order(T);
+  for (size_t i = 0; i < T; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return lines_[x].prof < lines_[y].prof; });
   std::string h;
   header(h, "HPCTOOLKITtrce", 0x20);
   size_t th = reserve(h, 0x0d, 8);
@@ -524,9 +544,9 @@ uint64_t TraceLines::finish(const std::string &path) {
   uint64_t pos = h.size();
   for (size_t i = 0; i < T; ++i) {
     pos = (pos + 7) & ~uint64_t{7};
-    w32(h, ths + 24 * i + 0x00, lines_[i].prof);
+    w32(h, ths + 24 * i + 0x00, lines_[order[i]].prof);
     w64(h, ths + 24 * i + 0x08, pos);
-    pos += 12 * lines_[i].count;
+    pos += 12 * lines_[order[i]].count;
     w64(h, ths + 24 * i + 0x10, pos);
   }
   auto put_out = [&](const void *p, size_t n) {
@@ -534,8 +554,9 @@ uint64_t TraceLines::finish(const std::string &path) {
   };
   put_out(h.data(), h.size());
   uint64_t at = h.size();
-  std::vector<char> chunk(1 << 20);
-  for (Line &l : lines_) {
+  std::vector<char> chunk(12 << 16);  // whole {Elem}s
+  for (size_t i : order) {
+    Line &l = lines_[i];
     static const char zeros[8] = {};
     size_t gap = size_t(((at + 7) & ~uint64_t{7}) - at);
     put_out(zeros, gap);
@@ -544,7 +565,14 @@ uint64_t TraceLines::finish(const std::string &path) {
     uint64_t left = 12 * l.count;
     while (left) {
       size_t n = std::fread(chunk.data(), 1, size_t(std::min<uint64_t>(left, chunk.size())), l.f);
-      if (n == 0) throw Error(USCOPE_ERR_IO, l.path + ": short read");
+      if (n == 0 || n % 12) throw Error(USCOPE_ERR_IO, l.path + ": short read");
+      if (l.later != kLater)
+        for (size_t k = 8; k < n; k += 12) {
+          const uint32_t ctx = uint32_t(uint8_t(chunk[k])) | uint32_t(uint8_t(chunk[k + 1])) << 8 |
+                               uint32_t(uint8_t(chunk[k + 2])) << 16 | uint32_t(uint8_t(chunk[k + 3])) << 24;
+          if (ctx == kLater)
+            for (int j = 0; j < 4; ++j) chunk[k + j] = char(l.later >> (8 * j));
+        }
       put_out(chunk.data(), n);
       left -= n;
       at += n;

@@ -100,22 +100,33 @@ std::string encode_cct(const Database &db);
 // before it replaces it, so that each line strictly increases.
 class TraceLines {
  public:
-  // The temporary files go to dir.
-  explicit TraceLines(const std::string &dir) : dir_(dir) {}
+  // The temporary files go to dir, named prefix + line number.
+  explicit TraceLines(const std::string &dir, const std::string &prefix = ".trace-line-") : dir_(dir), prefix_(prefix) {}
+  // A sample's context when the line's own is not known yet (an NPU
+  // engine's, numbered once the whole trace is read): set_line() gives it.
+  static constexpr uint32_t kLater = kNone;
   // A new line for profile prof (profIdx, 1-based: 0 is the summary); its index.
   uint32_t add_line(uint32_t prof);
+  // Line `line` is profile prof's, and its kLater samples are in context
+  // ctx. Before finish().
+  void set_line(uint32_t line, uint32_t prof, uint32_t ctx);
+  // Takes other's lines (their samples so far and their files), appended
+  // after this one's; returns the index of the first. other is left empty.
+  uint32_t adopt(TraceLines &other);
   ~TraceLines();
   TraceLines(const TraceLines &) = delete;
   TraceLines &operator=(const TraceLines &) = delete;
   // Timestamps of one line must not decrease (Error(INTERNAL) otherwise).
   void sample(uint32_t line, uint64_t timestamp, uint32_t ctx);
-  // Writes trace.db to path; returns its size. Removes the temporary files.
+  // Writes trace.db to path, its lines in profile order; returns its size.
+  // Removes the temporary files.
   uint64_t finish(const std::string &path);
   uint64_t samples() const { return samples_; }
 
  private:
   struct Line {
     uint32_t prof = 0;
+    uint32_t later = kLater;  // the context of its kLater samples (set_line)
     std::FILE *f = nullptr;
     std::string path;
     uint64_t count = 0;  // written to f
@@ -125,7 +136,7 @@ class TraceLines {
     std::string buf;
   };
   void put(Line &l);
-  std::string dir_;
+  std::string dir_, prefix_;
   std::vector<Line> lines_;
   uint64_t samples_ = 0;
 };

@@ -14,13 +14,23 @@
 // checkpoint, then its frames up to A), then every later frame up to B is
 // replayed in order; memory is the storages' state plus a few words per
 // signal, whatever the trace's length.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
 #include <cinttypes>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
-#include <sys/stat.h>
+#include <thread>
 #include <vector>
 
 #include "base/error.hpp"
@@ -58,70 +68,225 @@ class WaveSink {
   virtual uint64_t finish(uint64_t last_time) = 0;
 };
 
-// IEEE 1364 §18.2 four-state VCD, two states used.
-class VcdSink final : public WaveSink {
+// A byte's 8 bits as the characters '0'/'1', most significant first.
+struct Bits8 {
+  char c[8];
+};
+constexpr std::array<Bits8, 256> make_bits8() {
+  std::array<Bits8, 256> t{};
+  for (unsigned v = 0; v < 256; ++v)
+    for (unsigned b = 0; b < 8; ++b) t[v].c[7 - b] = static_cast<char>('0' + (v >> b & 1));
+  return t;
+}
+constexpr std::array<Bits8, 256> kBits = make_bits8();
+
+// [p, end) := the low end - p bits of v as '0'/'1', most significant first
+// (both formats' text of a value), 8 bits at a time.
+void put_bits(char *p, char *end, uint64_t v) {
+  while (end - p >= 8) {
+    end -= 8;
+    std::memcpy(end, kBits[v & 0xff].c, 8);
+    v >>= 8;
+  }
+  while (end > p) {
+    *--end = static_cast<char>('0' + (v & 1));
+    v >>= 1;
+  }
+}
+
+// The VCD text goes to the file from a thread of its own: on the demo trace
+// the kernel's copy of ~300 MB into the page cache costs as much as the
+// formatting, and the two overlap this way. The formatter fills a chunk,
+// hands it over and goes on with another; at most kQueued chunks wait, so
+// memory stays a few MiB whatever the trace.
+class ChunkWriter {
  public:
-  VcdSink(const std::string &path, const std::string &comment) : out_(path) {
-    out_.write("$comment\n  " + comment + "\n$end\n$version " + version() + " $end\n");
-    out_.write("$timescale 1ps $end\n");
+  // A chunk: kChunk bytes to fill and kSlack more, so that one value change
+  // started below kChunk always fits.
+  static constexpr size_t kChunk = 1 << 20, kSlack = 256;
+  static constexpr size_t kQueued = 3;
+  struct Chunk {
+    std::unique_ptr<char[]> data{new char[kChunk + kSlack]};
+    size_t size = 0;
+  };
+  // fd: open for writing, owned (closed by close() or the destructor).
+  ChunkWriter(int fd, std::string path) : fd_(fd), path_(std::move(path)) {
+    thread_ = std::thread([this] { run(); });
   }
-  void scope(const std::string &name) override { out_.write("$scope module " + name + " $end\n"); }
-  void upscope() override { out_.write("$upscope $end\n"); }
-  void var(const std::string &name, uint32_t width, int) override {
-    std::string &b = out_.buf();
-    b += "$var wire ";
-    b += std::to_string(width);
-    b += ' ';
-    append_id(b, next_++);
-    b += ' ';
-    b += name;
-    b += " $end\n";
-    out_.maybe_flush();
+  ~ChunkWriter() {
+    stop();
+    if (fd_ >= 0) ::close(fd_);
   }
-  void end_definitions() override { out_.write("$enddefinitions $end\n"); }
-  void time(uint64_t t) override {
-    std::string &b = out_.buf();
-    char tmp[24];
-    const int n = std::snprintf(tmp, sizeof tmp, "#%" PRIu64 "\n", t);
-    b.append(tmp, static_cast<size_t>(n));
-    last_ = t;
-    out_.maybe_flush();
-  }
-  void value(uint32_t sig, uint32_t width, uint64_t v) override {
-    std::string &b = out_.buf();
-    if (width == 1) {
-      b += v & 1 ? '1' : '0';
+  ChunkWriter(const ChunkWriter &) = delete;
+  ChunkWriter &operator=(const ChunkWriter &) = delete;
+
+  // Queues c's bytes and gives back an empty chunk in its place.
+  void submit(Chunk &c) {
+    std::unique_lock<std::mutex> lk(m_);
+    cv_.wait(lk, [&] { return full_.size() < kQueued || err_; });
+    check();
+    bytes_ += c.size;
+    full_.push_back(std::move(c));
+    if (!spare_.empty()) {
+      c = std::move(spare_.back());
+      spare_.pop_back();
     } else {
-      // Binary without leading zeros (§18.2.1: the value is left-extended).
-      char tmp[66];
-      int n = 0;
-      do {
-        tmp[65 - n++] = static_cast<char>('0' + (v & 1));
-        v >>= 1;
-      } while (v);
-      b += 'b';
-      b.append(tmp + 66 - n, static_cast<size_t>(n));
-      b += ' ';
+      c = Chunk();
     }
-    append_id(b, sig);
-    b += '\n';
-    out_.maybe_flush();
+    c.size = 0;
+    cv_.notify_all();
   }
-  uint64_t finish(uint64_t last_time) override {
-    if (last_time > last_) time(last_time);
-    out_.publish();
-    return out_.bytes();
+  // Writes what is queued and closes the file; returns the bytes written.
+  uint64_t close() {
+    stop();
+    check();
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail(USCOPE_ERR_IO, "cannot write %s: %s", path_.c_str(), std::strerror(errno));
+    return bytes_;
   }
 
  private:
-  // Identifier codes: base 94 over the printable characters '!'..'~' (§18.2.3.6).
-  static void append_id(std::string &b, uint32_t i) {
-    do {
-      b += static_cast<char>('!' + i % 94);
-      i /= 94;
-    } while (i);
+  void check() const {
+    if (err_) fail(USCOPE_ERR_IO, "cannot write %s: %s", path_.c_str(), std::strerror(err_));
+  }
+  void stop() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void run() {
+    std::unique_lock<std::mutex> lk(m_);
+    for (;;) {
+      cv_.wait(lk, [&] { return !full_.empty() || done_; });
+      if (full_.empty()) return;
+      Chunk c = std::move(full_.front());
+      full_.pop_front();
+      const bool failed = err_ != 0;
+      lk.unlock();
+      const int e = failed ? 0 : write_all(c);
+      lk.lock();
+      if (e) err_ = e;
+      spare_.push_back(std::move(c));
+      cv_.notify_all();
+    }
+  }
+  int write_all(const Chunk &c) const {
+    const char *p = c.data.get();
+    size_t n = c.size;
+    while (n) {
+      const ssize_t w = ::write(fd_, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return w < 0 ? errno : ENOSPC;
+      p += w;
+      n -= static_cast<size_t>(w);
+    }
+    return 0;
+  }
+  int fd_;
+  std::string path_;
+  std::thread thread_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<Chunk> full_;
+  std::vector<Chunk> spare_;
+  uint64_t bytes_ = 0;
+  int err_ = 0;  // the first write error (errno); guarded by m_
+  bool done_ = false;
+};
+
+// IEEE 1364 §18.2 four-state VCD, two states used. Formatted into a chunk
+// by hand (a value change is a few characters: no stream, no snprintf).
+class VcdSink final : public WaveSink {
+ public:
+  VcdSink(const std::string &path, const std::string &comment) : out_(path) {
+    // OutFile made the temporary file (or the in-place one) and renames it
+    // in publish(); the text is written through a descriptor of our own
+    // from the writer thread, OutFile itself writes nothing.
+    const int fd = ::open(out_.temp_path().c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) fail(USCOPE_ERR_IO, "cannot open %s: %s", out_.temp_path().c_str(), std::strerror(errno));
+    writer_ = std::make_unique<ChunkWriter>(fd, path);
+    put("$comment\n  " + comment + "\n$end\n$version " + version() + " $end\n");
+    put("$timescale 1ps $end\n");
+  }
+  void scope(const std::string &name) override { put("$scope module " + name + " $end\n"); }
+  void upscope() override { put("$upscope $end\n"); }
+  void var(const std::string &name, uint32_t width, int) override {
+    Id id{};
+    for (uint32_t i = next_++;; i /= 94) {
+      id.c[id.len++] = static_cast<char>('!' + i % 94);
+      if (i < 94) break;
+    }
+    ids_.push_back(id);
+    put("$var wire " + std::to_string(width) + ' ' + std::string(id.c, id.len) + ' ' + name + " $end\n");
+  }
+  void end_definitions() override { put("$enddefinitions $end\n"); }
+  void time(uint64_t t) override {
+    char *p = at();
+    *p++ = '#';
+    p = std::to_chars(p, p + 20, t).ptr;
+    *p++ = '\n';
+    commit(p);
+    last_ = t;
+  }
+  void value(uint32_t sig, uint32_t width, uint64_t v) override {
+    char *p = at();
+    if (width == 1) {
+      *p++ = v & 1 ? '1' : '0';
+    } else {
+      // Binary without leading zeros (§18.2.1: the value is left-extended).
+      *p++ = 'b';
+      char *const end = p + (v ? 64 - __builtin_clzll(v) : 1);
+      put_bits(p, end, v);
+      p = end;
+      *p++ = ' ';
+    }
+    const Id &id = ids_[sig];
+    std::memcpy(p, id.c, sizeof id.c);  // all 4: the bytes past len are overwritten next
+    p += id.len;
+    *p++ = '\n';
+    commit(p);
+  }
+  uint64_t finish(uint64_t last_time) override {
+    if (last_time > last_) time(last_time);
+    writer_->submit(c_);
+    const uint64_t n = writer_->close();
+    out_.publish();
+    return n;
+  }
+
+ private:
+  // Identifier codes: base 94 over the printable characters '!'..'~'
+  // (§18.2.3.6), least significant digit first; at most 4 digits for the
+  // 2^20 signals Signals allows.
+  struct Id {
+    char c[4];
+    uint8_t len;
+  };
+  // Where the next bytes go: at most kSlack of them (one value change, one
+  // time) before commit().
+  char *at() { return c_.data.get() + c_.size; }
+  void commit(const char *end) {
+    c_.size = static_cast<size_t>(end - c_.data.get());
+    if (c_.size >= ChunkWriter::kChunk) writer_->submit(c_);
+  }
+  // The declarations: text of any length.
+  void put(const std::string &s) {
+    for (size_t i = 0; i < s.size();) {
+      const size_t n = std::min(s.size() - i, ChunkWriter::kChunk - c_.size);
+      std::memcpy(at(), s.data() + i, n);
+      i += n;
+      commit(at() + n);
+    }
   }
   OutFile out_;
+  std::unique_ptr<ChunkWriter> writer_;
+  ChunkWriter::Chunk c_;
+  std::vector<Id> ids_;
   uint32_t next_ = 0;
   uint64_t last_ = 0;
 };
@@ -129,6 +294,15 @@ class VcdSink final : public WaveSink {
 #ifdef USCOPE_WITH_FST
 // FST through fstapi, which opens the file by name: OutFile's temporary file,
 // renamed over the output by publish().
+//
+// fstapi's part (its value-change buffer and, at each block, packing every
+// signal's changes: it scans each change of a wide signal bit by bit, and
+// compresses them) costs more than the replay that makes the changes. So
+// fstapi runs on a thread of its own, fed batches of changes, while the
+// replay goes on; fstapi's own parallel mode (a new thread per block, which
+// the next block waits for by spinning) is left off. Blocks are cut small
+// (kBlockBytes): the per-signal chains fstapi walks at each block then stay
+// in the cache (docs/export.md "FST and VCD" has the figures).
 class FstSink final : public WaveSink {
  public:
   FstSink(const std::string &path, const std::string &comment, const Schema &schema)
@@ -138,11 +312,15 @@ class FstSink final : public WaveSink {
     fstWriterSetTimescale(ctx_, -12);  // 1 ps
     fstWriterSetVersion(ctx_, version().c_str());
     fstWriterSetComment(ctx_, comment.c_str());
+    // LZ4 for the blocks' value changes (the default, zlib, is several
+    // times slower); fstapi's parallel mode off (see above).
     fstWriterSetPackType(ctx_, FST_WR_PT_LZ4);
-    fstWriterSetParallelMode(ctx_, 1);
+    fstWriterSetParallelMode(ctx_, 0);
     enum_tables_.assign(schema.enums.size(), 0);
+    batch_.reserve(kBatch);
   }
   ~FstSink() override {
+    stop();
     if (ctx_) fstWriterClose(ctx_);
   }
   void scope(const std::string &name) override {
@@ -157,24 +335,16 @@ class FstSink final : public WaveSink {
     }
     handles_.push_back(fstWriterCreateVar(ctx_, FST_VT_VCD_WIRE, FST_VD_IMPLICIT, width, name.c_str(), 0));
   }
-  void end_definitions() override {}
+  // The declarations are made: from here on only the worker calls fstapi.
+  void end_definitions() override { worker_ = std::thread([this] { work(); }); }
   void time(uint64_t t) override {
-    // fstapi keeps the value changes of a block in memory until they pass
-    // 128 MiB (its FST_BREAK_SIZE): a block is cut here well before that,
-    // so that the export's memory stays bounded (issue 14: <= 128 MB).
-    if (pending_ >= kBlockBytes) {
-      fstWriterFlushContext(ctx_);
-      pending_ = 0;
-    }
-    fstWriterEmitTimeChange(ctx_, t);
+    push(Change{kTime, 0, t});
     last_ = t;
   }
-  void value(uint32_t sig, uint32_t width, uint64_t v) override {
-    fstWriterEmitValueChange64(ctx_, handles_[sig], width, v);
-    pending_ += width + 10;  // at most what fstapi buffers for one change (its fpos + len + 10)
-  }
+  void value(uint32_t sig, uint32_t width, uint64_t v) override { push(Change{sig, width, v}); }
   uint64_t finish(uint64_t last_time) override {
     if (last_time > last_) time(last_time);
+    stop();
     const bool seek_failed = fstWriterGetFseekFailed(ctx_);
     fstWriterClose(ctx_);
     ctx_ = nullptr;
@@ -188,6 +358,76 @@ class FstSink final : public WaveSink {
   }
 
  private:
+  // A time (sig kTime, v the time) or a value change, as the worker gets them.
+  static constexpr uint32_t kTime = UINT32_MAX;
+  struct Change {
+    uint32_t sig, width;
+    uint64_t v;
+  };
+  // Changes handed over at a time, and batches waiting at most: a few MiB.
+  static constexpr size_t kBatch = 1 << 16, kQueued = 4;
+  void push(const Change &c) {
+    batch_.push_back(c);
+    if (batch_.size() < kBatch) return;
+    std::unique_lock<std::mutex> lk(m_);
+    cv_.wait(lk, [&] { return full_.size() < kQueued; });
+    full_.push_back(std::move(batch_));
+    if (!spare_.empty()) {
+      batch_ = std::move(spare_.back());
+      spare_.pop_back();
+    } else {
+      batch_ = std::vector<Change>();
+      batch_.reserve(kBatch);
+    }
+    cv_.notify_all();
+  }
+  // Hands over the last batch and waits until fstapi has every change.
+  void stop() {
+    if (!worker_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      if (!batch_.empty()) full_.push_back(std::move(batch_));
+      batch_.clear();
+      done_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+  void work() {
+    std::unique_lock<std::mutex> lk(m_);
+    for (;;) {
+      cv_.wait(lk, [&] { return !full_.empty() || done_; });
+      if (full_.empty()) return;
+      std::vector<Change> b = std::move(full_.front());
+      full_.pop_front();
+      cv_.notify_all();
+      lk.unlock();
+      for (const Change &c : b) emit(c);
+      b.clear();
+      lk.lock();
+      spare_.push_back(std::move(b));
+    }
+  }
+  void emit(const Change &c) {
+    if (c.sig == kTime) {
+      // fstapi keeps a block's value changes in memory until they pass
+      // 128 MiB (its FST_BREAK_SIZE); the block is cut at kBlockBytes, which
+      // also keeps the export's memory bounded (issue 14: <= 128 MB).
+      if (pending_ >= kBlockBytes) {
+        fstWriterFlushContext(ctx_);
+        pending_ = 0;
+      }
+      fstWriterEmitTimeChange(ctx_, c.v);
+      return;
+    }
+    // fstWriterEmitValueChange64's text ('0'/'1', most significant bit
+    // first), made 8 bits at a time rather than one.
+    char buf[64];
+    put_bits(buf, buf + c.width, c.v);
+    fstWriterEmitValueChange(ctx_, handles_[c.sig], buf);
+    pending_ += c.width + 10;  // at most what fstapi buffers for one change (its fpos + len + 10)
+  }
+
   // The enum's value names, shown by GTKWave in place of the number (an FST
   // enum table: the literals and their values as binary strings).
   fstEnumHandle enum_table(size_t id, uint32_t width) {
@@ -214,8 +454,17 @@ class FstSink final : public WaveSink {
   std::vector<fstHandle> handles_;
   std::vector<fstEnumHandle> enum_tables_;
   uint64_t last_ = 0;
-  static constexpr uint64_t kBlockBytes = 16 << 20;
-  uint64_t pending_ = 0;  // bytes of changes fstapi holds since its last block
+  // 4 MiB: on the demo trace 16 MiB blocks (33 MB file) took a third more
+  // CPU than 4 MiB ones (36 MB), and 1 MiB ones (43 MB) were no faster.
+  static constexpr uint64_t kBlockBytes = 4 << 20;
+  uint64_t pending_ = 0;  // bytes of changes fstapi holds since its last block (the worker's)
+  std::vector<Change> batch_;  // being filled
+  std::thread worker_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<std::vector<Change>> full_;
+  std::vector<std::vector<Change>> spare_;
+  bool done_ = false;
 };
 #endif
 
@@ -327,6 +576,7 @@ class Signals {
   void event(uint64_t t, uint16_t id, const uint8_t *payload, uint32_t n) {
     if (done_ || t < t0_ || t > t1_ || id >= events_.size()) return;
     EventSignals &e = events_[id];
+    if (e.off_at == UINT64_MAX) raised_.insert(std::lower_bound(raised_.begin(), raised_.end(), id), id);
     mark(e.fire, 1);
     e.fired_at = t;
     e.off_at = t < UINT64_MAX - e.pulse_ps ? t + e.pulse_ps : UINT64_MAX - 1;  // a time near 2^64: never wraps
@@ -389,13 +639,20 @@ class Signals {
   void lower_due(uint64_t t) {
     if (next_off_ > t) return;
     next_off_ = UINT64_MAX;
-    for (EventSignals &e : events_) {
+    // The raised pulses only (in event-type order, as the changes are
+    // written), not every event type: a pulse falls at nearly every time.
+    size_t kept = 0;
+    for (const uint16_t id : raised_) {
+      EventSignals &e = events_[id];
       if (e.off_at <= t && e.fired_at != t) {
         mark(e.fire, 0);
         e.off_at = UINT64_MAX;
+        continue;
       }
+      raised_[kept++] = id;
       next_off_ = std::min(next_off_, e.off_at);
     }
+    raised_.resize(kept);
   }
   // The changes gathered for time t.
   void flush(uint64_t t) {
@@ -444,6 +701,7 @@ class Signals {
   std::vector<uint64_t> val_, last_;
   std::vector<uint8_t> dirty_;
   std::vector<uint32_t> dirty_list_;
+  std::vector<uint16_t> raised_;    // the event types whose pulse is 1 (off_at set), ascending
   uint64_t next_off_ = UINT64_MAX;  // the earliest pulse to fall
   uint64_t cur_ = 0;                // the time whose changes are being gathered
   uint64_t changes_ = 0;

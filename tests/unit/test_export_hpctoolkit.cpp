@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -527,6 +528,62 @@ TEST(HpctoolkitExport, EncodersRoundTripAHandBuiltTree) {
   EXPECT_EQ(t.lines[2], (std::vector<std::pair<uint64_t, uint32_t>>{{7, 1}}));
   // No temporary line files are left beside trace.db.
   EXPECT_FALSE(std::ifstream(dir.file(".trace-line-0")).good());
+}
+
+// The NPU engines' lines (hpctoolkit.cpp npu_pass): made as their first
+// event comes, on another TraceLines (the NPU's thread), with their
+// context given after the pass (kLater), adopted, and written in profile
+// order whatever the order they were made in.
+TEST(HpctoolkitExport, TraceLinesNumberedAfterTheirSamples) {
+  namespace h = uscope::exporter::hpctk;
+  TempDir dir;
+  h::TraceLines tl(dir.path());
+  ASSERT_EQ(tl.add_line(1), 0u);  // a core's line, profile 1
+  tl.sample(0, 10, 3);
+  tl.sample(0, 20, 4);
+  uint64_t npu_samples = 0;
+  {
+    h::TraceLines other(dir.path(), ".trace-npu-");
+    ASSERT_EQ(other.add_line(0), 0u);  // "VE": first event first, profile 3 below
+    ASSERT_EQ(other.add_line(0), 1u);  // "TE": profile 2
+    // More samples than one copy chunk of finish() (65,536 elements), so
+    // that contexts are substituted across chunks.
+    for (uint64_t i = 0; i < 70000; ++i) other.sample(0, 100 + i, i % 2 ? 0 : h::TraceLines::kLater);
+    other.sample(1, 5, h::TraceLines::kLater);
+    other.sample(1, 6, h::TraceLines::kLater);  // merged: the same context
+    other.sample(1, 9, 0);
+    npu_samples = other.samples();
+    const uint32_t from = tl.adopt(other);
+    ASSERT_EQ(from, 1u);
+    EXPECT_EQ(other.samples(), 0u);
+    tl.set_line(from + 0, 3, 7);
+    tl.set_line(from + 1, 2, 6);
+  }  // other's destructor must not close or remove the adopted lines' files
+  EXPECT_EQ(tl.samples(), 2 + npu_samples);
+  tl.finish(dir.file("trace.db"));
+
+  hpcread::Trace t = hpcread::read_trace(dir.file("trace.db"));
+  ASSERT_EQ(t.lines.size(), 3u);
+  EXPECT_EQ(t.lines[1], (std::vector<std::pair<uint64_t, uint32_t>>{{10, 3}, {20, 4}}));
+  EXPECT_EQ(t.lines[2], (std::vector<std::pair<uint64_t, uint32_t>>{{5, 6}, {9, 0}}));
+  const auto &ve = t.lines[3];
+  ASSERT_EQ(ve.size(), 70000u);
+  for (size_t i = 0; i < ve.size(); ++i) {
+    ASSERT_EQ(ve[i].first, 100 + i);
+    ASSERT_EQ(ve[i].second, i % 2 ? 0u : 7u) << "sample " << i;
+  }
+  // The {TH} entries in profile order: 1, 2, 3 (made in the order 1, 3, 2).
+  std::ifstream in(dir.file("trace.db"), std::ios::binary);
+  const std::string b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto u64 = [&](size_t o) {
+    uint64_t v = 0;
+    for (int k = 7; k >= 0; --k) v = v << 8 | uint8_t(b.at(o + size_t(k)));
+    return v;
+  };
+  const size_t pt = size_t(u64(size_t(u64(0x18))));  // the section's pTraces
+  for (uint32_t i = 0; i < 3; ++i) EXPECT_EQ(uint32_t(u64(pt + 24 * i)), i + 1) << "{TH} " << i;
+  EXPECT_FALSE(std::ifstream(dir.file(".trace-npu-0")).good());
+  EXPECT_FALSE(std::ifstream(dir.file(".trace-npu-1")).good());
 }
 
 // ── the export of cpu and npu traces ──
@@ -1104,10 +1161,30 @@ TEST(HpctoolkitExport, CoreAndNpuShareOneTimeAxis) {
     if (std::string(rep.engines[k].name) == "TE") busy = rep.engines[k].busy_cycles;
   EXPECT_EQ(busy, 200u);
   EXPECT_EQ(db.at(pte, te, "npu busy cycles", "function"), double(busy));
-  uscope_npu_analysis_close(na);
-  uscope_reader_close(r);
   // The core's figures are unchanged by the npu beside it.
   ASSERT_NO_FATAL_FAILURE(expect_core(db, db.profile(7, 0), truth(trace, "core0", 0, 899), 0));
+
+  // The whole trace (no range): the NPU's pass runs on a thread of its own
+  // beside the core's (hpctoolkit.cpp), with the same answers.
+  const std::string whole = dir.file("db_whole");
+  ASSERT_EQ(export_db(trace, whole, &st), USCOPE_OK) << uscope_last_error();
+  Db dw(whole);
+  uint32_t te_w = UINT32_MAX;
+  for (const auto &kv : dw.meta.ctxs)
+    if (kv.second.fn == "npu/TE") te_w = kv.first;
+  ASSERT_NE(te_w, UINT32_MAX);
+  const uint32_t pte_w = dw.profile(6, 0);
+  ASSERT_NE(pte_w, 0u);
+  EXPECT_EQ(dw.trace.lines.at(pte_w), (std::vector<std::pair<uint64_t, uint32_t>>{{200, te_w}, {600, dw.root()}}));
+  ASSERT_EQ(uscope_npu_analyze(na, &rep, 0, UINT64_MAX), USCOPE_OK) << uscope_last_error();
+  uint64_t busy_w = UINT64_MAX;
+  for (uint32_t k = 0; k < rep.num_engines; ++k)
+    if (std::string(rep.engines[k].name) == "TE") busy_w = rep.engines[k].busy_cycles;
+  EXPECT_EQ(busy_w, 200u);
+  EXPECT_EQ(dw.at(pte_w, te_w, "npu busy cycles", "function"), double(busy_w));
+  ASSERT_NO_FATAL_FAILURE(expect_core(dw, dw.profile(7, 0), truth(trace, "core0", 0, st.last_cycle), 0));
+  uscope_npu_analysis_close(na);
+  uscope_reader_close(r);
 }
 
 TEST(HpctoolkitExport, FailureLeavesNoDirectory) {

@@ -336,9 +336,8 @@ uint64_t expected_period(const Trace &t) {
 // The whole check of one exported window: both formats, every value at
 // every cycle (and half-way through it, where a faster clock's frames are)
 // and every event.
-void check_window(const std::string &name, uint64_t a = 0, uint64_t b = UINT64_MAX) {
-  SCOPED_TRACE(name);
-  const std::string in = kCorpusDir + name;
+void check_path(const std::string &in, uint64_t a = 0, uint64_t b = UINT64_MAX) {
+  SCOPED_TRACE(in);
   struct stat sb {};
   ASSERT_EQ(::stat(in.c_str(), &sb), 0) << "missing conformance trace " << in;
   TempDir dir("wave");
@@ -382,6 +381,10 @@ void check_window(const std::string &name, uint64_t a = 0, uint64_t b = UINT64_M
     EXPECT_GT(compared, 0u) << what;
     compare_events(t, *w, t0, t1, period, what);
   }
+}
+
+void check_window(const std::string &name, uint64_t a = 0, uint64_t b = UINT64_MAX) {
+  check_path(kCorpusDir + name, a, b);
 }
 
 // ── The tests ──
@@ -491,6 +494,45 @@ TEST(WaveformExport, FstEnumFieldsNameTheirValues) {
 // A schema of a few hundred bytes can ask for millions of signals: past the
 // exporter's limit it is refused with LIMIT, saying how many, and nothing is
 // written.
+// Enough wide changes for many FST blocks (a block every 4 MiB of fstapi's
+// buffer, where a 64-bit change takes 74 bytes), many batches to fstapi's
+// worker (64 Ki changes each) and many 1 MiB chunks to the VCD writer
+// thread: the values must still equal the reader's everywhere.
+TEST(WaveformExport, ManyBlocksBatchesAndChunks) {
+  TempDir dir("wave");
+  const std::string in = dir.file("busy.uscope");
+  uscope_schema_t *s = nullptr;
+  ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_clock(s, nullptr, "clk", 1000), USCOPE_OK);
+  ASSERT_EQ(uscope_schema_add_scope(s, nullptr, "top", USCOPE_NO_PARENT, nullptr, USCOPE_CLOCK_INHERIT), USCOPE_OK);
+  const uscope_field_t fields[] = {{"a", USCOPE_FT_U64, 0, 0, 0},
+                                   {"b", USCOPE_FT_U64, 0, 0, 0},
+                                   {"c", USCOPE_FT_U32, 0, 0, 0},
+                                   {"d", USCOPE_FT_U64, 0, 0, 0}};
+  uint16_t sid = 0;
+  ASSERT_EQ(uscope_schema_add_storage(s, &sid, "regs", USCOPE_ROOT_SCOPE, 4, 0, fields, 4, nullptr, 0), USCOPE_OK);
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, in.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
+  uscope_schema_free(s);
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  const uint64_t cycles = 20000;
+  for (uint64_t cy = 0; cy < cycles; ++cy) {
+    ASSERT_EQ(uscope_begin_cycle(w, cy * 1000), USCOPE_OK);
+    for (uint16_t slot = 0; slot < 4; ++slot)
+      for (uint16_t f = 0; f < 4; ++f) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift64: a new value nearly every time
+        ASSERT_EQ(uscope_slot_set(w, sid, slot, f, f == 2 ? x & 0xffffffff : x), USCOPE_OK);
+      }
+    ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+  }
+  ASSERT_EQ(uscope_writer_close(w), USCOPE_OK) << uscope_last_error();
+  check_path(in);
+  const uscope_export_stats_t vs = do_export(in, dir.file("again.vcd"), USCOPE_EXPORT_VCD);
+  EXPECT_GE(vs.records, cycles * 16 - 16);
+  EXPECT_GT(vs.bytes_out, uint64_t{8} << 20) << "several VCD chunks";
+  EXPECT_GT(vs.records * 74, uint64_t{16} << 20) << "several FST blocks";
+}
+
 TEST(WaveformExport, TooManySignalsIsRefused) {
   TempDir dir("wave");
   const std::string in = dir.file("wide.uscope"), out = dir.file("wide.vcd");
