@@ -14,13 +14,10 @@
 // checkpoint, then its frames up to A), then every later frame up to B is
 // replayed in order; memory is the storages' state plus a few words per
 // signal, whatever the trace's length.
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <charconv>
 #include <cinttypes>
 #include <condition_variable>
@@ -94,122 +91,12 @@ void put_bits(char *p, char *end, uint64_t v) {
   }
 }
 
-// The VCD text goes to the file from a thread of its own: on the demo trace
-// the kernel's copy of ~300 MB into the page cache costs as much as the
-// formatting, and the two overlap this way. The formatter fills a chunk,
-// hands it over and goes on with another; at most kQueued chunks wait, so
-// memory stays a few MiB whatever the trace.
-class ChunkWriter {
- public:
-  // A chunk: kChunk bytes to fill and kSlack more, so that one value change
-  // started below kChunk always fits.
-  static constexpr size_t kChunk = 1 << 20, kSlack = 256;
-  static constexpr size_t kQueued = 3;
-  struct Chunk {
-    std::unique_ptr<char[]> data{new char[kChunk + kSlack]};
-    size_t size = 0;
-  };
-  // fd: open for writing, owned (closed by close() or the destructor).
-  ChunkWriter(int fd, std::string path) : fd_(fd), path_(std::move(path)) {
-    thread_ = std::thread([this] { run(); });
-  }
-  ~ChunkWriter() {
-    stop();
-    if (fd_ >= 0) ::close(fd_);
-  }
-  ChunkWriter(const ChunkWriter &) = delete;
-  ChunkWriter &operator=(const ChunkWriter &) = delete;
-
-  // Queues c's bytes and gives back an empty chunk in its place.
-  void submit(Chunk &c) {
-    std::unique_lock<std::mutex> lk(m_);
-    cv_.wait(lk, [&] { return full_.size() < kQueued || err_; });
-    check();
-    bytes_ += c.size;
-    full_.push_back(std::move(c));
-    if (!spare_.empty()) {
-      c = std::move(spare_.back());
-      spare_.pop_back();
-    } else {
-      c = Chunk();
-    }
-    c.size = 0;
-    cv_.notify_all();
-  }
-  // Writes what is queued and closes the file; returns the bytes written.
-  uint64_t close() {
-    stop();
-    check();
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) fail(USCOPE_ERR_IO, "cannot write %s: %s", path_.c_str(), std::strerror(errno));
-    return bytes_;
-  }
-
- private:
-  void check() const {
-    if (err_) fail(USCOPE_ERR_IO, "cannot write %s: %s", path_.c_str(), std::strerror(err_));
-  }
-  void stop() {
-    if (!thread_.joinable()) return;
-    {
-      std::lock_guard<std::mutex> lk(m_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  void run() {
-    std::unique_lock<std::mutex> lk(m_);
-    for (;;) {
-      cv_.wait(lk, [&] { return !full_.empty() || done_; });
-      if (full_.empty()) return;
-      Chunk c = std::move(full_.front());
-      full_.pop_front();
-      const bool failed = err_ != 0;
-      lk.unlock();
-      const int e = failed ? 0 : write_all(c);
-      lk.lock();
-      if (e) err_ = e;
-      spare_.push_back(std::move(c));
-      cv_.notify_all();
-    }
-  }
-  int write_all(const Chunk &c) const {
-    const char *p = c.data.get();
-    size_t n = c.size;
-    while (n) {
-      const ssize_t w = ::write(fd_, p, n);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return w < 0 ? errno : ENOSPC;
-      p += w;
-      n -= static_cast<size_t>(w);
-    }
-    return 0;
-  }
-  int fd_;
-  std::string path_;
-  std::thread thread_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  std::deque<Chunk> full_;
-  std::vector<Chunk> spare_;
-  uint64_t bytes_ = 0;
-  int err_ = 0;  // the first write error (errno); guarded by m_
-  bool done_ = false;
-};
-
-// IEEE 1364 §18.2 four-state VCD, two states used. Formatted into a chunk
-// by hand (a value change is a few characters: no stream, no snprintf).
+// IEEE 1364 §18.2 four-state VCD, two states used. Formatted in place by
+// hand (a value change is a few characters: no stream, no snprintf) into
+// the output's raw buffer, which OutFile writes from a thread of its own.
 class VcdSink final : public WaveSink {
  public:
   VcdSink(const std::string &path, const std::string &comment) : out_(path) {
-    // OutFile made the temporary file (or the in-place one) and renames it
-    // in publish(); the text is written through a descriptor of our own
-    // from the writer thread, OutFile itself writes nothing.
-    const int fd = ::open(out_.temp_path().c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) fail(USCOPE_ERR_IO, "cannot open %s: %s", out_.temp_path().c_str(), std::strerror(errno));
-    writer_ = std::make_unique<ChunkWriter>(fd, path);
     put("$comment\n  " + comment + "\n$end\n$version " + version() + " $end\n");
     put("$timescale 1ps $end\n");
   }
@@ -253,8 +140,8 @@ class VcdSink final : public WaveSink {
   }
   uint64_t finish(uint64_t last_time) override {
     if (last_time > last_) time(last_time);
-    writer_->submit(c_);
-    const uint64_t n = writer_->close();
+    raw_.finish();
+    const uint64_t n = out_.bytes();
     out_.publish();
     return n;
   }
@@ -269,23 +156,13 @@ class VcdSink final : public WaveSink {
   };
   // Where the next bytes go: at most kSlack of them (one value change, one
   // time) before commit().
-  char *at() { return c_.data.get() + c_.size; }
-  void commit(const char *end) {
-    c_.size = static_cast<size_t>(end - c_.data.get());
-    if (c_.size >= ChunkWriter::kChunk) writer_->submit(c_);
-  }
+  static constexpr size_t kSlack = 256;
+  char *at() { return raw_.room(kSlack); }
+  void commit(const char *end) { raw_.commit(end); }
   // The declarations: text of any length.
-  void put(const std::string &s) {
-    for (size_t i = 0; i < s.size();) {
-      const size_t n = std::min(s.size() - i, ChunkWriter::kChunk - c_.size);
-      std::memcpy(at(), s.data() + i, n);
-      i += n;
-      commit(at() + n);
-    }
-  }
+  void put(const std::string &s) { raw_.put(s); }
   OutFile out_;
-  std::unique_ptr<ChunkWriter> writer_;
-  ChunkWriter::Chunk c_;
+  RawOut raw_{out_};
   std::vector<Id> ids_;
   uint32_t next_ = 0;
   uint64_t last_ = 0;
