@@ -4,6 +4,7 @@
 
 #include "analysis/cpu_trace.hpp"
 #include "analysis/elf_info.hpp"
+#include "analysis/insn_prefetch.hpp"
 #include "base/error.hpp"
 #include "export/export.hpp"
 
@@ -146,7 +147,10 @@ void FwProfile::run(uint64_t start, uint64_t end, const Hook &hook, Progress *pr
   uint32_t call_file = 0, call_line = 0;
   uint64_t prev_pc = 0, prev_len = 0, prev_retire = start;
   uint64_t count = 0;
-  analysis::InsnStream s(t_, start, end, std::nullopt);
+  // Decoded on a worker while this thread attributes them; the worker
+  // needs no disassembly (info() decodes the bits and reads the ELF here,
+  // which the worker never touches).
+  analysis::InsnPrefetch s(t_, start, end, false);
   while (const analysis::Insn *insn = s.next()) {
     const analysis::InsnPiece &h = insn->head;
     if (h.status != USCOPE_INSN_RETIRED || h.last_cycle < start || h.last_cycle > end) continue;
@@ -225,6 +229,7 @@ void FwProfile::run(uint64_t start, uint64_t end, const Hook &hook, Progress *pr
     if (progress && (++count & 0xFFFF) == 0) progress->update(h.last_cycle - start, end - start, "cycles");
   }
   last_retire_ = prev_retire;
+  stalls_ = s.stalls();
   // Children come after their parents: one backward pass sums the subtrees.
   for (Node &n : nodes_) n.inclusive_cycles = n.exclusive_cycles;
   for (size_t k = nodes_.size(); k-- > 1;) nodes_[nodes_[k].parent].inclusive_cycles += nodes_[k].inclusive_cycles;

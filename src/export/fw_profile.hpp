@@ -105,6 +105,9 @@ class FwProfile {
   uint64_t retired() const { return retired_; }            // instructions
   uint64_t total_cycles() const { return last_retire_ - start_; }
   uint64_t unknown_pcs() const { return unknown_; }        // retired at pcs no symbol covers
+  // Stall events per stall_reason value in the window (InsnStream::stalls),
+  // once run() has returned.
+  const std::vector<uint64_t> &stalls() const { return stalls_; }
 
  private:
   struct PcInfo {
@@ -151,6 +154,7 @@ class FwProfile {
   std::vector<Line> lines_;
   std::unordered_map<uint64_t, PcInfo> pcs_;
   uint64_t start_ = 0, last_retire_ = 0, retired_ = 0, unknown_ = 0;
+  std::vector<uint64_t> stalls_;
   bool ran_ = false;
 };
 

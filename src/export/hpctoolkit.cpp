@@ -267,24 +267,6 @@ uint64_t export_core(Job &job, Builder &b, h::TraceLines &lines, const std::stri
     return c;
   };
 
-  // Stall events by reason over [a, e], as the analysis layer counts them
-  // (InsnStream::stalls: the stalls of the decoded segments within the
-  // window), read from the segment decodes FwProfile's stream has just made:
-  // a segment is counted once retirements have passed its end, while it is
-  // still in CpuTrace's cache, so the window is decoded once.
-  std::vector<uint64_t> stalls;
-  size_t next_seg = 0, last_seg = 0;
-  const bool have_segs = t.segments_for(a, e, &next_seg, &last_seg);
-  auto count_stalls = [&](size_t i) {
-    const analysis::SegmentDecode &d = t.decode(i, e);
-    if (!d.ok) return;
-    for (const auto &st : d.stalls)
-      if (st.cycle >= a && st.cycle <= e) {
-        if (stalls.size() <= st.reason) stalls.resize(st.reason + size_t{1});
-        ++stalls[st.reason];
-      }
-  };
-
   uint64_t mark = a;  // the line is in the context of the instruction whose retirement ends the cycles from here
   fp.run(
       a, e,
@@ -296,10 +278,8 @@ uint64_t export_core(Job &job, Builder &b, h::TraceLines &lines, const std::stri
           lines.sample(line, ns_of(mark, P), c);
           mark = r.cycle;
         }
-        while (have_segs && next_seg <= last_seg && t.segment_last_cycle(next_seg) < r.cycle) count_stalls(next_seg++);
       },
       job.progress);
-  while (have_segs && next_seg <= last_seg) count_stalls(next_seg++);
   // The line ends where the window does: idle (the root) after the last retirement.
   if (mark <= e) lines.sample(line, ns_of(mark, P), 0);
   // A function's definition: the first line of its file seen in it (final after run()).
@@ -309,7 +289,10 @@ uint64_t export_core(Job &job, Builder &b, h::TraceLines &lines, const std::stri
     b.db.functions[it->second].file = file_of(f.file);
     b.db.functions[it->second].line = f.first_line;
   }
-  // The stalls at the root: a stall event names no instruction.
+  // The stalls at the root: a stall event names no instruction. Counted by
+  // FwProfile's instruction stream as it decoded the window (InsnStream::
+  // stalls, the analysis layer's count), so the window is decoded once.
+  const std::vector<uint64_t> &stalls = fp.stalls();
   const Schema &sc = t.reader().schema();
   for (size_t k = 0; k < stalls.size(); ++k) {
     if (!stalls[k]) continue;
