@@ -366,9 +366,10 @@ const uint8_t *TraceReader::segment_deltas(size_t i, size_t want, size_t *avail)
   }
   const uint8_t *blob = segment_body(i, ckpt + have) + ckpt;
   check_decoded_size(*codec_, blob, n, raw);  // before deltas_ is sized from the header
-  if (want < raw && n >= wire::kBlobSizePrefix && wire::get_u32(blob) == raw) {
-    // LZ4 and zstd can stop early. The buffer only grows: no zero-fill of
-    // its bytes for every segment.
+  if (n >= wire::kBlobSizePrefix && wire::get_u32(blob) == raw) {
+    // LZ4 and zstd can stop early (want < raw); want == raw decodes the
+    // whole blob. The buffer only grows, and never zero-filled (ByteBuffer):
+    // the pages of a prefix never decoded are never made resident.
     if (deltas_.size() < raw) deltas_.resize(raw);
     bool done = false;
     if (have < n) {
@@ -384,11 +385,16 @@ const uint8_t *TraceReader::segment_deltas(size_t i, size_t want, size_t *avail)
       deltas_valid_ = decompress_prefix(*codec_, blob, n, raw, want, deltas_.data());
     }
   } else {
+    // The blob's size prefix disagrees with the header (or is missing):
+    // decoded aside only to say which size it has, which is never raw.
     blob = segment_body(i) + ckpt;
-    decompress(*codec_, blob, n, raw, deltas_);
-    if (deltas_.size() != raw)
+    std::vector<uint8_t> out;
+    decompress(*codec_, blob, n, raw, out);
+    if (out.size() != raw)
       fail(USCOPE_ERR_CORRUPT, "segment at %llu decompresses to %zu bytes, its header says %u",
-           (unsigned long long)s.offset, deltas_.size(), raw);
+           (unsigned long long)s.offset, out.size(), raw);
+    if (deltas_.size() < raw) deltas_.resize(raw);
+    if (raw) std::memcpy(deltas_.data(), out.data(), raw);
     deltas_valid_ = raw;
   }
   deltas_segment_ = i;
@@ -810,8 +816,14 @@ void TraceReader::scan_grid_of_first_segment() {
   GridScan g{*this, pass(0), clock_gcd_, interval_};
   const SegmentInfo &s = segments_[0];
   try {
-    decode_deltas(segment_deltas(0), s.header.deltas_raw_size, s.header.time_start_ps,
-                  header_.flags & wire::F_INTERLEAVED_DELTAS, header_.flags & wire::F_COMPACT_DELTAS, g);
+    // A prefix when tolerant (kGridScanBytes): it usually ends inside a
+    // frame, which throws below like a segment that does not decode; every
+    // frame before it was seen whole, and a segment 0 that is really bad is
+    // counted where it is read, as before. Strict reads look at all of it.
+    size_t avail = 0;
+    const uint8_t *d = segment_deltas(0, strict_ ? SIZE_MAX : kGridScanBytes, &avail);
+    decode_deltas(d, avail, s.header.time_start_ps, header_.flags & wire::F_INTERLEAVED_DELTAS,
+                  header_.flags & wire::F_COMPACT_DELTAS, g);
   } catch (const Error &e) {
     // A segment 0 that does not decode is counted where it is read.
     if (strict_ || dynamic_cast<const FileChanged *>(&e) != nullptr) throw;

@@ -20,6 +20,10 @@
 // compressed deltas) into one reused buffer and decompresses its deltas
 // into another, so a scan over a large file keeps about one segment
 // resident on the heap; the file's pages stay in the shared page cache.
+// Open itself keeps the index (segments(): SegmentInfo and the segment
+// table's entry, about 100 bytes a segment) and the summary, and decodes
+// no more than kGridScanBytes of segment 0 (tolerant reads): its resident
+// memory does not grow with the file (tests/unit/test_reader_memory.cpp).
 #pragma once
 
 #include <array>
@@ -27,6 +31,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -44,6 +49,31 @@
 #include "io/input_file.hpp"
 
 namespace uscope {
+
+// A byte vector whose resize() leaves the new bytes uninitialized. The
+// reader sizes its segment buffers for a whole segment but often fills only
+// a prefix (state_at, events_in_range, the grid scan at open); zero-filling
+// them would make every page resident, megabytes per segment, whatever was
+// read. Pages never written stay out of the resident set.
+template <class T>
+struct UninitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitAllocator<U>;
+  };
+  UninitAllocator() = default;
+  template <class U>
+  UninitAllocator(const UninitAllocator<U> &) noexcept {}
+  template <class U>
+  void construct(U *p) noexcept(std::is_nothrow_default_constructible<U>::value) {
+    ::new (static_cast<void *>(p)) U;  // default-initialization: no zero-fill
+  }
+  template <class U, class... A>
+  void construct(U *p, A &&...a) {
+    ::new (static_cast<void *>(p)) U(std::forward<A>(a)...);
+  }
+};
+using ByteBuffer = std::vector<uint8_t, UninitAllocator<uint8_t>>;
 
 struct SegmentInfo {
   uint64_t offset = 0;
@@ -236,6 +266,11 @@ class TraceReader {
     void op(uint64_t, const DeltaOp &) {}
     void event(uint64_t, uint16_t, const uint8_t *, uint32_t) {}
   };
+  // Tolerant: the frames in the first kGridScanBytes of segment 0's deltas,
+  // so that open decompresses (and keeps resident) a bounded prefix, not a
+  // whole segment of up to kMaxRawDeltas. Strict: every frame of segment 0,
+  // so that a defect anywhere in it still fails the open.
+  static constexpr size_t kGridScanBytes = 256 * 1024;
   void scan_grid_of_first_segment();
   // Segment i's start state into st: its checkpoint, or with end-of-segment
   // checkpoints segment i-1's (the empty state for segment 0).
@@ -313,10 +348,10 @@ class TraceReader {
   std::vector<uint32_t> event_sizes_;
   std::vector<SegmentInfo> segments_;
   const CompressionMethod *codec_ = nullptr;  // set by the constructor, never null after
-  std::vector<uint8_t> body_;  // segment body_segment_'s checkpoint + compressed deltas
+  ByteBuffer body_;  // segment body_segment_'s checkpoint + compressed deltas
   size_t body_segment_ = SIZE_MAX;
   size_t body_valid_ = 0;  // leading bytes of body_ read from the file
-  std::vector<uint8_t> deltas_;  // reused replay buffer
+  ByteBuffer deltas_;  // reused replay buffer
   size_t deltas_segment_ = SIZE_MAX;  // whose deltas deltas_ holds (a prefix of)
   size_t deltas_valid_ = 0;           // how many leading bytes of deltas_ are valid
   std::vector<TimedEvent> events_;
