@@ -13,9 +13,11 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "base/error.hpp"
 #include "convert/convert.hpp"
@@ -89,9 +91,10 @@ void Progress::finish() {
 
 // ── OutFile ──
 
-// The writing thread of an OutFile. The caller's thread hands it one
-// buffer at a time (swapped with its own, so neither copies nor allocates
-// in steady state); it copies the bytes into an aligned staging area and
+// The writing thread of an OutFile. The caller's thread hands it full
+// buffers, up to kQueued waiting (each swapped with one already written, so
+// neither side copies nor allocates in steady state); it copies the bytes
+// into an aligned staging area and
 // writes whole blocks of it with O_DIRECT, keeping the tail of less than a
 // block for the next buffer or for finish(), which writes it without.
 struct OutFile::Writer {
@@ -114,15 +117,18 @@ struct OutFile::Writer {
   }
   ~Writer() { stop(); }
 
-  // Takes buf's bytes (buf comes back empty, with a spare buffer's
-  // capacity); waits while the previous buffer is still being written.
-  void hand(std::string &buf) {
+  // Takes buf's first n bytes, swapping buf with a buffer already written
+  // (stale contents, or empty); waits while kQueued are waiting already.
+  void hand(std::string &buf, size_t n) {
     std::unique_lock<std::mutex> l(m_);
-    cv_.wait(l, [&] { return !busy_; });
+    cv_.wait(l, [&] { return full_.size() < kQueued || !error_.empty(); });
     if (!error_.empty()) fail(USCOPE_ERR_IO, "%s", error_.c_str());
-    pending_.swap(buf);
-    buf.clear();
-    busy_ = true;
+    full_.push_back(Block{std::string(), n});
+    full_.back().data.swap(buf);
+    if (!free_.empty()) {
+      buf.swap(free_.back());
+      free_.pop_back();
+    }
     cv_.notify_all();
   }
   // Writes everything handed over and the staged tail; throws the error the
@@ -136,8 +142,8 @@ struct OutFile::Writer {
       if (direct_ && (flags < 0 || ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT) != 0))
         fail(USCOPE_ERR_IO, "cannot write %s: %s", path_.c_str(), std::strerror(errno));
       direct_ = false;
-      write_all(stage_.get(), staged_);
-      if (!error_.empty()) fail(USCOPE_ERR_IO, "%s", error_.c_str());
+      const std::string err = write_all(stage_.get(), staged_);
+      if (!err.empty()) fail(USCOPE_ERR_IO, "%s", err.c_str());
       staged_ = 0;
     }
   }
@@ -151,42 +157,44 @@ struct OutFile::Writer {
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
   }
+  // Writes the queued buffers in order; once stopped, those still queued
+  // first.
   void run() {
     std::unique_lock<std::mutex> l(m_);
     for (;;) {
-      cv_.wait(l, [&] { return busy_ || stop_; });
-      if (busy_) {
-        l.unlock();
-        if (error_.empty()) take(pending_);
-        l.lock();
-        pending_.clear();
-        busy_ = false;
-        cv_.notify_all();
-        continue;
-      }
-      if (stop_) return;
+      cv_.wait(l, [&] { return !full_.empty() || stop_; });
+      if (full_.empty()) return;
+      Block b = std::move(full_.front());
+      full_.pop_front();
+      const bool failed = !error_.empty();
+      l.unlock();
+      std::string err = failed ? std::string() : take(b.data.data(), b.n);
+      l.lock();
+      if (!err.empty()) error_ = std::move(err);
+      free_.push_back(std::move(b.data));
+      cv_.notify_all();
     }
   }
-  void take(const std::string &b) {
+  // Returns the error met, or "".
+  std::string take(const char *b, size_t size) {
     // (Once direct_ dropped, bytes still staged keep their place: they go
     // out with the staging area, before anything handed later.)
-    if (!stage_ || (!direct_ && staged_ == 0)) {
-      write_all(b.data(), b.size());
-      return;
-    }
+    if (!stage_ || (!direct_ && staged_ == 0)) return write_all(b, size);
     size_t at = 0;
-    while (at < b.size()) {
-      const size_t n = std::min(kStage - staged_, b.size() - at);
-      std::memcpy(stage_.get() + staged_, b.data() + at, n);
+    while (at < size) {
+      const size_t n = std::min(kStage - staged_, size - at);
+      std::memcpy(stage_.get() + staged_, b + at, n);
       staged_ += n;
       at += n;
       if (staged_ == kStage) {
-        write_all(stage_.get(), kStage);
+        std::string err = write_all(stage_.get(), kStage);
+        if (!err.empty()) return err;
         staged_ = 0;
       }
     }
+    return std::string();
   }
-  void write_all(const char *p, size_t n) {
+  std::string write_all(const char *p, size_t n) {
     while (n) {
       const ssize_t w = ::write(fd_, p, n);
       if (w < 0 && errno == EINTR) continue;
@@ -199,13 +207,12 @@ struct OutFile::Writer {
           continue;
         }
       }
-      if (w <= 0) {
-        error_ = format_message("cannot write %s: %s", path_.c_str(), std::strerror(w < 0 ? errno : ENOSPC));
-        return;
-      }
+      if (w <= 0)
+        return format_message("cannot write %s: %s", path_.c_str(), std::strerror(w < 0 ? errno : ENOSPC));
       p += w;
       n -= static_cast<size_t>(w);
     }
+    return std::string();
   }
 
   struct Free {
@@ -218,9 +225,17 @@ struct OutFile::Writer {
   bool direct_ = false;
   std::mutex m_;
   std::condition_variable cv_;
-  std::string pending_;
-  bool busy_ = false, stop_ = false;
-  std::string error_;  // set by the thread, read once it is idle or joined
+  // Buffers handed over and not yet written (at most kQueued: the caller
+  // waits beyond, so memory stays bounded), and those written, to hand back.
+  static constexpr size_t kQueued = 4;
+  struct Block {
+    std::string data;
+    size_t n;  // the bytes of data to write
+  };
+  std::deque<Block> full_;
+  std::vector<std::string> free_;
+  bool stop_ = false;
+  std::string error_;  // the first write error; under m_
   std::thread thread_;
 };
 
@@ -238,9 +253,18 @@ void OutFile::flush() {
   if (buf_.empty()) return;
   if (!w_) w_ = std::make_unique<Writer>(fd_, path_);
   const size_t n = buf_.size();
-  w_->hand(buf_);
+  w_->hand(buf_, n);
+  buf_.clear();
   bytes_ += n;
   if (buf_.capacity() < kFlushBytes) buf_.reserve(kFlushBytes + (64 << 10));
+}
+
+void OutFile::hand(std::string &b, size_t n) {
+  flush();  // what was appended before goes first
+  if (!n) return;
+  if (!w_) w_ = std::make_unique<Writer>(fd_, path_);
+  w_->hand(b, n);
+  bytes_ += n;
 }
 
 const std::string &OutFile::temp_path() const { return file_.written_path(); }
