@@ -259,13 +259,6 @@ void OutFile::flush() {
   if (buf_.capacity() < kFlushBytes) buf_.reserve(kFlushBytes + (64 << 10));
 }
 
-void OutFile::hand(std::string &b, size_t n) {
-  flush();  // what was appended before goes first
-  if (!n) return;
-  if (!w_) w_ = std::make_unique<Writer>(fd_, path_);
-  w_->hand(b, n);
-  bytes_ += n;
-}
 
 const std::string &OutFile::temp_path() const { return file_.written_path(); }
 

@@ -73,9 +73,6 @@ class OutFile {
     if (buf_.size() >= kFlushBytes) flush();
   }
   void flush();
-  // Writes b's first n bytes without copying them: b is swapped with a
-  // buffer the writer thread is done with (stale contents, any size).
-  void hand(std::string &b, size_t n);
   uint64_t bytes() const { return bytes_ + buf_.size(); }
   // The temporary file's path, for a library that opens the file by name
   // (fstapi): it writes there, this object writes nothing, and publish()
