@@ -884,6 +884,26 @@ void round_trip(const std::string &log) {
   expect_same(canon(read_kanata(orig_text)), canon(read_kanata(text)));
 }
 
+// A Kanata log made of command lines at cycles (from cycle 10): in cycle
+// order, then `order` (the format's order within a cycle), stable.
+struct Ev {
+  uint64_t cycle;
+  int order;
+  std::string line;
+};
+std::string kanata_log_of(std::vector<Ev> evs) {
+  std::stable_sort(evs.begin(), evs.end(),
+                   [](const Ev &a, const Ev &b) { return std::tie(a.cycle, a.order) < std::tie(b.cycle, b.order); });
+  std::string text = "Kanata\t0004\nC=\t10\n";
+  uint64_t cur = 10;
+  for (const Ev &e : evs) {
+    if (e.cycle != cur) text += "C\t" + std::to_string(e.cycle - cur) + "\n";
+    cur = e.cycle;
+    text += e.line + "\n";
+  }
+  return text;
+}
+
 TEST(KonataRoundTrip, BasicLogKeepsEverything) { round_trip(data("basic.log")); }
 TEST(KonataRoundTrip, Gem5O3StyleLogKeepsEverything) { round_trip(data("gem5_o3.log")); }
 
@@ -891,11 +911,6 @@ TEST(KonataRoundTrip, Gem5O3StyleLogKeepsEverything) { round_trip(data("gem5_o3.
 // dependency on the previous instruction in every one, stalls and flushes.
 TEST(KonataRoundTrip, OutOfOrderIdsAndRecycledSlots) {
   TempDir dir("konata");
-  struct Ev {
-    uint64_t cycle;
-    int order;
-    std::string line;
-  };
   std::vector<Ev> evs;
   const int n = 300;
   auto id = [](int k) { return std::to_string((k * 37) % 1009); };
@@ -917,15 +932,7 @@ TEST(KonataRoundTrip, OutOfOrderIdsAndRecycledSlots) {
     evs.push_back({c + 3, 2, "E\t" + i + "\t0\tX"});
     evs.push_back({c + 3, 5, "R\t" + i + "\t" + std::to_string(k) + (k % 7 == 3 ? "\t1" : "\t0")});
   }
-  std::stable_sort(evs.begin(), evs.end(),
-                   [](const Ev &a, const Ev &b) { return std::tie(a.cycle, a.order) < std::tie(b.cycle, b.order); });
-  std::string text = "Kanata\t0004\nC=\t10\n";
-  uint64_t cur = 10;
-  for (const Ev &e : evs) {
-    if (e.cycle != cur) text += "C\t" + std::to_string(e.cycle - cur) + "\n";
-    cur = e.cycle;
-    text += e.line + "\n";
-  }
+  const std::string text = kanata_log_of(evs);
   spit(dir.file("ooo.log"), text);
   round_trip(dir.file("ooo.log"));
   // Four in flight at most: the entity ids are recycled slots, not the Kanata ids.
@@ -940,11 +947,6 @@ TEST(KonataRoundTrip, OutOfOrderIdsAndRecycledSlots) {
 // bucket's commands of the same cycle (short instructions ending there).
 TEST(KonataRoundTrip, StallsLongerThanTheQueuesRingKeepTheirOrder) {
   TempDir dir("konata");
-  struct Ev {
-    uint64_t cycle;
-    int order;
-    std::string line;
-  };
   std::vector<Ev> evs;
   const int n = 4000;
   for (int k = 0; k < n; ++k) {
@@ -959,15 +961,7 @@ TEST(KonataRoundTrip, StallsLongerThanTheQueuesRingKeepTheirOrder) {
     evs.push_back({c + 1 + len, 2, "E\t" + i + "\t0\tX"});
     evs.push_back({c + 1 + len, 5, "R\t" + i + "\t" + i + (k % 7 == 3 ? "\t1" : "\t0")});
   }
-  std::stable_sort(evs.begin(), evs.end(),
-                   [](const Ev &a, const Ev &b) { return std::tie(a.cycle, a.order) < std::tie(b.cycle, b.order); });
-  std::string text = "Kanata\t0004\nC=\t10\n";
-  uint64_t cur = 10;
-  for (const Ev &e : evs) {
-    if (e.cycle != cur) text += "C\t" + std::to_string(e.cycle - cur) + "\n";
-    cur = e.cycle;
-    text += e.line + "\n";
-  }
+  const std::string text = kanata_log_of(evs);
   spit(dir.file("long.log"), text);
   round_trip(dir.file("long.log"));
   // Within each cycle, after the instructions fetched in it (each an I, its
