@@ -96,11 +96,14 @@ int Export::run() {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   struct stat is {};
   const double in_mb = ::stat(in.c_str(), &is) == 0 ? static_cast<double>(is.st_size) / 1e6 : 0;
+  // The rate is the whole file's: a --range export reads only part of it.
+  char rate[64] = "";
+  if (range.empty() && secs > 0) std::snprintf(rate, sizeof rate, " (%.0f MB/s of input)", in_mb / secs);
   std::fprintf(stderr,
                "exported cycles %" PRIu64 "..%" PRIu64 " to %s: %" PRIu64 " records, %" PRIu64
-               " bytes in %.2f s (%.0f MB/s of input), peak RSS %.1f MB\n",
-               st.first_cycle, st.last_cycle, out.c_str(), st.records, st.bytes_out, secs,
-               secs > 0 ? in_mb / secs : 0.0, static_cast<double>(peak_rss_kib()) / 1024);
+               " bytes in %.2f s%s, peak RSS %.1f MB\n",
+               st.first_cycle, st.last_cycle, out.c_str(), st.records, st.bytes_out, secs, rate,
+               static_cast<double>(peak_rss_kib()) / 1024);
   return 0;
 }
 

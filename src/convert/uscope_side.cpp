@@ -522,7 +522,7 @@ void UscopeIn::notes(std::vector<std::string> *out) const {
     if (i == scope_ || si.protocol == wire::kNoString) continue;
     others += (n++ ? ", " : "") + std::string(name_of(sc, si.name)) + " (" + name_of(sc, si.protocol) + ")";
   }
-  if (n)
+  if (n && note_others_)
     out->push_back("not converted: " + count_of(n, "other protocol scope") + " besides the npu scope " +
                    name_of(sc, sc.scopes[scope_].name) + ": " + others + " (only the first npu scope converts)");
 }

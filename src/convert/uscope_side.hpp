@@ -105,6 +105,9 @@ class UscopeIn final : public EvSource, public StringSource {
   // One line per kind of defect the reader skipped in the run, and the
   // scopes other than the npu one (not converted).
   void notes(std::vector<std::string> *out) const override;
+  // The caller shows the trace's other protocol scopes itself (the timeline
+  // exporters): no "not converted" note for them.
+  void others_shown() { note_others_ = false; }
   std::string_view str(uint64_t id) const override;
   const char *c_str(uint64_t id) const override;
 
@@ -129,6 +132,7 @@ class UscopeIn final : public EvSource, public StringSource {
   uint64_t period_ = 1000;
   uint16_t scope_ = 0, contexts_ = 0xFFFF;
   std::vector<TypeMap> types_;
+  bool note_others_ = true;
   std::vector<uint32_t> ctx_sizes_;  // field sizes of the contexts storage
   std::vector<uint8_t> ctx_types_;
 };

@@ -338,7 +338,9 @@ void Model::npu_scope(uint32_t unit, const std::string &scope) {
   std::unique_ptr<convert::EvSource> src;
   std::string err, name = scope.empty() ? std::string("npu") : scope + " (npu,";
   if (job_.kind == Job::Input::Uscope) {
-    src = std::make_unique<convert::UscopeIn>(*job_.reader, o);
+    auto u = std::make_unique<convert::UscopeIn>(*job_.reader, o);
+    u->others_shown();  // run() notes the scopes the timeline leaves out
+    src = std::move(u);
   } else {
     src = convert::make_source(job_.kind == Job::Input::Pccx ? USCOPE_CONVERT_PCCX : USCOPE_CONVERT_JSONL, o,
                                USCOPE_CONVERT_PCCX, "export");

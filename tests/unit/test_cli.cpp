@@ -278,4 +278,17 @@ TEST(Cli, SummaryOfProtocolScopes) {
                            "transactions completed 3 (counter txn_completed)",
                            "bytes transmitted 8 (counter bytes_tx), bytes received 8 (counter bytes_rx)"})
     EXPECT_NE(text.out.find(want), std::string::npos) << want << "\n" << text.out;
+
+  // The timeline shows the cpu, npu and noc scopes together: no note that
+  // the npu source leaves the others out, and a rate only for a whole file.
+  for (const char *to : {"perfetto", "chrome-json"}) {
+    const CliRun e = cli("export " + path + " --to " + to + " -o " + dir.file("t.out"), true);
+    ASSERT_EQ(e.exit_code, 0) << e.out;
+    EXPECT_EQ(e.out.find("not converted"), std::string::npos) << e.out;
+    EXPECT_NE(e.out.find("MB/s of input"), std::string::npos) << e.out;
+    EXPECT_NE(e.out.find("peak RSS"), std::string::npos) << e.out;
+    const CliRun w = cli("export " + path + " --to " + to + " --range 2:5 -o " + dir.file("t.out"), true);
+    ASSERT_EQ(w.exit_code, 0) << w.out;
+    EXPECT_EQ(w.out.find("MB/s"), std::string::npos) << w.out;
+  }
 }
