@@ -287,8 +287,8 @@ TEST(Cli, SummaryOfProtocolScopes) {
     EXPECT_EQ(e.out.find("not converted"), std::string::npos) << e.out;
     EXPECT_NE(e.out.find("MB/s of input"), std::string::npos) << e.out;
     EXPECT_NE(e.out.find("peak RSS"), std::string::npos) << e.out;
-    const CliRun w = cli("export " + path + " --to " + to + " --range 2:5 -o " + dir.file("t.out"), true);
-    ASSERT_EQ(w.exit_code, 0) << w.out;
-    EXPECT_EQ(w.out.find("MB/s"), std::string::npos) << w.out;
+    const CliRun win = cli("export " + path + " --to " + to + " --range 2:5 -o " + dir.file("t.out"), true);
+    ASSERT_EQ(win.exit_code, 0) << win.out;
+    EXPECT_EQ(win.out.find("MB/s"), std::string::npos) << win.out;
   }
 }
