@@ -31,14 +31,9 @@ constexpr uint64_t kTailCycles = 256;
 // sequence of nearby queries skip decoding, within a fixed memory budget.
 constexpr size_t kCacheBytes = size_t{24} << 20;
 
-const char *str(const Schema &s, uint16_t off) {
-  const char *p = s.str(off);
-  return p ? p : "";
-}
-
 int32_t find_field(const Schema &s, const std::vector<FieldDef> &fields, const char *name) {
   for (size_t i = 0; i < fields.size(); ++i)
-    if (std::strcmp(str(s, fields[i].name), name) == 0) return static_cast<int32_t>(i);
+    if (std::strcmp(s.name(fields[i].name), name) == 0) return static_cast<int32_t>(i);
   return -1;
 }
 
@@ -46,7 +41,7 @@ int32_t find_field(const Schema &s, const std::vector<FieldDef> &fields, const c
 int64_t payload_offset(const Schema &s, const EventDef &e, const char *name) {
   uint32_t off = 0;
   for (const FieldDef &f : e.fields) {
-    if (std::strcmp(str(s, f.name), name) == 0) return off;
+    if (std::strcmp(s.name(f.name), name) == 0) return off;
     off += wire::field_type_size(f.type);
   }
   return -1;
@@ -114,8 +109,8 @@ void CpuTrace::resolve(const char *want) {
   const ScopeDef *scope = nullptr;
   std::vector<std::string> cpu_scopes;
   for (const ScopeDef &sc : s.scopes) {
-    if (sc.protocol == 0xFFFF || std::strcmp(str(s, sc.protocol), "cpu") != 0) continue;
-    cpu_scopes.push_back(str(s, sc.name));
+    if (sc.protocol == 0xFFFF || std::strcmp(s.name(sc.protocol), "cpu") != 0) continue;
+    cpu_scopes.push_back(s.name(sc.name));
     if (!scope && (!want || cpu_scopes.back() == want)) scope = &sc;
   }
   if (!scope) {
@@ -124,7 +119,7 @@ void CpuTrace::resolve(const char *want) {
            known_names("cpu scope", cpu_scopes).c_str());
     fail(USCOPE_ERR_NOT_FOUND, "this trace has no cpu protocol scope");
   }
-  scope_name_ = str(s, scope->name);
+  scope_name_ = s.name(scope->name);
   ids_.scope = scope->scope_id;
 
   // The scope's clock, inherited from the closest ancestor that names one.
@@ -141,7 +136,7 @@ void CpuTrace::resolve(const char *want) {
 
   const StorageDef *ent = nullptr;
   for (const StorageDef &st : s.storages)
-    if (st.scope_id == ids_.scope && std::strcmp(str(s, st.name), cpu::kEntities.name) == 0) ent = &st;
+    if (st.scope_id == ids_.scope && std::strcmp(s.name(st.name), cpu::kEntities.name) == 0) ent = &st;
   if (!ent) fail(USCOPE_ERR_SCHEMA, "cpu scope '%s' has no '%s' storage", scope_name_.c_str(), cpu::kEntities.name);
   ids_.entities = ent->storage_id;
   ids_.num_slots = ent->num_slots;
@@ -158,7 +153,7 @@ void CpuTrace::resolve(const char *want) {
   const EventDef *stage_ev = nullptr;
   for (const EventDef &e : s.events) {
     if (e.scope_id != ids_.scope) continue;
-    const char *n = str(s, e.name);
+    const char *n = s.name(e.name);
     // A payload field the decoder reads: it must be there with the size of
     // its protocol type (a u32 id or string ref, a 1-byte enum), since the
     // decoder reads it at that offset with that size.
@@ -206,13 +201,13 @@ void CpuTrace::resolve(const char *want) {
   if (sf.type == wire::FT_ENUM && sf.enum_id < s.enums.size()) {
     for (const EnumValue &v : s.enums[sf.enum_id].values) {
       if (stages_.size() <= v.value) stages_.resize(v.value + 1u);
-      stages_[v.value] = str(s, v.name);
+      stages_[v.value] = s.name(v.name);
     }
   }
   auto prop = [&](const std::string &key) -> std::string {
     for (const DutProperty &p : r_.dut()) {
-      const std::string k = str(s, p.key);
-      if (k == key || k == scope_name_ + "/" + key) return str(s, p.value);
+      const std::string k = s.name(p.key);
+      if (k == key || k == scope_name_ + "/" + key) return s.name(p.value);
     }
     return {};
   };
@@ -243,9 +238,9 @@ void CpuTrace::resolve(const char *want) {
       if (r_.summary())
         for (size_t k = 0; k < r_.summary()->counters.size(); ++k)
           if (r_.summary()->counters[k].storage_id == st.storage_id) ti = static_cast<uint32_t>(k);
-      counters_.push_back({str(s, st.name), st.storage_id, ti});
+      counters_.push_back({s.name(st.name), st.storage_id, ti});
     }
-    if (st.flags & wire::SF_BUFFER) buffers_.push_back({str(s, st.name), st.storage_id});
+    if (st.flags & wire::SF_BUFFER) buffers_.push_back({s.name(st.name), st.storage_id});
   }
 }
 
@@ -264,9 +259,9 @@ void CpuTrace::build_metadata() {
   if (h.flags & wire::F_INTERLEAVED_DELTAS) add_flag("interleaved");
   if ((h.flags & wire::F_COMPACT_DELTAS) && !(h.flags & wire::F_INTERLEAVED_DELTAS)) add_flag("compact-deltas");
   if (!flags.empty()) metadata_.emplace_back("Flags", flags);
-  for (const DutProperty &p : r_.dut()) metadata_.emplace_back(str(s, p.key), str(s, p.value));
+  for (const DutProperty &p : r_.dut()) metadata_.emplace_back(s.name(p.key), s.name(p.value));
   if (!s.clocks.empty() && s.clocks[0].period_ps) {
-    std::snprintf(buf, sizeof buf, "%s (%u ps, %.0f MHz)", str(s, s.clocks[0].name), s.clocks[0].period_ps,
+    std::snprintf(buf, sizeof buf, "%s (%u ps, %.0f MHz)", s.name(s.clocks[0].name), s.clocks[0].period_ps,
                   1e6 / s.clocks[0].period_ps);
     metadata_.emplace_back("Clock", buf);
   }
@@ -1276,7 +1271,7 @@ void CpuTrace::analyze(uint64_t start, uint64_t end, Report &out) {
     const char *name = "";
     if (ids_.stall_enum < sc.enums.size())
       for (const EnumValue &v : sc.enums[ids_.stall_enum].values)
-        if (v.value == k) name = str(sc, v.name);
+        if (v.value == k) name = sc.name(v.name);
     out.stalls.push_back({static_cast<uint32_t>(k), 0, name, stalls[k]});
   }
   std::stable_sort(out.stalls.begin(), out.stalls.end(), [](const auto &a, const auto &b) { return a.count > b.count; });
@@ -1335,7 +1330,7 @@ void CpuTrace::buffers_at(uint64_t cycle, BufferSnapshot &out) {
     for (size_t f = 0; f < ent->fields.size(); ++f)
       if (f != ids_.f_entity_id && f != ids_.f_pc) {
         shown.push_back(static_cast<uint16_t>(f));
-        out.entity_field_names.emplace_back(str(s, ent->fields[f].name));
+        out.entity_field_names.emplace_back(s.name(ent->fields[f].name));
       }
   for (const auto &n : out.entity_field_names) out.entity_field_ptrs.push_back(n.c_str());
   // entity id -> catalog slot, for the slots whose field 0 names an entity.
@@ -1367,7 +1362,7 @@ void CpuTrace::buffers_at(uint64_t cycle, BufferSnapshot &out) {
       ob.slots.push_back(std::move(sl));
     }
     for (size_t p = 0; p < def->props.size(); ++p)
-      ob.props.push_back({str(s, def->props[p].name), bs.prop(static_cast<uint16_t>(p)), def->props[p].role,
+      ob.props.push_back({s.name(def->props[p].name), bs.prop(static_cast<uint16_t>(p)), def->props[p].role,
                           def->props[p].pair_id, 0});
     // Head and tail pointers with the same pair_id form a pair (§4.6.2).
     for (size_t hp = 0; hp < ob.props.size(); ++hp) {

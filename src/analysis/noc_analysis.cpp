@@ -19,11 +19,6 @@ namespace noc = uscope::proto::noc;
 
 namespace {
 
-const char *name_of(const Schema &s, uint16_t off) {
-  const char *p = s.str(off);
-  return p ? p : "";
-}
-
 // The period of a scope's clock, inherited up the tree (1000 ps when none).
 uint64_t period_of(const Schema &sc, uint16_t scope) {
   uint16_t at = scope;
@@ -52,7 +47,7 @@ bool slice_of(const EventDef &ev, const Schema &sc, const char *name, Slice *out
   uint32_t off = 0;
   for (const FieldDef &f : ev.fields) {
     const unsigned sz = wire::field_type_size(f.type);
-    if (std::strcmp(name_of(sc, f.name), name) == 0) {
+    if (std::strcmp(sc.name(f.name), name) == 0) {
       if (sz == 0 || sz > 8) return false;
       *out = {off, static_cast<uint8_t>(sz)};
       return true;
@@ -158,7 +153,7 @@ void Decoder::resolve_schema() {
   const char *addr = noc::kTxnFields[USCOPE_NOC_FIELD_ADDR].name;
   for (uint16_t i = 0; i < sc.scopes.size(); ++i) {
     const ScopeDef &s = sc.scopes[i];
-    if (s.protocol == wire::kNoString || std::strcmp(name_of(sc, s.protocol), noc::kTable.name) != 0) continue;
+    if (s.protocol == wire::kNoString || std::strcmp(sc.name(s.protocol), noc::kTable.name) != 0) continue;
     Catalog c;
     c.scope_id = i;
     c.period = period_of(sc, i);
@@ -166,11 +161,11 @@ void Decoder::resolve_schema() {
     bool found = false;
     for (uint16_t k = 0; k < sc.storages.size() && !found; ++k) {
       const StorageDef &sd = sc.storages[k];
-      if (sd.scope_id != i || std::strcmp(name_of(sc, sd.name), noc::kTransactions.name) != 0) continue;
+      if (sd.scope_id != i || std::strcmp(sc.name(sd.name), noc::kTransactions.name) != 0) continue;
       int have = 0;
       for (uint16_t f = 0; f < sd.fields.size(); ++f) {
         const FieldDef &fd = sd.fields[f];
-        const char *fn = name_of(sc, fd.name);
+        const char *fn = sc.name(fd.name);
         if (std::strcmp(fn, txn_id) == 0) have |= 1;
         if (std::strcmp(fn, src) == 0) c.src_field = f, have |= 2;
         if (std::strcmp(fn, dst) == 0) c.dst_field = f, have |= 4;
@@ -181,20 +176,20 @@ void Decoder::resolve_schema() {
           if (fd.type == USCOPE_FT_ENUM && fd.enum_id < sc.enums.size())
             for (const EnumValue &ev : sc.enums[fd.enum_id].values) {
               if (info.opcodes.size() <= ev.value) info.opcodes.resize(size_t{ev.value} + 1);
-              info.opcodes[ev.value] = name_of(sc, ev.name);
+              info.opcodes[ev.value] = sc.name(ev.name);
             }
         }
       }
       if (have != 7 || !(sd.flags & USCOPE_SF_SPARSE))
         fail(USCOPE_ERR_SCHEMA,
              "noc scope \"%s\": its %s storage is not the sparse catalog of noc §3 (%s, %s and %s fields)",
-             name_of(sc, s.name), noc::kTransactions.name, txn_id, src, dst);
+             sc.name(s.name), noc::kTransactions.name, txn_id, src, dst);
       c.storage = k;
       found = true;
     }
     if (!found)
       fail(USCOPE_ERR_SCHEMA, "noc scope \"%s\" has no %s storage (the transaction catalog of noc §3)",
-           name_of(sc, s.name), noc::kTransactions.name);
+           sc.name(s.name), noc::kTransactions.name);
     const uint16_t slots = sc.storages[c.storage].num_slots;
     c.live.resize(slots);
     c.done.resize(slots);
@@ -202,7 +197,7 @@ void Decoder::resolve_schema() {
     c.pending.resize(slots);
     cat_of_scope_[i] = static_cast<int32_t>(cats_.size());
     cat_of_storage_[c.storage] = static_cast<int32_t>(cats_.size());
-    info.name = name_of(sc, s.name);
+    info.name = sc.name(s.name);
     info.scope_id = i;
     info.period_ps = c.period;
     lay_.scopes.push_back(std::move(info));
@@ -220,7 +215,7 @@ void Decoder::resolve_schema() {
   evs_.assign(sc.events.size(), EvMap{});
   for (uint16_t i = 0; i < sc.events.size(); ++i) {
     const EventDef &ev = sc.events[i];
-    const char *name = name_of(sc, ev.name);
+    const char *name = sc.name(ev.name);
     EvMap m;
     if (std::strcmp(name, noc::kTxnHandoff.name) == 0) {
       const auto &f = noc::kTxnHandoffFields;
@@ -696,7 +691,7 @@ NocLayout visit_noc(TraceReader &r, const NocOptions &o, NocVisitor &v) { return
 
 NocReport analyze_noc(TraceReader &r, const NocOptions &o) {
   Report rep;
-  rep.where_ = [&r](uint16_t scope) { return std::string(name_of(r.schema(), r.schema().scopes[scope].name)); };
+  rep.where_ = [&r](uint16_t scope) { return std::string(r.schema().name(r.schema().scopes[scope].name)); };
   const NocLayout l = visit_noc(r, o, rep);
   rep.finish(l);
   return std::move(rep.rep);

@@ -53,14 +53,9 @@ uscope_status_t guard_r(const uscope_reader_t *r, F &&body) {
 
 const uscope::Schema &schema(const uscope_reader_t *r) { return r->impl.schema(); }
 
-const char *str_or_empty(const uscope::Schema &s, uint16_t off) {
-  const char *p = s.str(off);
-  return p ? p : "";
-}
-
 void fill_field(const uscope::Schema &s, const uscope::FieldDef &f, uint32_t offset,
                 uscope_field_info_t *out) {
-  out->name = str_or_empty(s, f.name);
+  out->name = s.name(f.name);
   out->type = f.type;
   out->enum_id = f.enum_id;
   out->role = f.role;
@@ -177,8 +172,8 @@ USCOPE_API uscope_status_t uscope_reader_dut_property(const uscope_reader_t *r, 
     NEED(r && key && value, "uscope_reader_dut_property: NULL argument");
     if (index >= r->impl.dut().size())
       fail(USCOPE_ERR_NOT_FOUND, "DUT property %u: the file has %zu", index, r->impl.dut().size());
-    *key = str_or_empty(schema(r), r->impl.dut()[index].key);
-    *value = str_or_empty(schema(r), r->impl.dut()[index].value);
+    *key = schema(r).name(r->impl.dut()[index].key);
+    *value = schema(r).name(r->impl.dut()[index].value);
     return USCOPE_OK;
   });
 }
@@ -190,7 +185,7 @@ USCOPE_API uscope_status_t uscope_reader_dut_lookup(const uscope_reader_t *r, co
     for (const auto &p : r->impl.dut()) {
       const char *k = schema(r).str(p.key);
       if (k && std::strcmp(k, key) == 0) {
-        *value = str_or_empty(schema(r), p.value);
+        *value = schema(r).name(p.value);
         return USCOPE_OK;
       }
     }
@@ -225,7 +220,7 @@ USCOPE_API uscope_status_t uscope_reader_clock(const uscope_reader_t *r, uscope_
     NEED(r && out, "uscope_reader_clock: NULL argument");
     const auto &s = schema(r);
     if (id >= s.clocks.size()) fail(USCOPE_ERR_NOT_FOUND, "clock %u: the schema has %zu", id, s.clocks.size());
-    out->name = str_or_empty(s, s.clocks[id].name);
+    out->name = s.name(s.clocks[id].name);
     out->period_ps = s.clocks[id].period_ps;
     return USCOPE_OK;
   });
@@ -238,7 +233,7 @@ USCOPE_API uscope_status_t uscope_reader_scope(const uscope_reader_t *r, uscope_
     const auto &s = schema(r);
     if (id >= s.scopes.size()) fail(USCOPE_ERR_NOT_FOUND, "scope %u: the schema has %zu", id, s.scopes.size());
     const auto &sc = s.scopes[id];
-    out->name = str_or_empty(s, sc.name);
+    out->name = s.name(sc.name);
     out->protocol = sc.protocol == uscope::wire::kNoString ? nullptr : s.str(sc.protocol);
     out->parent_id = sc.parent_id;
     out->clock_id = sc.clock_id;
@@ -252,7 +247,7 @@ USCOPE_API uscope_status_t uscope_reader_enum(const uscope_reader_t *r, const ch
     NEED(r && name && num_values, "uscope_reader_enum: NULL argument");
     const auto &s = schema(r);
     if (id >= s.enums.size()) fail(USCOPE_ERR_NOT_FOUND, "enum %u: the schema has %zu", id, s.enums.size());
-    *name = str_or_empty(s, s.enums[id].name);
+    *name = s.name(s.enums[id].name);
     *num_values = static_cast<uint32_t>(s.enums[id].values.size());
     return USCOPE_OK;
   });
@@ -266,7 +261,7 @@ USCOPE_API uscope_status_t uscope_reader_enum_value(const uscope_reader_t *r, co
     if (id >= s.enums.size()) fail(USCOPE_ERR_NOT_FOUND, "enum %u: the schema has %zu", id, s.enums.size());
     for (const auto &v : s.enums[id].values)
       if (v.value == value) {
-        *name = str_or_empty(s, v.name);
+        *name = s.name(v.name);
         return USCOPE_OK;
       }
     fail(USCOPE_ERR_NOT_FOUND, "enum %u has no value %u", id, value);
@@ -280,7 +275,7 @@ USCOPE_API uscope_status_t uscope_reader_storage(const uscope_reader_t *r, uscop
     const auto &s = schema(r);
     if (id >= s.storages.size()) fail(USCOPE_ERR_UNKNOWN_STORAGE, "storage %u: the schema has %zu", id, s.storages.size());
     const auto &st = s.storages[id];
-    out->name = str_or_empty(s, st.name);
+    out->name = s.name(st.name);
     out->scope_id = st.scope_id;
     out->num_slots = st.num_slots;
     out->flags = st.flags;
@@ -313,7 +308,7 @@ USCOPE_API uscope_status_t uscope_reader_event_type(const uscope_reader_t *r, us
     NEED(r && out, "uscope_reader_event_type: NULL argument");
     const auto &s = schema(r);
     if (id >= s.events.size()) fail(USCOPE_ERR_UNKNOWN_EVENT, "event type %u: the schema has %zu", id, s.events.size());
-    out->name = str_or_empty(s, s.events[id].name);
+    out->name = s.name(s.events[id].name);
     out->scope_id = s.events[id].scope_id;
     out->num_fields = static_cast<uint16_t>(s.events[id].fields.size());
     out->payload_size = uscope::packed_size(s.events[id].fields);

@@ -453,14 +453,6 @@ Status UscopeOut::close(std::string *error) {
 
 // ── UscopeIn: through the reader core (src/reader/trace_reader.hpp) ──
 
-namespace {
-// A schema string (a name), "" when the offset names none.
-const char *name_of(const Schema &s, uint16_t off) {
-  const char *p = s.str(off);
-  return p ? p : "";
-}
-}  // namespace
-
 UscopeIn::UscopeIn(const Options &o) : strict_(o.o.strict != 0), issues_(issues_of(o)) {}
 UscopeIn::UscopeIn(TraceReader &r, const Options &o)
     : strict_(r.strict()), issues_(issues_of(o)), path_("the trace"), r_(&r) {}
@@ -487,7 +479,7 @@ bool UscopeIn::units(UnitCounts *u) const {
   const Schema &sc = r_->schema();
   for (const StorageDef &sd : sc.storages) {
     if (sd.scope_id != scope_) continue;
-    const std::string_view n = name_of(sc, sd.name);
+    const std::string_view n = sc.name(sd.name);
     const uint16_t slots = sd.num_slots;
     // UscopeOut adds one spare queue slot and TE/VE engine (uscope_side.cpp
     // open): a file it wrote declares one more than its options.
@@ -520,11 +512,11 @@ void UscopeIn::notes(std::vector<std::string> *out) const {
   for (uint32_t i = 0; i < sc.scopes.size(); ++i) {
     const ScopeDef &si = sc.scopes[i];
     if (i == scope_ || si.protocol == wire::kNoString) continue;
-    others += (n++ ? ", " : "") + std::string(name_of(sc, si.name)) + " (" + name_of(sc, si.protocol) + ")";
+    others += (n++ ? ", " : "") + std::string(sc.name(si.name)) + " (" + sc.name(si.protocol) + ")";
   }
   if (n && note_others_)
     out->push_back("not converted: " + count_of(n, "other protocol scope") + " besides the npu scope " +
-                   name_of(sc, sc.scopes[scope_].name) + ": " + others + " (only the first npu scope converts)");
+                   sc.name(sc.scopes[scope_].name) + ": " + others + " (only the first npu scope converts)");
 }
 
 Status UscopeIn::open(const char *path, std::string *error) {
@@ -550,7 +542,7 @@ Status UscopeIn::attach(std::string *error) {
   bool found = false;
   for (uint32_t i = 0; i < sc.scopes.size() && !found; ++i) {
     const ScopeDef &si = sc.scopes[i];
-    if (si.protocol == wire::kNoString || std::strcmp(name_of(sc, si.protocol), "npu") != 0) continue;
+    if (si.protocol == wire::kNoString || std::strcmp(sc.name(si.protocol), "npu") != 0) continue;
     scope_ = static_cast<uint16_t>(i);
     found = true;
     // The period of the scope's clock, inherited up the tree.
@@ -571,10 +563,10 @@ Status UscopeIn::attach(std::string *error) {
   }
   for (uint32_t i = 0; i < sc.storages.size(); ++i) {
     const StorageDef &si = sc.storages[i];
-    if (si.scope_id != scope_ || std::strcmp(name_of(sc, si.name), "contexts") != 0) continue;
+    if (si.scope_id != scope_ || std::strcmp(sc.name(si.name), "contexts") != 0) continue;
     contexts_ = static_cast<uint16_t>(i);
     for (uint16_t f = 0; f < si.fields.size() && f < kNumMetaKeys; ++f) {
-      const char *name = name_of(sc, si.fields[f].name);
+      const char *name = sc.name(si.fields[f].name);
       if (key_by_name(name) != f) {
         *error = std::string(path) + ": the npu scope's contexts storage: expected field " + std::to_string(f) + " \"" +
                  kKeys[f].name + "\" of the npu protocol, found \"" + name + "\"";
@@ -587,7 +579,7 @@ Status UscopeIn::attach(std::string *error) {
   types_.resize(sc.events.size());
   for (uint32_t i = 0; i < sc.events.size(); ++i) {
     const EventDef &ti = sc.events[i];
-    const char *tname = name_of(sc, ti.name);
+    const char *tname = sc.name(ti.name);
     if (ti.scope_id != scope_) continue;
     const int ev = ev_type_by_lower(tname);
     if (ev < 0) continue;
@@ -596,7 +588,7 @@ Status UscopeIn::attach(std::string *error) {
     const uint32_t payload_size = packed_size(ti.fields);
     uint32_t offset = 0;  // §8.6.5: fields packed in order, no padding
     for (const FieldDef &fd : ti.fields) {
-      const char *fname = name_of(sc, fd.name);
+      const char *fname = sc.name(fd.name);
       const uint32_t size = wire::field_type_size(fd.type);
       int key = key_by_name(fname);
       if (std::strcmp(fname, "ctx") == 0) key = -2;
@@ -613,8 +605,8 @@ Status UscopeIn::attach(std::string *error) {
   }
   auto dut = [&](const char *k, std::string *out) {
     for (const DutProperty &p : r_->dut())
-      if (std::strcmp(name_of(sc, p.key), k) == 0) {
-        *out = name_of(sc, p.value);
+      if (std::strcmp(sc.name(p.key), k) == 0) {
+        *out = sc.name(p.value);
         return true;
       }
     return false;
@@ -630,7 +622,7 @@ Status UscopeIn::attach(std::string *error) {
   meta_.period_ps = period_;
   meta_.has_period = dut("npu.jsonl.period_ps", &flag) || period_ != 1000;
   std::string dims;
-  if (dut((std::string(name_of(sc, sc.scopes[scope_].name)) + "/npu.te_dims").c_str(), &dims)) {
+  if (dut((std::string(sc.name(sc.scopes[scope_].name)) + "/npu.te_dims").c_str(), &dims)) {
     unsigned rows = 0, cols = 0;
     char tail = 0;
     if (std::sscanf(dims.c_str(), "%ux%u%c", &rows, &cols, &tail) == 2 && rows && cols) {

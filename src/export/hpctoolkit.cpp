@@ -166,8 +166,8 @@ std::vector<std::string> cpu_scopes(const TraceReader &r, const char *want) {
   const Schema &s = r.schema();
   std::vector<std::string> out;
   for (const ScopeDef &sc : s.scopes) {
-    if (sc.protocol == wire::kNoString || std::strcmp(s.str(sc.protocol), "cpu") != 0) continue;
-    std::string name = s.str(sc.name);
+    if (sc.protocol == wire::kNoString || std::strcmp(s.name(sc.protocol), "cpu") != 0) continue;
+    std::string name = s.name(sc.name);
     if (!want || name == want) out.push_back(name);
   }
   return out;
@@ -176,7 +176,7 @@ std::vector<std::string> cpu_scopes(const TraceReader &r, const char *want) {
 bool has_npu(const TraceReader &r) {
   const Schema &s = r.schema();
   for (const ScopeDef &sc : s.scopes)
-    if (sc.protocol != wire::kNoString && std::strcmp(s.str(sc.protocol), proto::npu::kTable.name) == 0) return true;
+    if (sc.protocol != wire::kNoString && std::strcmp(s.name(sc.protocol), proto::npu::kTable.name) == 0) return true;
   return false;
 }
 
@@ -299,7 +299,7 @@ uint64_t export_core(Job &job, Builder &b, h::TraceLines &lines, const std::stri
     std::string name = std::to_string(k);
     if (t.ids().stall_enum < sc.enums.size())
       for (const EnumValue &v : sc.enums[t.ids().stall_enum].values)
-        if (v.value == k) name = sc.str(v.name);
+        if (v.value == k) name = sc.name(v.name);
     b.add(prof, 0, b.stall_metric(name), double(stalls[k]));
   }
   job.stats.records += fp.retired();

@@ -94,7 +94,14 @@ struct Schema {
   std::vector<SummaryFieldDef> summary_fields;
   StringPool pool;  // shared with the DUT descriptor (§1.3)
 
+  // nullptr for an offset past the pool: a file's schema may hold one.
   const char *str(uint16_t off) const { return pool.at(off); }
+  // The same, "" for an offset past the pool (or wire::kNoString): for
+  // callers that compare or print a name rather than test for its absence.
+  const char *name(uint16_t off) const {
+    const char *p = pool.at(off);
+    return p ? p : "";
+  }
 };
 
 // Sum of the sizes of the fields (§8.6.5 packing: no padding).

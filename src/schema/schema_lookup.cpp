@@ -10,11 +10,6 @@
 namespace uscope {
 namespace {
 
-const char *str_or_empty(const Schema &s, uint16_t off) {
-  const char *p = s.str(off);
-  return p ? p : "";
-}
-
 // Does `query` name the item called `name` in scope `scope_id`: its own name,
 // or that name qualified by the names of enclosing scopes, nearest last,
 // joined by '.' ("core0.rob", "top.core0.rob")? The walk up the tree is
@@ -27,7 +22,7 @@ bool names_item(const Schema &s, std::string_view query, const char *name, uint1
     if (rest.empty()) return true;
     if (rest.back() != '.' || scope_id >= s.scopes.size()) return false;
     rest.remove_suffix(1);
-    const std::string_view sc(str_or_empty(s, s.scopes[scope_id].name));
+    const std::string_view sc(s.name(s.scopes[scope_id].name));
     if (rest.size() < sc.size() || rest.substr(rest.size() - sc.size()) != sc) return false;
     rest.remove_suffix(sc.size());
     scope_id = s.scopes[scope_id].parent_id;
@@ -65,7 +60,7 @@ uint16_t find_unique(size_t n, Match &&matches, Describe &&describe, const char 
 std::string id_in_scope(const Schema &s, size_t id, uint16_t scope_id) {
   std::string d = std::to_string(id);
   if (scope_id < s.scopes.size())
-    d += " (scope " + std::to_string(scope_id) + " \"" + str_or_empty(s, s.scopes[scope_id].name) + "\")";
+    d += " (scope " + std::to_string(scope_id) + " \"" + s.name(s.scopes[scope_id].name) + "\")";
   else
     d += " (root level)";
   return d;
@@ -76,7 +71,7 @@ std::string id_in_scope(const Schema &s, size_t id, uint16_t scope_id) {
 uint16_t find_storage(const Schema &s, const char *name) {
   return find_unique(
       s.storages.size(),
-      [&](size_t i) { return names_item(s, name, str_or_empty(s, s.storages[i].name), s.storages[i].scope_id); },
+      [&](size_t i) { return names_item(s, name, s.name(s.storages[i].name), s.storages[i].scope_id); },
       [&](size_t i) { return "storage " + id_in_scope(s, i, s.storages[i].scope_id); }, "storages", name,
       format_message("no storage named \"%s\"", name));
 }
@@ -84,7 +79,7 @@ uint16_t find_storage(const Schema &s, const char *name) {
 uint16_t find_event(const Schema &s, const char *name) {
   return find_unique(
       s.events.size(),
-      [&](size_t i) { return names_item(s, name, str_or_empty(s, s.events[i].name), s.events[i].scope_id); },
+      [&](size_t i) { return names_item(s, name, s.name(s.events[i].name), s.events[i].scope_id); },
       [&](size_t i) { return "event type " + id_in_scope(s, i, s.events[i].scope_id); }, "event types", name,
       format_message("no event type named \"%s\"", name));
 }
@@ -94,7 +89,7 @@ uint16_t find_field(const Schema &s, uint16_t id, const char *name, bool is_prop
   const auto &fields = is_property ? s.storages[id].props : s.storages[id].fields;
   const char *what = is_property ? "property" : "field";
   return find_unique(
-      fields.size(), [&](size_t i) { return std::strcmp(str_or_empty(s, fields[i].name), name) == 0; },
+      fields.size(), [&](size_t i) { return std::strcmp(s.name(fields[i].name), name) == 0; },
       [&](size_t i) { return std::string(what) + " " + std::to_string(i); },
       is_property ? "properties of the storage" : "fields of the storage", name,
       format_message("storage %u has no %s named \"%s\"", id, what, name));

@@ -14,13 +14,18 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "base/error.hpp"
+#include "format/file_codec.hpp"
+#include "format/schema_codec.hpp"
+#include "format/wire.hpp"
 #include "export/export.hpp"
 #include "support/test_util.hpp"
+#include "support/trace_file.hpp"
 
 namespace {
 
@@ -149,6 +154,78 @@ TEST(ExportFrame, InputsThatAreNoTraceNameTheFile) {
   EXPECT_EQ(uscope_export(nullptr, jsonl.c_str(), out.c_str(), &o), USCOPE_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(uscope_last_error()).find("needs a µScope trace"), std::string::npos);
   EXPECT_FALSE(fs::exists(out));
+}
+
+// A schema whose names point past its string pool (a fuzzer's finding: the
+// hpctoolkit exporter passed the null name of a scope's protocol to strcmp).
+// The reader takes such a file (the pool is the writer's business); each
+// exporter must treat the name as absent or empty, and answer with a status.
+TEST(ExportFrame, SchemaNamesPastTheStringPoolAreNoCrash) {
+  TempDir d("export_bad_names");
+  const std::vector<uint8_t> good = uscope::test::read_bytes(kCorpusDir + "20_konata_sample.uscope");
+  const uscope::FileHeader h = uscope::decode_file_header(good.data(), good.size());
+  const auto chunks = uscope::walk_chunks(good.data(), good.size(), h.preamble_end);
+  const auto sc = std::find_if(chunks.begin(), chunks.end(),
+                               [](const uscope::ChunkRef &c) { return c.type == uscope::wire::CHUNK_SCHEMA; });
+  ASSERT_NE(sc, chunks.end());
+  const uscope::Schema schema = uscope::decode_schema(good.data() + sc->offset, sc->size);
+  // 0xFFFE: past any pool (at most 65,535 bytes), and not kNoString.
+  constexpr uint16_t kPast = 0xFFFE;
+  auto variant = [&](const std::string &name, const std::function<void(uscope::Schema &)> &damage) {
+    uscope::Schema s = schema;
+    damage(s);
+    const std::vector<uint8_t> payload = uscope::encode_schema(s);
+    EXPECT_EQ(payload.size(), sc->size);  // same counts, same size: patched in place
+    std::vector<uint8_t> b = good;
+    std::copy(payload.begin(), payload.end(), b.begin() + static_cast<ptrdiff_t>(sc->offset));
+    const std::string path = d.file(name + ".uscope");
+    write_all(path, std::string(b.begin(), b.end()));
+    return path;
+  };
+  bool had_cpu = false;
+  for (const uscope::ScopeDef &x : schema.scopes) had_cpu |= x.protocol != uscope::wire::kNoString;
+  ASSERT_TRUE(had_cpu) << "20_konata_sample should hold a cpu protocol scope";
+  const std::string no_protocol = variant("protocol", [](uscope::Schema &s) {
+    for (uscope::ScopeDef &x : s.scopes)
+      if (x.protocol != uscope::wire::kNoString) x.protocol = kPast;
+  });
+  const std::string no_names = variant("names", [](uscope::Schema &s) {
+    for (uscope::ScopeDef &x : s.scopes) x.name = kPast;
+    for (uscope::ClockDef &x : s.clocks) x.name = kPast;
+    for (uscope::EnumDef &x : s.enums) {
+      x.name = kPast;
+      for (uscope::EnumValue &v : x.values) v.name = kPast;
+    }
+    for (uscope::StorageDef &x : s.storages) {
+      x.name = kPast;
+      for (uscope::FieldDef &f : x.fields) f.name = kPast;
+      for (uscope::FieldDef &f : x.props) f.name = kPast;
+    }
+    for (uscope::EventDef &x : s.events) {
+      x.name = kPast;
+      for (uscope::FieldDef &f : x.fields) f.name = kPast;
+    }
+  });
+  for (const std::string &in : {no_protocol, no_names}) {
+    for (uint32_t f = USCOPE_EXPORT_KONATA; f <= USCOPE_EXPORT_VCD; ++f) {
+      uscope_export_options_t o = opts_for(f);
+      const std::string out = d.file(std::string("out.") + uscope_export_format_name(f));
+      const uscope_status_t st = uscope_export(nullptr, in.c_str(), out.c_str(), &o);
+      const std::string what = in + " to " + uscope_export_format_name(f) + ": " + uscope_last_error();
+      EXPECT_NE(st, USCOPE_ERR_INTERNAL) << what;
+      if (st != USCOPE_OK) {
+        EXPECT_NE(std::string(uscope_last_error()), "") << what;
+      }
+    }
+  }
+  // Without a protocol name the cpu scope is no cpu scope: the cpu
+  // exporters say so, as for a trace that never had one.
+  uscope_export_options_t o = opts_for(USCOPE_EXPORT_HPCTOOLKIT);
+  EXPECT_EQ(uscope_export(nullptr, no_protocol.c_str(), d.file("h").c_str(), &o), USCOPE_ERR_NOT_FOUND)
+      << uscope_last_error();
+  o = opts_for(USCOPE_EXPORT_KONATA);
+  EXPECT_EQ(uscope_export(nullptr, no_protocol.c_str(), d.file("k.log").c_str(), &o), USCOPE_ERR_NOT_FOUND)
+      << uscope_last_error();
 }
 
 TEST(ExportFrame, AFailedExportLeavesTheOldOutputAndNoTemporaryFile) {
