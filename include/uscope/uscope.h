@@ -945,7 +945,12 @@ typedef struct uscope_summary_info_s {
   uint32_t num_counters;
 } uscope_summary_info_t;
 USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_summary(const uscope_reader_t *reader, uscope_summary_info_t *out);
-/** Instruction counts per bucket of a density level (array owned by the reader). */
+/**
+ * Instruction counts per bucket of a density level. The array is owned by the
+ * reader: read from the file on the first call for that level (a summary's
+ * arrays grow with the trace, so opening a reader reads none of them) and kept
+ * until the reader is closed.
+ */
 USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_summary_density(const uscope_reader_t *reader, const uint32_t **counts,
                                                          uint32_t *num, uint32_t level);
 typedef struct uscope_mipmap_entry_s {  /* §6.2 */
@@ -956,6 +961,8 @@ typedef struct uscope_mipmap_entry_s {  /* §6.2 */
 USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_summary_counter(const uscope_reader_t *reader, const char **name,
                                                          uint16_t *storage_id, uint32_t *num_levels,
                                                          uint32_t index);
+/** A counter's level (§6.2): owned by the reader, read on first call and kept
+ *  until close, as for uscope_reader_summary_density. */
 USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_summary_counter_level(const uscope_reader_t *reader,
                                                                const uscope_mipmap_entry_t **entries, uint32_t *num,
                                                                uint32_t index,

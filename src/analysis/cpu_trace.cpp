@@ -496,7 +496,7 @@ bool CpuTrace::counter_downsample(uint32_t c, uint64_t start, uint64_t end, uint
       !r_.segments().empty()) {
     // TSUM (spec §6.2): level-0 entry e covers base_interval cycles from the
     // first frame's cycle (COMPAT 16); level L entries cover fan_out^L of them.
-    const auto &levels = sum->counters[ctr.tsum_index].levels;
+    const std::vector<TsumArray> &levels = sum->counters[ctr.tsum_index].levels;
     const uint64_t origin = segment_first_cycle(0);
     const uint64_t trace_end = max_cycle() + 1;
     const double width = static_cast<double>(range) / n;
@@ -507,17 +507,24 @@ bool CpuTrace::counter_downsample(uint32_t c, uint64_t start, uint64_t end, uint
       w *= sum->fan_out;
     }
     if (!levels.empty()) {
-      const auto &entries = levels[level];
+      // The level's entries the buckets cover, read from the file in one go
+      // (the level is the coarsest whose entries are no wider than a
+      // bucket: about fan_out entries a bucket, at most).
+      const TsumArray &level_array = levels[level];
+      const uint64_t first = std::min<uint64_t>((std::max(start, origin) - origin) / w, level_array.count);
+      const uint64_t past = std::min<uint64_t>(end > origin ? (end - origin + w - 1) / w : 0, level_array.count);
+      std::vector<MipmapEntry> entries(past > first ? past - first : 0);
+      r_.summary_mipmap(level_array, first, entries.size(), entries.data());
       bool exact = true;
       for (uint32_t b = 0; b < n; ++b) {
         const uint64_t b0 = std::max(out[b].start_cycle, origin), b1 = bucket_end(b);
         if (b1 <= b0) continue;
-        uint64_t e0 = (b0 - origin) / w, e1 = (b1 - origin + w - 1) / w;
-        e1 = std::min<uint64_t>(e1, entries.size());
+        uint64_t e0 = std::max((b0 - origin) / w, first), e1 = (b1 - origin + w - 1) / w;
+        e1 = std::min<uint64_t>(e1, past);
         double s = 0;
         uint64_t mn = UINT64_MAX, mx = 0;
         for (uint64_t e = e0; e < e1; ++e) {
-          const MipmapEntry &m = entries[e];
+          const MipmapEntry &m = entries[e - first];
           // The last entry stops at the trace's end.
           const uint64_t es = origin + e * w, ee = std::min(origin + (e + 1) * w, trace_end);
           const uint64_t lo = std::max(b0, es), hi = std::min(b1, ee);

@@ -399,8 +399,14 @@ USCOPE_API uscope_status_t uscope_reader_summary_density(const uscope_reader_t *
     NEED(r && counts && num, "uscope_reader_summary_density: NULL argument");
     const auto &t = r->impl.summary();
     if (!t || level >= t->density.size()) fail(USCOPE_ERR_NOT_FOUND, "no density level %u", level);
-    *counts = t->density[level].data();
-    *num = static_cast<uint32_t>(t->density[level].size());
+    auto it = r->density.find(level);
+    if (it == r->density.end()) {
+      std::vector<uint32_t> v(t->density[level].count);
+      r->impl.summary_density(t->density[level], 0, v.size(), v.data());
+      it = r->density.emplace(level, std::move(v)).first;
+    }
+    *counts = it->second.data();
+    *num = static_cast<uint32_t>(it->second.size());
     return USCOPE_OK;
   });
 }
@@ -428,9 +434,15 @@ USCOPE_API uscope_status_t uscope_reader_summary_counter_level(const uscope_read
     const auto &t = r->impl.summary();
     if (!t || index >= t->counters.size() || level >= t->counters[index].levels.size())
       fail(USCOPE_ERR_NOT_FOUND, "no summary counter %u level %u", index, level);
-    const auto &lv = t->counters[index].levels[level];
-    *entries = reinterpret_cast<const uscope_mipmap_entry_t *>(lv.data());
-    *num = static_cast<uint32_t>(lv.size());
+    auto it = r->mipmap.find({index, level});
+    if (it == r->mipmap.end()) {
+      const uscope::TsumArray &a = t->counters[index].levels[level];
+      std::vector<uscope::MipmapEntry> v(a.count);
+      r->impl.summary_mipmap(a, 0, v.size(), v.data());
+      it = r->mipmap.emplace(std::make_pair(index, level), std::move(v)).first;
+    }
+    *entries = reinterpret_cast<const uscope_mipmap_entry_t *>(it->second.data());
+    *num = static_cast<uint32_t>(it->second.size());
     return USCOPE_OK;
   });
 }

@@ -157,50 +157,145 @@ std::vector<uint8_t> TsumBuilder::finish() {
   return out;
 }
 
-TraceSummary decode_tsum(const uint8_t *data, size_t size) {
-  ByteSource in(data, size, "trace summary");
-  TraceSummary s;
+namespace {
+
+// At most this many counters (a counter is a storage: storage ids are u16)
+// and levels (each level divides its count by fan_out >= 2, from a u32).
+constexpr uint32_t kMaxTsumCounters = 1u << 16;
+constexpr uint32_t kMaxTsumLevels = 64;
+
+// A forward cursor over the blob that reads its headers through a window,
+// so that indexing a summary of any size makes a few small reads.
+class TsumCursor {
+ public:
+  TsumCursor(uint64_t size, const TsumReadAt &read) : size_(size), read_(read) {}
+  uint64_t pos() const { return pos_; }
+  uint64_t remaining() const { return size_ - pos_; }
+  const uint8_t *take(size_t n) {
+    need(n);
+    if (pos_ < win_ || pos_ + n > win_ + buf_.size()) {
+      const size_t len = static_cast<size_t>(std::min<uint64_t>(std::max<size_t>(n, kWindow), size_ - pos_));
+      buf_.resize(len);
+      read_(pos_, buf_.data(), len);
+      win_ = pos_;
+    }
+    const uint8_t *p = buf_.data() + (pos_ - win_);
+    pos_ += n;
+    return p;
+  }
+  uint16_t u16() { return wire::get_u16(take(2)); }
+  uint32_t u32() { return wire::get_u32(take(4)); }
+  uint64_t u64() { return wire::get_u64(take(8)); }
+  // An array of n entries of `entry` bytes: skipped, and where it lies.
+  TsumArray array(uint32_t n, size_t entry, const char *what, uint32_t level) {
+    if (uint64_t{n} * entry > remaining())
+      fail(USCOPE_ERR_TRUNCATED, "trace summary: %s level %u claims %u entries", what, level, n);
+    const TsumArray a{pos_, n};
+    pos_ += uint64_t{n} * entry;
+    return a;
+  }
+
+ private:
+  static constexpr size_t kWindow = 4096;
+  void need(size_t k) {
+    if (k > remaining())
+      fail(USCOPE_ERR_TRUNCATED, "trace summary: needs %zu more bytes at offset %llu, has %llu", k,
+           (unsigned long long)pos_, (unsigned long long)remaining());
+  }
+  uint64_t size_;
+  const TsumReadAt &read_;
+  uint64_t pos_ = 0, win_ = 0;
+  std::vector<uint8_t> buf_;
+};
+
+void check_range(const TsumArray &a, uint64_t first, size_t n) {
+  if (first > a.count || n > a.count - first)
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "trace summary: entries %llu..+%zu of a level of %u", (unsigned long long)first,
+         n, a.count);
+}
+
+}  // namespace
+
+TsumIndex index_tsum(uint64_t size, const TsumReadAt &read) {
+  TsumCursor in(size, read);
+  TsumIndex x;
+  x.size = size;
   const uint8_t *magic = in.take(4);
   const bool tsum = std::memcmp(magic, wire::kTsumMagic, 4) == 0;
   if (!tsum && std::memcmp(magic, wire::kCsumMagic, 4) != 0)
     fail(USCOPE_ERR_CORRUPT, "trace summary: magic is neither TSUM nor CSUM (spec §6)");
-  s.base_interval_cycles = in.u32();
-  s.fan_out = in.u32();
-  if (tsum) {
-    s.total_instructions = in.u64();
-    const uint32_t levels = in.u32();
-    for (uint32_t l = 0; l < levels; ++l) {
-      const uint32_t n = in.u32();
-      if (size_t{n} * 4 > in.remaining())
-        fail(USCOPE_ERR_TRUNCATED, "trace summary: density level %u claims %u entries", l, n);
-      std::vector<uint32_t> v(n);
-      for (auto &x : v) x = in.u32();
-      s.density.push_back(std::move(v));
-    }
+  x.base_interval_cycles = in.u32();
+  x.fan_out = in.u32();
+  auto levels = [&](const char *what) {
+    const uint32_t n = in.u32();
+    if (n > kMaxTsumLevels) fail(USCOPE_ERR_CORRUPT, "trace summary: %s has %u levels (at most %u)", what, n, kMaxTsumLevels);
+    return n;
+  };
+  if (tsum) {  // §6.1: CSUM (§6.3) has no instruction density
+    x.total_instructions = in.u64();
+    const uint32_t n = levels("the density");
+    for (uint32_t l = 0; l < n; ++l) x.density.push_back(in.array(in.u32(), 4, "density", l));
   }
   const uint32_t nc = in.u32();
+  if (nc > kMaxTsumCounters) fail(USCOPE_ERR_CORRUPT, "trace summary: %u counters (at most %u)", nc, kMaxTsumCounters);
   for (uint32_t c = 0; c < nc; ++c) {
-    TraceSummary::Counter ctr;
+    TsumIndex::Counter ctr;
     const uint32_t len = in.u32();
     const uint8_t *name = in.take(len);
     ctr.name.assign(reinterpret_cast<const char *>(name), len);
     ctr.storage_id = in.u16();
-    const uint32_t levels = in.u32();
-    for (uint32_t l = 0; l < levels; ++l) {
-      const uint32_t n = in.u32();
-      if (size_t{n} * wire::kMipmapEntrySize > in.remaining())
-        fail(USCOPE_ERR_TRUNCATED, "trace summary: counter level claims %u entries", n);
-      std::vector<MipmapEntry> v(n);
-      for (auto &e : v) {
-        e.min_delta = in.u64();
-        e.max_delta = in.u64();
-        e.sum = in.u64();
-      }
+    const uint32_t n = levels("a counter");
+    for (uint32_t l = 0; l < n; ++l) ctr.levels.push_back(in.array(in.u32(), wire::kMipmapEntrySize, "counter", l));
+    x.counters.push_back(std::move(ctr));
+  }
+  return x;
+}
+
+void read_tsum_density(const TsumArray &a, uint64_t first, size_t n, uint32_t *out, const TsumReadAt &read) {
+  check_range(a, first, n);
+  if (!n) return;
+  read(a.offset + first * 4, out, n * 4);
+  for (size_t i = 0; i < n; ++i) out[i] = wire::get_u32(reinterpret_cast<const uint8_t *>(out + i));
+}
+
+void read_tsum_mipmap(const TsumArray &a, uint64_t first, size_t n, MipmapEntry *out, const TsumReadAt &read) {
+  static_assert(sizeof(MipmapEntry) == wire::kMipmapEntrySize, "entries are read in place");
+  check_range(a, first, n);
+  if (!n) return;
+  read(a.offset + first * wire::kMipmapEntrySize, out, n * wire::kMipmapEntrySize);
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t *p = reinterpret_cast<const uint8_t *>(out + i);
+    out[i] = MipmapEntry{wire::get_u64(p), wire::get_u64(p + 8), wire::get_u64(p + 16)};
+  }
+}
+
+TraceSummary load_tsum(const TsumIndex &x, const TsumReadAt &read) {
+  TraceSummary s;
+  s.base_interval_cycles = x.base_interval_cycles;
+  s.fan_out = x.fan_out;
+  s.total_instructions = x.total_instructions;
+  for (const TsumArray &a : x.density) {
+    std::vector<uint32_t> v(a.count);
+    read_tsum_density(a, 0, a.count, v.data(), read);
+    s.density.push_back(std::move(v));
+  }
+  for (const TsumIndex::Counter &c : x.counters) {
+    TraceSummary::Counter ctr;
+    ctr.name = c.name;
+    ctr.storage_id = c.storage_id;
+    for (const TsumArray &a : c.levels) {
+      std::vector<MipmapEntry> v(a.count);
+      read_tsum_mipmap(a, 0, a.count, v.data(), read);
       ctr.levels.push_back(std::move(v));
     }
     s.counters.push_back(std::move(ctr));
   }
   return s;
+}
+
+TraceSummary decode_tsum(const uint8_t *data, size_t size) {
+  const TsumReadAt read = [data](uint64_t off, void *dst, size_t n) { std::memcpy(dst, data + off, n); };
+  return load_tsum(index_tsum(size, read), read);
 }
 
 }  // namespace uscope

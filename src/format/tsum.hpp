@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -89,7 +90,46 @@ class TsumBuilder {
   uint64_t max_buckets_ = 0;
 };
 
-// Decode a TSUM or CSUM blob. Throws Error(TRUNCATED / CORRUPT).
+// The decoder. A summary is a few dozen bytes of headers around arrays
+// that grow with the trace (32 bytes per counter per 1,024 cycles, §6.2), so
+// it is decoded in two steps: index_tsum walks the headers only (where each
+// array lies, and its length), and read_tsum_* fetch the entries a caller
+// asks for. A reader keeps the index from open, at a size independent of the
+// trace's length, and reads the arrays from the file on demand.
+//
+// Where an array lies: its first entry's offset in the blob, and its count.
+struct TsumArray {
+  uint64_t offset = 0;
+  uint32_t count = 0;
+};
+struct TsumIndex {
+  uint64_t size = 0;  // of the blob
+  uint32_t base_interval_cycles = 0;
+  uint32_t fan_out = 0;
+  uint64_t total_instructions = 0;
+  std::vector<TsumArray> density;  // [level]: u32 entries
+  struct Counter {
+    std::string name;
+    uint16_t storage_id = 0;
+    std::vector<TsumArray> levels;  // MipmapEntry entries (§6.2)
+  };
+  std::vector<Counter> counters;
+};
+// Reads exactly n bytes at offset off (< the blob's size) of the blob.
+using TsumReadAt = std::function<void(uint64_t off, void *dst, size_t n)>;
+// Throws Error(TRUNCATED) for an array or header past the blob's end,
+// Error(CORRUPT) for a bad magic or more counters or levels than any
+// writer makes (a hostile count would otherwise size the index).
+TsumIndex index_tsum(uint64_t size, const TsumReadAt &read);
+// Entries [first, first + n) of an array of the index; the range must lie in
+// the array (Error(INVALID_ARGUMENT) otherwise).
+void read_tsum_density(const TsumArray &a, uint64_t first, size_t n, uint32_t *out, const TsumReadAt &read);
+void read_tsum_mipmap(const TsumArray &a, uint64_t first, size_t n, MipmapEntry *out, const TsumReadAt &read);
+// Everything: the index and every array.
+TraceSummary load_tsum(const TsumIndex &x, const TsumReadAt &read);
+
+// Decode a whole TSUM or CSUM blob held in memory: load_tsum(index_tsum(...)).
+// Throws Error(TRUNCATED / CORRUPT).
 TraceSummary decode_tsum(const uint8_t *data, size_t size);
 
 }  // namespace uscope

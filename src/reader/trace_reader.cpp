@@ -57,12 +57,32 @@ const uint8_t *TraceReader::deltas(size_t i) {
   return segment_deltas(i);
 }
 
+TsumReadAt TraceReader::summary_read_at(uint64_t at) const {
+  return [this, at](uint64_t off, void *dst, size_t len) { file_.read(at + off, dst, len, "trace summary"); };
+}
+
+TsumReadAt TraceReader::summary_read() const {
+  if (!summary_) fail(USCOPE_ERR_NOT_FOUND, "%s has no trace summary", file_.path().c_str());
+  return summary_read_at(summary_offset_);
+}
+
+void TraceReader::summary_density(const TsumArray &a, uint64_t first, size_t n, uint32_t *out) const {
+  read_tsum_density(a, first, n, out, summary_read());
+}
+
+void TraceReader::summary_mipmap(const TsumArray &a, uint64_t first, size_t n, MipmapEntry *out) const {
+  read_tsum_mipmap(a, first, n, out, summary_read());
+}
+
+TraceSummary TraceReader::load_summary() const { return load_tsum(*summary_, summary_read()); }
+
 void TraceReader::commit(Index &&x) {
   sections_ = std::move(x.sections);
   segment_table_ = std::move(x.segment_table);
   segments_ = std::move(x.segments);
   strings_ = std::move(x.strings);
   summary_ = std::move(x.summary);
+  summary_offset_ = x.summary_offset;
   deltas_segment_ = SIZE_MAX;  // indices may now name other segments
   body_segment_ = SIZE_MAX;
   body_valid_ = 0;
@@ -198,8 +218,14 @@ TraceReader::Index TraceReader::load_segments(const FileHeader &h) const {
       if (!in_file(s.offset, s.size, n))
         fail(USCOPE_ERR_TRUNCATED, "section type %u (offset %llu, %llu bytes) runs past the end",
              s.type, (unsigned long long)s.offset, (unsigned long long)s.size);
-      if (s.type != wire::SECTION_SEGMENTS && s.type != wire::SECTION_STRINGS &&
-          s.type != wire::SECTION_COUNTER_SUMMARY)
+      if (s.type == wire::SECTION_COUNTER_SUMMARY) {
+        // Only its headers: the arrays, which grow with the trace's
+        // length, are read when asked for (summary_density, summary_mipmap).
+        x.summary = index_tsum(s.size, summary_read_at(s.offset));
+        x.summary_offset = s.offset;
+        continue;
+      }
+      if (s.type != wire::SECTION_SEGMENTS && s.type != wire::SECTION_STRINGS)
         continue;  // not read: unknown sections are skipped (§5)
       buf.resize(static_cast<size_t>(s.size));
       file_.read(s.offset, buf.data(), buf.size(), "section");
@@ -209,8 +235,6 @@ TraceReader::Index TraceReader::load_segments(const FileHeader &h) const {
         for (const auto &e : x.segment_table) offsets.push_back(e.offset);
       } else if (s.type == wire::SECTION_STRINGS) {
         x.strings = decode_string_table(p, s.size);
-      } else if (s.type == wire::SECTION_COUNTER_SUMMARY) {
-        x.summary = decode_tsum(p, s.size);
       }
     }
   } else {
@@ -930,7 +954,7 @@ void TraceReader::check(const std::function<void(uint64_t, uint64_t)> &progress)
       uint64_t at = 0;
       for (const auto &e : sections_)
         if (e.type == wire::SECTION_COUNTER_SUMMARY) at = e.offset;
-      if (blob.empty() || !same_summary(decode_tsum(blob.data(), blob.size()), *summary_)) {
+      if (blob.empty() || !same_summary(decode_tsum(blob.data(), blob.size()), load_summary())) {
         if (strict_) fail(USCOPE_ERR_CORRUPT, "the trace summary (TSUM) differs from the one its items give");
         conventions_.add(Defect::TsumMismatch, DefectPlace{UINT32_MAX, at, 0});
       }

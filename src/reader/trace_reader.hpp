@@ -142,7 +142,14 @@ class TraceReader {
   const std::vector<DutProperty> &dut() const { return dut_; }
   uint64_t checkpoint_interval_ps() const { return interval_; }
   const std::vector<std::string> &strings() const { return strings_; }
-  const std::optional<TraceSummary> &summary() const { return summary_; }
+  // The summary's index (§6): its parameters, counters and the place of
+  // each array, read at open at a size independent of the trace's length.
+  // The arrays stay in the file: summary_density and summary_mipmap read
+  // the entries asked for, load_summary all of them.
+  const std::optional<TsumIndex> &summary() const { return summary_; }
+  void summary_density(const TsumArray &a, uint64_t first, size_t n, uint32_t *out) const;
+  void summary_mipmap(const TsumArray &a, uint64_t first, size_t n, MipmapEntry *out) const;
+  TraceSummary load_summary() const;
   const std::vector<StorageLayout> &layouts() const { return layouts_; }
   const std::vector<SegmentInfo> &segments() const { return segments_; }
   // The raw structures behind the above, for tools and tests that look at
@@ -242,7 +249,8 @@ class TraceReader {
     std::vector<SegmentIndexEntry> segment_table;
     std::vector<SegmentInfo> segments;
     std::vector<std::string> strings;
-    std::optional<TraceSummary> summary;
+    std::optional<TsumIndex> summary;
+    uint64_t summary_offset = 0;  // of the summary section in the file
     DefectTally defects;  // of the structure: segments left out of the index
   };
   static void check_flags(uint64_t flags);
@@ -342,7 +350,10 @@ class TraceReader {
   std::vector<DutProperty> dut_;
   uint64_t interval_ = 0;
   std::vector<std::string> strings_;
-  std::optional<TraceSummary> summary_;
+  std::optional<TsumIndex> summary_;
+  uint64_t summary_offset_ = 0;
+  TsumReadAt summary_read() const;
+  TsumReadAt summary_read_at(uint64_t section_offset) const;
   std::vector<StorageLayout> layouts_;
   std::vector<OpBounds> op_bounds_;
   std::vector<uint32_t> event_sizes_;

@@ -76,7 +76,7 @@ TraceFile read_trace_file(const std::string &path) {
   t.sections = r.sections();
   t.segment_table = r.segment_table();
   t.strings = r.strings();
-  t.summary = r.summary();
+  if (r.summary()) t.summary = r.load_summary();
   if (t.bytes.size() < r.file_size()) fail(USCOPE_ERR_IO, "%s shrank while it was read", path.c_str());
   std::vector<StorageState> states = r.initial_state();
   for (size_t i = 0; i < r.segments().size(); ++i) {

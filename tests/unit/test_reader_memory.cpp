@@ -20,7 +20,9 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "format/wire.hpp"
 #include "reader/trace_reader.hpp"
 #include "support/test_util.hpp"
 #include "uscope/uscope.h"
@@ -201,6 +203,84 @@ TEST(ReaderMemory, OpenDoesNotMakeAWholeSegmentResident) {
     std::memcpy(&last, evs.back().payload, sizeof last);
     EXPECT_EQ(last, kCycles - 1);
   }
+}
+
+// The summary (TSUM, §6) grows with the trace's length: 24 bytes per
+// counter per 1,024 cycles at level 0. Opening reads its headers only; the
+// arrays are read when asked for, and give what a whole decode gives.
+TEST(ReaderMemory, OpenDoesNotHoldTheSummarysArrays) {
+  TempDir dir("reader_memory");
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("counters.uscope");
+  constexpr int kCounters = 64;
+  constexpr uint64_t kCycles = 12000 * 1024;  // 12,000 level-0 buckets
+  {
+    uscope_schema_t *s = nullptr;
+    ASSERT_EQ(uscope_schema_new(&s), USCOPE_OK);
+    uint8_t clk = 0;
+    uint16_t top = 0, ids[kCounters];
+    ASSERT_EQ(uscope_schema_add_clock(s, &clk, "clk", kPeriodPs), USCOPE_OK);
+    ASSERT_EQ(uscope_schema_add_scope(s, &top, "top", USCOPE_NO_PARENT, nullptr, clk), USCOPE_OK);
+    const uscope_field_t count[] = {{"count", USCOPE_FT_U64, 0, 0, 0}};
+    for (int c = 0; c < kCounters; ++c)
+      ASSERT_EQ(uscope_schema_add_storage(s, &ids[c], ("ctr" + std::to_string(c)).c_str(), top, 1, 0, count, 1,
+                                          nullptr, 0),
+                USCOPE_OK);
+    uscope_writer_options_t o{};
+    o.struct_size = sizeof o;
+    uscope_writer_t *w = nullptr;
+    ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK) << uscope_last_error();
+    uscope_schema_free(s);
+    uscope_status_t bad = USCOPE_OK;
+    for (uint64_t c = 0; c < kCycles; c += 997) {  // about one cycle a bucket: a small file, a large summary
+      bad = static_cast<uscope_status_t>(bad | uscope_begin_cycle(w, c * kPeriodPs));
+      for (int k = 0; k < kCounters; ++k)
+        bad = static_cast<uscope_status_t>(bad | uscope_slot_add(w, ids[k], 0, 0, c % 13 + k));
+      bad = static_cast<uscope_status_t>(bad | uscope_end_cycle(w));
+    }
+    ASSERT_EQ(bad, USCOPE_OK) << uscope_last_error();
+    ASSERT_EQ(uscope_writer_close(w), USCOPE_OK) << uscope_last_error();
+  }
+  uint64_t tsum_bytes = 0;
+  size_t heap = 0;
+  {
+    const size_t before = heap_in_use();
+    uscope::TraceReader r(path);
+    heap = heap_in_use() - std::min(heap_in_use(), before);
+    for (const auto &e : r.sections())
+      if (e.type == uscope::wire::SECTION_COUNTER_SUMMARY) tsum_bytes = e.size;
+    ASSERT_TRUE(r.summary().has_value());
+    ASSERT_EQ(r.summary()->counters.size(), size_t{kCounters});
+  }
+  ASSERT_GE(tsum_bytes, uint64_t{16} << 20) << "the summary is meant to be large";
+  EXPECT_LT(heap, size_t{2} << 20) << "open keeps " << heap << " bytes for a summary of " << tsum_bytes;
+
+  // Through the C ABI: a level read on demand equals the whole decode's.
+  uscope::TraceReader r(path);
+  const uscope::TraceSummary whole = r.load_summary();
+  uscope_reader_t *cr = nullptr;
+  ASSERT_EQ(uscope_reader_open(&cr, path.c_str()), USCOPE_OK) << uscope_last_error();
+  for (uint32_t c : {0u, uint32_t{kCounters - 1}}) {
+    const uscope_mipmap_entry_t *e = nullptr;
+    uint32_t n = 0;
+    ASSERT_EQ(uscope_reader_summary_counter_level(cr, &e, &n, c, 1), USCOPE_OK) << uscope_last_error();
+    const auto &want = whole.counters[c].levels[1];
+    ASSERT_EQ(n, want.size());
+    for (uint32_t i = 0; i < n; ++i) {
+      ASSERT_EQ(e[i].sum, want[i].sum) << c << " " << i;
+      ASSERT_EQ(e[i].min_delta, want[i].min_delta);
+      ASSERT_EQ(e[i].max_delta, want[i].max_delta);
+    }
+    // Asked again: the same array (the pointer stays valid until close).
+    const uscope_mipmap_entry_t *again = nullptr;
+    ASSERT_EQ(uscope_reader_summary_counter_level(cr, &again, &n, c, 1), USCOPE_OK);
+    EXPECT_EQ(again, e);
+  }
+  const uint32_t *d = nullptr;
+  uint32_t nd = 0;
+  ASSERT_EQ(uscope_reader_summary_density(cr, &d, &nd, 0), USCOPE_OK) << uscope_last_error();
+  EXPECT_EQ(std::vector<uint32_t>(d, d + nd), whole.density.at(0));
+  uscope_reader_close(cr);
 }
 
 }  // namespace

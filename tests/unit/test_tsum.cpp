@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -386,6 +387,74 @@ TEST(TsumDecode, EveryTruncationAndBadMagicThrow) {
   bad = blob;
   w::put_u32(bad.data() + 24, 0x40000000);  // level 0 of density claims 2^30 entries
   EXPECT_EQ(error_code([&] { decode_tsum(bad.data(), bad.size()); }), USCOPE_ERR_TRUNCATED);
+}
+
+// The two-step decoder: the index names where each array lies, and reads
+// of any range of an array give what the whole decode gives there, with
+// reads of the blob only where asked (the headers through a small window).
+TEST(TsumDecode, IndexThenRangesEqualTheWholeDecode) {
+  const Schema s = cpu_schema();
+  TsumBuilder b(s);
+  // 4,000 buckets: 16 KB of density and 96 KB of level 0, past the window.
+  for (uint64_t c = 0; c < 4000 * 1024; c += 1021) cycle(b, c * 1000, {set(0, 0), add(1, c % 7 + 1)});
+  const auto blob = b.finish();
+  const TraceSummary whole = decode_tsum(blob.data(), blob.size());
+  size_t bytes_read = 0, reads = 0;
+  const TsumReadAt read = [&](uint64_t off, void *dst, size_t n) {
+    ASSERT_LE(off + n, blob.size());
+    std::memcpy(dst, blob.data() + off, n);
+    bytes_read += n;
+    ++reads;
+  };
+  const TsumIndex x = index_tsum(blob.size(), read);
+  EXPECT_LT(bytes_read, blob.size()) << "indexing read the arrays";
+  EXPECT_EQ(x.base_interval_cycles, whole.base_interval_cycles);
+  EXPECT_EQ(x.fan_out, whole.fan_out);
+  EXPECT_EQ(x.total_instructions, whole.total_instructions);
+  ASSERT_EQ(x.density.size(), whole.density.size());
+  ASSERT_EQ(x.counters.size(), 1u);
+  ASSERT_EQ(x.counters[0].levels.size(), whole.counters[0].levels.size());
+  EXPECT_EQ(x.counters[0].name, "retired");
+  for (size_t l = 0; l < x.density.size(); ++l) {
+    const auto &want = whole.density[l];
+    ASSERT_EQ(x.density[l].count, want.size());
+    for (uint64_t first : {uint64_t{0}, uint64_t{want.size() / 3}, uint64_t{want.size()}}) {
+      std::vector<uint32_t> got(want.size() - first);
+      read_tsum_density(x.density[l], first, got.size(), got.data(), read);
+      EXPECT_EQ(got, std::vector<uint32_t>(want.begin() + static_cast<ptrdiff_t>(first), want.end())) << l;
+    }
+  }
+  for (size_t l = 0; l < x.counters[0].levels.size(); ++l) {
+    const auto &want = whole.counters[0].levels[l];
+    const TsumArray &a = x.counters[0].levels[l];
+    ASSERT_EQ(a.count, want.size());
+    const size_t first = want.size() / 2, n = want.size() - first;
+    std::vector<MipmapEntry> got(n);
+    read_tsum_mipmap(a, first, n, got.data(), read);
+    for (size_t i = 0; i < n; ++i) expect_entry(got[i], want[first + i].min_delta, want[first + i].max_delta, want[first + i].sum);
+    // A range past the array is the caller's error, not a read past it.
+    EXPECT_EQ(error_code([&] { read_tsum_mipmap(a, first, n + 1, got.data(), read); }), USCOPE_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(error_code([&] { read_tsum_mipmap(a, a.count + 1, 0, got.data(), read); }), USCOPE_ERR_INVALID_ARGUMENT);
+  }
+  const TraceSummary loaded = load_tsum(x, read);
+  EXPECT_EQ(loaded.density, whole.density);
+}
+
+// Counts no writer makes, which would size the index: more counters than
+// storage ids, more levels than a u32 count divides into.
+TEST(TsumDecode, HostileCountersAndLevelsAreCorrupt) {
+  std::vector<uint8_t> csum = {'C', 'S', 'U', 'M', 0x00, 0x04, 0, 0, 0x04, 0, 0, 0, 0, 0, 0, 0};
+  w::put_u32(csum.data() + 12, 0x00010001);  // 65,537 counters
+  csum.resize(csum.size() + 65537 * 10, 0);  // each with an empty name, storage 0 and 0 levels
+  EXPECT_EQ(error_code([&] { decode_tsum(csum.data(), csum.size()); }), USCOPE_ERR_CORRUPT);
+  std::vector<uint8_t> levels = {'C', 'S', 'U', 'M', 0x00, 0x04, 0, 0, 0x04, 0, 0, 0, 1, 0, 0, 0,  // 1 counter
+                                 0, 0, 0, 0, 0, 0,                                                  // "", storage 0
+                                 65, 0, 0, 0};                                                      // 65 levels
+  levels.resize(levels.size() + 65 * 4, 0);  // each of 0 entries
+  EXPECT_EQ(error_code([&] { decode_tsum(levels.data(), levels.size()); }), USCOPE_ERR_CORRUPT);
+  w::put_u32(levels.data() + 22, 64);  // 64 levels of 0 entries: accepted
+  levels.resize(levels.size() - 4);
+  EXPECT_EQ(decode_tsum(levels.data(), levels.size()).counters[0].levels.size(), 64u);
 }
 
 // ── Against the reference writer ──
