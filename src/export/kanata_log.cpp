@@ -138,19 +138,35 @@ Parse parse_line(std::string_view line, Command *out, std::string *reason) {
   return Parse::Ok;
 }
 
-char *format_line(char *p, const Command &c) {
+char *format_line(char *p, const Command &c, IdDecimals *ids) {
   const Def &d = def_of(c.cmd);
   for (char ch : d.name) *p++ = ch;  // a few letters: no memcpy call
   const uint64_t num[3] = {c.a, c.b, c.c};
+  const bool id_first = ids && c.cmd != Cmd::CycleAbs && c.cmd != Cmd::CycleDelta;
   for (size_t i = 0; i < d.numbers; ++i) {
     *p++ = '\t';
-    p = std::to_chars(p, p + 20, num[i]).ptr;
+    p = i == 0 && id_first ? ids->put(p, num[0]) : std::to_chars(p, p + 20, num[i]).ptr;
   }
   if (d.text) {
     *p++ = '\t';
+    const size_t n = c.text.size();
+    if (n) std::memcpy(p, c.text.data(), n);
     // A tab or newline would end the field or the line: Konata's reader
-    // splits on both, so they are written as spaces.
-    for (char ch : c.text) *p++ = ch == '\t' || ch == '\n' || ch == '\r' ? ' ' : ch;
+    // splits on both, so they are written as spaces. Labels hold neither,
+    // nearly always: 8 bytes at a time are checked for a byte below 0x0E
+    // (the bit trick of "has a byte less than n"), and only those looked at.
+    constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      if (((w - kOnes * 0x0E) & ~w & kHighs) == 0) continue;
+      for (size_t k = i; k < i + 8; ++k)
+        if (p[k] == '\t' || p[k] == '\n' || p[k] == '\r') p[k] = ' ';
+    }
+    for (; i < n; ++i)
+      if (p[i] == '\t' || p[i] == '\n' || p[i] == '\r') p[i] = ' ';
+    p += n;
   }
   *p++ = '\n';
   return p;

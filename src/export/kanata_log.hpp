@@ -15,7 +15,9 @@
 //   W       CONSUMER  PRODUCER TYPE dependency (0: wake-up)
 #pragma once
 
+#include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -52,9 +54,36 @@ Parse parse_line(std::string_view line, Command *out, std::string *reason);
 
 // Appends the line of a command (with its newline) to out.
 void append_line(std::string &out, const Command &c);
+// The decimals of recent ids: an instruction's id is on a dozen lines (I,
+// L, each S and E, R) written while a few hundred others are in flight, so
+// a small direct-mapped table formats each id about once.
+class IdDecimals {
+ public:
+  // Writes v's decimal at p, which has room for 20 bytes; returns its end.
+  char *put(char *p, uint64_t v) {
+    Entry &e = table_[v & (kEntries - 1)];
+    if (e.value != v) {
+      e.len = static_cast<uint8_t>(std::to_chars(e.text, e.text + sizeof e.text, v).ptr - e.text);
+      e.value = v;
+    }
+    std::memcpy(p, e.text, sizeof e.text);  // a fixed size: two moves, whatever the length
+    return p + e.len;
+  }
+
+ private:
+  static constexpr size_t kEntries = 256;
+  struct Entry {
+    uint64_t value = UINT64_MAX;  // no id: ids count from 0
+    char text[20] = {};
+    uint8_t len = 0;
+  };
+  Entry table_[kEntries];
+};
+
 // The same line written at p, which has room for max_line_size(c) bytes;
-// returns its end. For the export's hot path (tens of millions of lines).
-char *format_line(char *p, const Command &c);
+// returns its end. For the export's hot path (tens of millions of lines),
+// with ids (the first number of every command but C= and C) through ids.
+char *format_line(char *p, const Command &c, IdDecimals *ids = nullptr);
 inline size_t max_line_size(const Command &c) { return 8 + 3 * 21 + 1 + c.text.size() + 1; }
 
 // The command's name as it is written ("C=", "I", ...).

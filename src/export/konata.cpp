@@ -193,7 +193,9 @@ class Emitter {
   }
 
   // Lines are formatted in place (RawOut): a log is tens of millions of them.
-  void line(const kanata::Command &c) { raw_.commit(kanata::format_line(raw_.room(kanata::max_line_size(c)), c)); }
+  void line(const kanata::Command &c) {
+    raw_.commit(kanata::format_line(raw_.room(kanata::max_line_size(c)), c, &ids_));
+  }
 
   // A command is put in the bucket of its cycle when that lies within kRing
   // cycles of the first unwritten one (nearly all: stages last a few
@@ -325,6 +327,7 @@ class Emitter {
   std::vector<const std::string *> notes_;
   std::vector<LaneSpan> lanes_;
   RawOut raw_{out_};
+  kanata::IdDecimals ids_;
 };
 
 }  // namespace

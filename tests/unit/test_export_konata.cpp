@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "support/cli_run.hpp"
+#include "export/kanata_log.hpp"
 #include "support/test_util.hpp"
 #include "uscope/analysis.h"
 #include "uscope/export.h"
@@ -346,6 +347,46 @@ void gzip_file(const std::string &in, const std::string &out) {
 using Span = std::tuple<std::string, uint64_t, uint64_t>;
 
 // ── Import ──
+
+// The line formatter of the export's hot path: the same bytes with and
+// without the id table, whatever the id's length or the table's history; a
+// tab, newline or carriage return anywhere in a label (each place of the
+// 8-byte scan, and its tail) becomes a space, and nothing else changes.
+TEST(KonataLine, FormatterWritesWhatItShouldWithAndWithoutTheIdTable) {
+  namespace k = uscope::exporter::kanata;
+  using k::Cmd;
+  k::IdDecimals ids;
+  auto line = [&](const k::Command &c, k::IdDecimals *t) {
+    std::string out(k::max_line_size(c), '\xAA');
+    out.resize(static_cast<size_t>(k::format_line(out.data(), c, t) - out.data()));
+    return out;
+  };
+  for (uint64_t id : {uint64_t{0}, uint64_t{7}, uint64_t{255}, uint64_t{256}, uint64_t{12345678},
+                      uint64_t{1} << 40, UINT64_MAX - 1, uint64_t{7}, uint64_t{263}}) {
+    const std::string want = "S\t" + std::to_string(id) + "\t0\tdecode\n";
+    EXPECT_EQ(line({Cmd::Start, id, 0, 0, "decode"}, &ids), want);
+    EXPECT_EQ(line({Cmd::Start, id, 0, 0, "decode"}, nullptr), want);
+    EXPECT_EQ(line({Cmd::Retire, id, id + 1, 1, {}}, &ids),
+              "R\t" + std::to_string(id) + "\t" + std::to_string(id + 1) + "\t1\n");
+  }
+  // C and C= carry cycles, not ids: never from the table.
+  EXPECT_EQ(line({Cmd::CycleDelta, 263, 0, 0, {}}, &ids), "C\t263\n");
+  EXPECT_EQ(line({Cmd::CycleAbs, 99, 0, 0, {}}, &ids), "C=\t99\n");
+  for (size_t len : {size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{23}, size_t{40}}) {
+    for (size_t at = 0; at < len; ++at) {
+      for (char bad : {'\t', '\n', '\r'}) {
+        std::string text(len, 'x');
+        text[len - 1] = '\xC3';  // UTF-8 bytes stay as they are
+        text[at] = bad;
+        std::string want = text;
+        want[at] = ' ';
+        EXPECT_EQ(line({Cmd::Label, 5, 0, 0, text}, &ids), "L\t5\t0\t" + want + "\n") << len << " " << at;
+      }
+    }
+    const std::string plain(len, '\x0E');  // just above what is replaced
+    EXPECT_EQ(line({Cmd::Label, 5, 1, 0, plain}, &ids), "L\t5\t1\t" + plain + "\n");
+  }
+}
 
 TEST(KonataImport, BasicLogGivesItsInstructionsStagesLabelsAndDependencies) {
   TempDir dir("konata");
