@@ -10,6 +10,8 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -24,7 +26,11 @@ namespace {
 
 class ChromeJsonEncoder final : public timeline::Encoder {
  public:
-  explicit ChromeJsonEncoder(OutFile &f) : raw_(f) { raw_.put("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"); }
+  // side: events only, each after a separator (the main encoder writes the
+  // document's head, a first event before the side starts, and its tail).
+  ChromeJsonEncoder(OutFile &f, std::mutex *shared, bool side) : raw_(f, shared), n_(side ? 1 : 0) {
+    if (!side) raw_.put("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+  }
 
   void process(const timeline::Track &p, std::string_view name) override { meta("process_name", p.pid, 0, name); }
   void thread(const timeline::Track &p, const timeline::Track &t, std::string_view name) override {
@@ -92,6 +98,7 @@ class ChromeJsonEncoder final : public timeline::Encoder {
     raw_.put("\n]}\n");
     raw_.finish();
   }
+  void flush() override { raw_.finish(); }
 
  private:
   // The most bytes of a record's ",\n{"ph":..,"pid":..,"tid":..,"ts":..".
@@ -171,7 +178,7 @@ class ChromeJsonEncoder final : public timeline::Encoder {
   }
 
   RawOut raw_;
-  uint64_t n_ = 0;
+  uint64_t n_;
   std::unordered_map<uint64_t, std::string> counters_;  // counter track uuid -> its name, escaped
   std::string last_name_, last_esc_;
   bool have_last_ = false;
@@ -181,8 +188,9 @@ class ChromeJsonEncoder final : public timeline::Encoder {
 
 void export_chrome_json(Job &job) {
   OutFile f(job.output);
-  ChromeJsonEncoder enc(f);
-  timeline::run(job, enc);
+  std::mutex shared;
+  ChromeJsonEncoder enc(f, &shared, false);
+  timeline::run(job, enc, [&] { return std::make_unique<ChromeJsonEncoder>(f, &shared, true); });
   job.stats.bytes_out = f.bytes();
   f.publish();
 }

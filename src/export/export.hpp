@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,9 +98,14 @@ class OutFile {
 // millions of small records (Konata lines, Perfetto packets, Chrome JSON
 // events), so that no record costs a string append. While one is in use,
 // everything goes to the file through it; finish() hands over the rest.
+//
+// Two RawOuts on two threads may share one OutFile when each is given the
+// same mutex: each hands over whole records (a quarter MiB of them) under
+// it, so the file holds them interleaved by those pieces (the timeline's
+// second thread, timeline_model.hpp).
 class RawOut {
  public:
-  explicit RawOut(OutFile &f) : f_(f), buf_(kSize) {}
+  explicit RawOut(OutFile &f, std::mutex *shared = nullptr) : f_(f), shared_(shared), buf_(kSize) {}
   // Room for n bytes at the end; commit(end) keeps what was written up to end.
   char *room(size_t n) {
     if (buf_.size() - used_ < n) spill(n);
@@ -122,12 +128,18 @@ class RawOut {
   // records straight into MiB-sized ones, was slower (measured: thread
   // wake-ups, cache misses on every line of a cold buffer).
   void spill(size_t need) {
-    f_.write(buf_.data(), used_);
+    if (shared_) {
+      std::lock_guard<std::mutex> hold(*shared_);
+      f_.write(buf_.data(), used_);
+    } else {
+      f_.write(buf_.data(), used_);
+    }
     used_ = 0;
     if (buf_.size() < need) buf_.resize(need);
   }
   static constexpr size_t kSize = 256 << 10;
   OutFile &f_;
+  std::mutex *shared_;
   std::vector<char> buf_;
   size_t used_ = 0;
 };

@@ -7,6 +7,8 @@
 // Field numbers are those of Perfetto's public protos (the file named at
 // each group); the encoding is protobuf_wire.hpp.
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -42,16 +44,18 @@ constexpr uint32_t kIdEventNames = 2, kIdDebugAnnotationNames = 3, kEnIid = 1, k
 // track_event/track_event.proto: TrackEvent.debug_annotations; debug_annotation.proto: DebugAnnotation.
 constexpr uint32_t kTeDebugAnnotations = 4, kDaNameIid = 1, kDaUintValue = 3, kDaPointerValue = 7;
 
-// One writer sequence (trusted_packet_sequence_id 1) whose incremental state
-// (the interned event names) is set up by its first packet.
-constexpr uint64_t kSequenceId = 1;
+// One writer sequence per thread of the mapping (trusted_packet_sequence_id
+// 1, and 2 for the side encoder's), whose incremental state (the interned
+// event names) is set up by its first packet: the two interleave in the
+// file by whole packets, each with names of its own.
+constexpr uint64_t kMainSequence = 1, kSideSequence = 2;
 // Names interned at most: beyond, a name is written inline (TrackEvent.name),
 // so the table stays bounded on a trace of millions of distinct disassemblies.
 constexpr size_t kMaxInterned = 1 << 16;
 
 class PerfettoEncoder final : public timeline::Encoder {
  public:
-  explicit PerfettoEncoder(OutFile &f) : raw_(f) {}
+  PerfettoEncoder(OutFile &f, std::mutex *shared, uint64_t sequence) : raw_(f, shared), sequence_(sequence) {}
 
   void process(const timeline::Track &p, std::string_view name) override {
     sub_.clear();
@@ -135,11 +139,12 @@ class PerfettoEncoder final : public timeline::Encoder {
     end_packet(p);
   }
   void finish() override { raw_.finish(); }
+  void flush() override { raw_.finish(); }
 
  private:
   // The sequence's first packet clears its incremental state.
   void sequence_fields(std::string &pkt, bool uses_state) {
-    pb::put_uint(pkt, kPktSequenceId, kSequenceId);
+    pb::put_uint(pkt, kPktSequenceId, sequence_);
     if (first_) {
       pb::put_uint(pkt, kPktSequenceFlags, kSeqIncrementalStateCleared | (uses_state ? kSeqNeedsIncrementalState : 0));
       pb::put_uint(pkt, kPktFirstOnSequence, 1);
@@ -217,7 +222,7 @@ class PerfettoEncoder final : public timeline::Encoder {
     char fields[4 * pb::kMaxVarintField];
     char *f = fields;
     pb::wr_uint(f, kPktTimestamp, ts);
-    pb::wr_uint(f, kPktSequenceId, kSequenceId);
+    pb::wr_uint(f, kPktSequenceId, sequence_);
     if (first_) {
       pb::wr_uint(f, kPktSequenceFlags, kSeqIncrementalStateCleared | (uses_state ? kSeqNeedsIncrementalState : 0));
       pb::wr_uint(f, kPktFirstOnSequence, 1);
@@ -253,6 +258,7 @@ class PerfettoEncoder final : public timeline::Encoder {
   }
 
   RawOut raw_;
+  const uint64_t sequence_;
   char *event_end_ = nullptr;
   std::vector<uint64_t> arg_iid_;
   bool first_ = true;
@@ -267,8 +273,9 @@ class PerfettoEncoder final : public timeline::Encoder {
 
 void export_perfetto(Job &job) {
   OutFile f(job.output);
-  PerfettoEncoder enc(f);
-  timeline::run(job, enc);
+  std::mutex shared;
+  PerfettoEncoder enc(f, &shared, kMainSequence);
+  timeline::run(job, enc, [&] { return std::make_unique<PerfettoEncoder>(f, &shared, kSideSequence); });
   job.stats.bytes_out = f.bytes();
   f.publish();
 }

@@ -2,6 +2,9 @@
 #include "export/timeline_model.hpp"
 
 #include <algorithm>
+#include <thread>
+#include <exception>
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <iterator>
@@ -58,7 +61,7 @@ struct Window {
 class Model {
  public:
   Model(Job &job, Encoder &enc) : job_(job), enc_(enc) {}
-  Counts run();
+  Counts run(const SideEncoderFactory &side);
 
  private:
   // ── time ──
@@ -101,8 +104,33 @@ class Model {
                   const std::vector<uint64_t> &out, const std::vector<uint64_t> &in);
 
   // ── scopes ──
-  // false: the scope could not be read as the cpu protocol (skipped_ says why).
-  bool cpu_scope(const std::string &scope, uint32_t unit);
+  // A cpu scope to show: its instructions' slices (cpu_slices) and its
+  // counter tracks (cpu_series, possibly on the second thread, over a
+  // CpuTrace of its own).
+  struct Cpu {
+    std::string scope;
+    std::unique_ptr<analysis::CpuTrace> t;
+    Process pr;
+    Window w;
+    Clock clk;
+  };
+  // false: the scope could not be read as the cpu protocol (skipped_ says
+  // why). True with nothing in *out when the window lies past its end.
+  bool open_cpu(const std::string &scope, uint32_t unit, std::vector<Cpu> *out);
+  void cpu_slices(Cpu &c);
+  void cpu_series(analysis::CpuTrace &t, Process &pr, const Window &w, const Clock &clk);
+  // The parts besides the instructions' slices: every cpu scope's counter
+  // tracks, the npu scope (npu_name; none when empty and !npu), the noc scopes.
+  struct Rest {
+    bool npu = false, noc = false;
+    std::string npu_name;
+  };
+  void rest_inline(std::vector<Cpu> &cpus, const Rest &rest, uint32_t unit);
+  void rest_on_a_thread(std::vector<Cpu> &cpus, const Rest &rest, uint32_t unit, const SideEncoderFactory &side);
+  // The second thread's mapping gives up when the first one failed.
+  void check_stop() const {
+    if (stop_ && stop_->load(std::memory_order_relaxed)) fail(USCOPE_ERR_INTERNAL, "the export stopped");
+  }
   void npu_scope(uint32_t unit, const std::string &scope);
   void noc_scopes(uint32_t unit, const char *want);
   void widen(uint64_t first, uint64_t last) {
@@ -124,6 +152,7 @@ class Model {
     std::string why;
   };
   std::vector<Skipped> skipped_;  // cpu scopes that could not be read
+  const std::atomic<bool> *stop_ = nullptr;  // the second thread's: set when the first failed
 };
 
 Model::Process Model::new_process(const std::string &name) {
@@ -173,13 +202,14 @@ Track Model::new_counter(Process &pr, const std::string &name) {
 
 void Model::emit_slice(const Track &t, uint64_t s, uint64_t e, std::string_view name, const Arg *args, size_t n_args,
                        const std::vector<uint64_t> &out, const std::vector<uint64_t> &in) {
+  if ((c_.slices & 0xFFF) == 0) check_stop();
   enc_.slice(t, s, e - s, name, args, n_args, out.data(), out.size(), in.data(), in.size());
   ++c_.slices;
 }
 
 // ── cpu: the analysis layer's instructions, counters and buffers ──
 
-bool Model::cpu_scope(const std::string &scope, uint32_t unit) {
+bool Model::open_cpu(const std::string &scope, uint32_t unit, std::vector<Cpu> *out) {
   uscope_cpu_trace_options_t o{};
   o.struct_size = sizeof o;
   o.scope = scope.c_str();
@@ -187,21 +217,32 @@ bool Model::cpu_scope(const std::string &scope, uint32_t unit) {
   // A scope that says it is a cpu one but is not a whole cpu protocol (no
   // entities catalog, ...) is left out with a note when other scopes are
   // exported; named by --scope, it is the error.
-  std::optional<analysis::CpuTrace> ct;
+  std::unique_ptr<analysis::CpuTrace> t;
   try {
-    ct.emplace(*job_.reader, o);
+    t = std::make_unique<analysis::CpuTrace>(*job_.reader, o);
   } catch (const Error &e) {
     if (job_.opts.scope) throw;
     skipped_.push_back({e.code(), scope + ": " + e.what()});
     return false;
   }
-  analysis::CpuTrace &t = *ct;
-  const Clock clk{unit, t.period_ps()};
-  Window w{job_.opts.range_start, std::min(job_.opts.range_end, t.max_cycle())};
-  if (w.a > t.max_cycle()) return true;  // the window lies past this scope's end
+  const Window w{job_.opts.range_start, std::min(job_.opts.range_end, t->max_cycle())};
+  if (w.a > t->max_cycle()) return true;  // the window lies past this scope's end
   widen(w.a, w.b);
+  Cpu c;
+  c.scope = scope;
+  c.clk = Clock{unit, t->period_ps()};
+  c.w = w;
+  c.pr = new_process(scope + " (cpu, " + unit_label(unit) + ")");
+  c.t = std::move(t);
+  out->push_back(std::move(c));
+  return true;
+}
 
-  Process pr = new_process(scope + " (cpu, " + unit_label(unit) + ")");
+void Model::cpu_slices(Cpu &c) {
+  analysis::CpuTrace &t = *c.t;
+  const Clock clk = c.clk;
+  const Window w = c.w;
+  Process &pr = c.pr;
   const std::vector<std::string> &stages = t.stage_names();
   std::vector<Resource> res;
   for (const std::string &s : stages) res.push_back(new_resource(pr, s));
@@ -278,7 +319,9 @@ bool Model::cpu_scope(const std::string &scope, uint32_t unit) {
       job_.progress->update(i->head.first_cycle - std::min(i->head.first_cycle, w.a), w.b - w.a + 1, "cycles");
   }
   while (count) flush_one();
+}
 
+void Model::cpu_series(analysis::CpuTrace &t, Process &pr, const Window &w, const Clock &clk) {
   // Counters and buffer occupancy: a sample at the window's start and one
   // per change, all series from one replay.
   std::vector<analysis::CpuTrace::Series> series;
@@ -292,10 +335,10 @@ bool Model::cpu_scope(const std::string &scope, uint32_t unit) {
     tracks.push_back(new_counter(pr, b.name + " occupancy"));
   }
   t.series_changes(series, w.a, w.b, [&](uint32_t k, uint64_t cycle, uint64_t v) {
+    if ((c_.counter_samples & 0xFFF) == 0) check_stop();
     enc_.counter(tracks[k], clk.ts(cycle), static_cast<int64_t>(v));
     ++c_.counter_samples;
   });
-  return true;
 }
 
 // ── npu: the converters' events, paired into intervals (pairing.hpp) ──
@@ -461,7 +504,10 @@ void Model::npu_scope(uint32_t unit, const std::string &scope) {
         if (kind > convert::P_CMD && !is_start) work_cmd.erase(work_key(kind, e));
         last_t = e.t_cycle;
         seen = true;
-        if ((++n & 0xFFFF) == 0 && job_.progress) job_.progress->update(n, 0, "events");
+        if ((++n & 0xFFFF) == 0) {
+          check_stop();
+          if (job_.progress) job_.progress->update(n, 0, "events");
+        }
         return 0;
       },
       &err);
@@ -654,7 +700,85 @@ std::vector<std::pair<std::string, std::string>> scopes_of(const TraceReader &r)
   return out;
 }
 
-Counts Model::run() {
+void Model::rest_inline(std::vector<Cpu> &cpus, const Rest &rest, uint32_t unit) {
+  for (Cpu &c : cpus) cpu_series(*c.t, c.pr, c.w, c.clk);
+  if (rest.npu) npu_scope(unit, rest.npu_name);
+  if (rest.noc) noc_scopes(unit, job_.opts.scope);  // every noc scope in one walk of the noc protocol
+}
+
+// The second thread: a reader of its own (a TraceReader is not shared
+// between threads) and a Model of its own, with the process ids after the
+// cpu scopes' and flow ids from kSideFlows up, so that both threads' ids
+// stay unique; its notes and counts join this thread's once it is done.
+// The cpu scopes' processes are described before it starts, and their
+// counter tracks are its own (their ids: past the stages' lanes').
+void Model::rest_on_a_thread(std::vector<Cpu> &cpus, const Rest &rest, uint32_t unit, const SideEncoderFactory &side) {
+  // Below 2^53: Chrome JSON's readers take ids as doubles.
+  constexpr uint64_t kSideFlows = uint64_t{1} << 48;
+  enc_.flush();
+  std::atomic<bool> stop{false};
+  std::exception_ptr error;
+  std::vector<std::pair<uint64_t, std::string>> notes;  // (line, text), as on_issue is told them
+  std::unique_ptr<Model> other;
+  Job job = job_;
+  job.progress = nullptr;  // drawn by this thread only
+  // The caller's callback is called from its own thread only: the notes
+  // wait for the join.
+  job.opts.on_issue = [](void *user, uint64_t line, const char *text) {
+    static_cast<std::vector<std::pair<uint64_t, std::string>> *>(user)->emplace_back(line, text);
+  };
+  job.opts.user = &notes;
+  std::unique_ptr<TraceReader> reader;
+  std::unique_ptr<Encoder> enc;
+  std::thread th([&] {
+    try {
+      reader = std::make_unique<TraceReader>(job.input);
+      job.reader = reader.get();
+      enc = side();
+      other = std::make_unique<Model>(job, *enc);
+      Model &m = *other;
+      m.stop_ = &stop;
+      m.next_pid_ = next_pid_;
+      m.next_flow_ = kSideFlows;
+      for (Cpu &c : cpus) {
+        uscope_cpu_trace_options_t o{};
+        o.struct_size = sizeof o;
+        o.scope = c.scope.c_str();
+        analysis::CpuTrace t(*reader, o);
+        Process pr = c.pr;
+        m.cpu_series(t, pr, c.w, c.clk);
+      }
+      if (rest.npu) m.npu_scope(unit, rest.npu_name);
+      if (rest.noc) m.noc_scopes(unit, job.opts.scope);
+      enc->flush();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  try {
+    for (Cpu &c : cpus) cpu_slices(c);
+  } catch (...) {
+    stop = true;
+    th.join();
+    throw;
+  }
+  th.join();
+  if (error) std::rethrow_exception(error);
+  const Model &m = *other;
+  c_.slices += m.c_.slices;
+  c_.instants += m.c_.instants;
+  c_.counter_samples += m.c_.counter_samples;
+  c_.flows += m.c_.flows;
+  c_.dangling_flows += m.c_.dangling_flows;
+  lane_overflow_ += m.lane_overflow_;
+  deps_unlinked_ += m.deps_unlinked_;
+  noc_dangling_ += m.noc_dangling_;
+  if (m.any_) widen(m.first_, m.last_);
+  if (job_.opts.on_issue)
+    for (const auto &[line, text] : notes) job_.opts.on_issue(job_.opts.user, line, text.c_str());
+}
+
+Counts Model::run(const SideEncoderFactory &side) {
   uint32_t unit = job_.opts.time_unit;
   if (job_.kind != Job::Input::Uscope) {
     if (unit == USCOPE_TIME_AUTO) unit = USCOPE_TIME_CYCLE;
@@ -664,38 +788,46 @@ Counts Model::run() {
     if (unit == USCOPE_TIME_AUTO) unit = r.schema().clocks.size() <= 1 ? USCOPE_TIME_CYCLE : USCOPE_TIME_PS;
     const auto scopes = scopes_of(r);
     const char *want = job_.opts.scope;
-    bool npu_done = false, any = false, opened = false;
+    bool any = false, opened = false;
     std::string known;
-    bool noc_wanted = false;
+    Rest rest;
+    std::vector<Cpu> cpus;
     for (const auto &[name, proto] : scopes) {
       if (proto == "noc") {
         known += (known.empty() ? "" : ", ") + name + " (" + proto + ")";
-        noc_wanted |= !want || name == want;
+        rest.noc |= !want || name == want;
         continue;
       }
       if (proto != "cpu" && proto != "npu") continue;
       known += (known.empty() ? "" : ", ") + name + " (" + proto + ")";
       if (want && name != want) continue;
       if (proto == "cpu") {
-        opened |= cpu_scope(name, unit);
+        opened |= open_cpu(name, unit, &cpus);
         any = true;
-      } else if (!npu_done) {  // the converters read the first npu scope
-        npu_scope(unit, name);
-        npu_done = any = true;
+      } else if (!rest.npu) {  // the converters read the first npu scope
+        rest.npu = any = true;
+        rest.npu_name = name;
       }
     }
     // Every scope there was failed to open: the first failure is the error.
-    if (any && !opened && !npu_done && !noc_wanted) fail(skipped_[0].code, "%s", skipped_[0].why.c_str());
-    if (noc_wanted) {  // every noc scope in one walk of the noc protocol
-      noc_scopes(unit, want);
-      any = true;
-    }
-    for (const Skipped &k : skipped_) job_.note("not exported: cpu scope " + k.why);
+    if (any && !opened && !rest.npu && !rest.noc) fail(skipped_[0].code, "%s", skipped_[0].why.c_str());
+    any |= rest.noc;
     if (!any) {
       if (want) fail(USCOPE_ERR_NOT_FOUND, "no cpu, npu or noc scope named '%s' (the trace has: %s)", want,
                      known.empty() ? "none" : known.c_str());
       fail(USCOPE_ERR_NOT_FOUND, "this trace has no cpu, npu or noc protocol scope: nothing to show on a timeline");
     }
+    // The instructions' slices are most of a cpu trace's records: with a
+    // side encoder, everything else is mapped meanwhile on a second thread.
+    bool more = rest.npu || rest.noc;
+    for (const Cpu &c : cpus) more |= !c.t->counters().empty() || !c.t->buffers().empty();
+    if (side && !cpus.empty() && more) {
+      rest_on_a_thread(cpus, rest, unit, side);
+    } else {
+      for (Cpu &c : cpus) cpu_slices(c);
+      rest_inline(cpus, rest, unit);
+    }
+    for (const Skipped &k : skipped_) job_.note("not exported: cpu scope " + k.why);
     std::string other;
     for (const auto &[name, proto] : scopes)
       if (proto != "cpu" && proto != "npu" && proto != "noc" && !want) other += (other.empty() ? "" : ", ") + name + " (" + proto + ")";
@@ -724,6 +856,6 @@ Counts Model::run() {
 
 }  // namespace
 
-Counts run(Job &job, Encoder &enc) { return Model(job, enc).run(); }
+Counts run(Job &job, Encoder &enc, const SideEncoderFactory &side) { return Model(job, enc).run(side); }
 
 }  // namespace uscope::exporter::timeline

@@ -30,6 +30,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,7 +73,21 @@ class Encoder {
   virtual void counter(const Track &t, uint64_t ts, int64_t value) = 0;
   // After the last event: close the file's structure (not published).
   virtual void finish() = 0;
+  // Everything told so far to the file, for an encoder of a second thread
+  // sharing it (a side encoder, below): at the main encoder's, before the
+  // second thread starts (the processes it adds tracks to are described
+  // first); at the side encoder's end, instead of finish().
+  virtual void flush() = 0;
 };
+
+// A second encoder over the same output, for the part of the mapping run
+// on a second thread (the cpu counters, the npu and noc scopes) while the
+// first writes the instructions' slices: an independent stream of records
+// (Perfetto: a sequence of its own, with its own interned names; Chrome
+// JSON: events without the document's head or tail) that the output
+// interleaves with the main encoder's by whole pieces (RawOut's shared
+// mutex). Empty: everything runs on the calling thread.
+using SideEncoderFactory = std::function<std::unique_ptr<Encoder>()>;
 
 // What the mapping produced, for the job's stats and notes.
 struct Counts {
@@ -82,6 +98,11 @@ struct Counts {
 // Runs the mapping of job's input over its window into enc; sets
 // job.stats (first/last cycle, records) and tells job.note() what the
 // formats cannot hold. Throws uscope::Error.
-Counts run(Job &job, Encoder &enc);
+//
+// With a side factory, a µScope input with a cpu scope to stream has its
+// other parts mapped on a second thread over a second reader of the input,
+// and the side encoder's records interleave with enc's; process, track and
+// flow ids stay unique across both.
+Counts run(Job &job, Encoder &enc, const SideEncoderFactory &side = {});
 
 }  // namespace uscope::exporter::timeline

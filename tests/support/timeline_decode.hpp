@@ -82,7 +82,7 @@ inline bool fields(std::string_view s, std::vector<Field> *out) {
 
 // What a timeline holds, by track name (a lane's " #k" suffix removed).
 struct Timeline {
-  uint64_t packets = 0, descriptors = 0, events = 0;
+  uint64_t packets = 0, descriptors = 0, events = 0, sequences = 0;
   std::map<std::string, uint64_t> slices;            // thread track -> slices
   std::map<std::string, uint64_t> instants;
   std::map<std::string, std::vector<std::pair<uint64_t, int64_t>>> counters;  // track -> (ts, value)
@@ -124,13 +124,18 @@ inline Timeline decode_perfetto(const std::string &path) {
     uint64_t last_ts = 0;
   };
   std::map<uint64_t, Trk> tracks;
-  std::map<uint64_t, std::string> names, arg_names;
+  // Interned names are a sequence's own (trusted_packet_sequence_id): the
+  // export writes the cpu instructions on one and the rest on another.
+  struct Seq {
+    bool seen = false;
+    std::map<uint64_t, std::string> names, arg_names;
+  };
+  std::map<uint64_t, Seq> seqs;
   struct Ev {
     uint64_t ts, uuid, type;
     size_t order;
   };
   std::vector<Ev> slice_evs;
-  bool first = true;
   for (const Field &p : top) {
     EXPECT_EQ(p.num, 1u);
     EXPECT_EQ(p.wt, 2u);
@@ -151,11 +156,15 @@ inline Timeline decode_perfetto(const std::string &path) {
       if (f.num == 60) td = f.bytes;
       if (f.num == 12) id = f.bytes;
     }
-    EXPECT_EQ(seq, 1u);
-    if (first) {
-      EXPECT_TRUE(flags & 1) << "the first packet clears the incremental state";
+    EXPECT_NE(seq, 0u);
+    Seq &sq = seqs[seq];
+    std::map<uint64_t, std::string> &names = sq.names, &arg_names = sq.arg_names;
+    if (!sq.seen) {
+      EXPECT_TRUE(flags & 1) << "the first packet of sequence " << seq << " clears the incremental state";
       EXPECT_TRUE(first_flag);
-      first = false;
+      sq.seen = true;
+    } else {
+      EXPECT_FALSE(first_flag) << "sequence " << seq << " has a second first packet";
     }
     if (!id.empty()) {
       EXPECT_TRUE(fields(id, &sub));
@@ -263,6 +272,7 @@ inline Timeline decode_perfetto(const std::string &path) {
       }
     }
   }
+  t.sequences = seqs.size();
   // As a trace processor sorts them (by time, stably): on each track every
   // END closes a BEGIN, and a lane's slices never overlap.
   std::stable_sort(slice_evs.begin(), slice_evs.end(), [](const Ev &a, const Ev &b) { return a.ts < b.ts; });

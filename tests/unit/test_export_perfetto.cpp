@@ -13,11 +13,16 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "export/export.hpp"
+#include "export/timeline_model.hpp"
+#include "reader/trace_reader.hpp"
 #include "support/timeline_decode.hpp"
 #include "test_protocol_util.hpp"
 #include "uscope/analysis.h"
@@ -245,12 +250,92 @@ TEST_F(PerfettoExport, CpuTraceDecodesAndMatchesTheAnalysis) {
   for (const auto &kv : t.slices) slices += kv.second;
   for (const auto &kv : t.counters) samples += kv.second.size();
   EXPECT_EQ(st.records, slices + samples);
+  // The counters come from the export's second thread: a sequence of their own.
+  EXPECT_EQ(t.sequences, 2u);
   // Cycles are the unit by default, and the process says so.
   EXPECT_NE(t.processes[0].find("1 ns = 1 cycle"), std::string::npos) << t.processes[0];
   // Slices are named by disassembly, the pc being an argument of each.
   ASSERT_EQ(x.first_disasm.rfind("0x80000000 ", 0), 0u) << x.first_disasm;
   EXPECT_GT(t.slice_names.count(x.first_disasm.substr(11)), 0u) << t.slice_names.begin()->first;
   EXPECT_EQ(t.slices_with_pc, slices);
+}
+
+// The timeline's second thread (timeline_model.hpp, SideEncoderFactory):
+// what the encoders are told with it is what they are told without it, but
+// for the order and the side's flow and process ids; the side's ids never
+// meet the main thread's. Recorded through the mapping's own interface.
+struct Recorder final : uscope::exporter::timeline::Encoder {
+  std::vector<std::string> *log;
+  // track uuid -> "process/track" name, shared by both threads' recorders
+  // (the side's counter tracks belong to the main thread's process).
+  std::map<uint64_t, std::string> *names;
+  std::mutex *names_lock;
+  Recorder(std::vector<std::string> *l, std::map<uint64_t, std::string> *n, std::mutex *m)
+      : log(l), names(n), names_lock(m) {}
+  using Track = uscope::exporter::timeline::Track;
+  std::string name_of(uint64_t uuid) {
+    std::lock_guard<std::mutex> hold(*names_lock);
+    return (*names)[uuid];
+  }
+  void process(const Track &p, std::string_view name) override {
+    std::lock_guard<std::mutex> hold(*names_lock);
+    EXPECT_TRUE(names->emplace(p.uuid, std::string(name)).second) << "process id " << p.uuid << " given twice";
+  }
+  void thread(const Track &p, const Track &t, std::string_view name) override {
+    const std::string full = name_of(p.uuid) + "/" + std::string(name);
+    std::lock_guard<std::mutex> hold(*names_lock);
+    EXPECT_TRUE(names->emplace(t.uuid, full).second) << "track id " << t.uuid << " given twice";
+  }
+  void counter_track(const Track &p, const Track &t, std::string_view name) override { thread(p, t, name); }
+  void slice(const Track &t, uint64_t ts, uint64_t dur, std::string_view name, const uscope::exporter::timeline::Arg *args,
+             size_t n_args, const uint64_t *out, size_t n_out, const uint64_t *in, size_t n_in) override {
+    std::string r = "S " + name_of(t.uuid) + " " + std::to_string(ts) + "+" + std::to_string(dur) + " " +
+                    std::string(name) + " flows " + std::to_string(n_out) + "/" + std::to_string(n_in);
+    for (size_t i = 0; i < n_args; ++i) r += std::string(" ") + args[i].key + "=" + std::to_string(args[i].value);
+    log->push_back(r);
+  }
+  void instant(const Track &t, uint64_t ts, std::string_view name) override {
+    log->push_back("I " + name_of(t.uuid) + " " + std::to_string(ts) + " " + std::string(name));
+  }
+  void counter(const Track &t, uint64_t ts, int64_t value) override {
+    log->push_back("C " + name_of(t.uuid) + " " + std::to_string(ts) + " " + std::to_string(value));
+  }
+  void finish() override {}
+  void flush() override {}
+};
+
+TEST_F(PerfettoExport, SecondThreadTellsTheEncodersWhatOneThreadDoes) {
+  namespace ex = uscope::exporter;
+  auto run = [&](bool two, std::map<uint64_t, std::string> *names) {
+    uscope::TraceReader r(path_);
+    ex::Job job;
+    job.input = path_;
+    job.output = dir_->file("unused");
+    job.reader = &r;
+    uscope_export_options_init(&job.opts);
+    job.opts.format = USCOPE_EXPORT_PERFETTO;
+    std::vector<std::string> main_log, side_log;
+    std::mutex lock;
+    Recorder main(&main_log, names, &lock);
+    ex::timeline::SideEncoderFactory side;
+    if (two) side = [&] { return std::make_unique<Recorder>(&side_log, names, &lock); };
+    const ex::timeline::Counts c = ex::timeline::run(job, main, side);
+    EXPECT_EQ(two, !side_log.empty()) << "the counters go to the side encoder";
+    for (const std::string &x : side_log) main_log.push_back(x);
+    std::sort(main_log.begin(), main_log.end());
+    EXPECT_GT(c.counter_samples, 100u);
+    EXPECT_EQ(c.slices + c.counter_samples, main_log.size());
+    return main_log;
+  };
+  std::map<uint64_t, std::string> one_names, two_names;
+  const std::vector<std::string> one = run(false, &one_names), two = run(true, &two_names);
+  EXPECT_EQ(one.size(), two.size());
+  EXPECT_TRUE(one == two) << "the two runs told the encoders different things";
+  // Track ids are the same set (unique over both threads).
+  std::set<std::string> a, b;
+  for (const auto &kv : one_names) a.insert(std::to_string(kv.first) + kv.second);
+  for (const auto &kv : two_names) b.insert(std::to_string(kv.first) + kv.second);
+  EXPECT_EQ(a, b);
 }
 
 TEST_F(PerfettoExport, RangeCutsAndPicosecondsScale) {
