@@ -19,19 +19,55 @@ struct uscope_state {
   std::vector<uscope::StorageState> states;
 };
 
+// The iterators take their buffers from the reader's spares and give them
+// back when freed (reader_handle.hpp), so that their capacity outlives them.
 struct uscope_event_iter {
   uscope_reader *r;
   uint64_t t0, t1;
   size_t next_segment;
+  std::shared_ptr<uscope_reader::Spares> spares;
   std::vector<uscope_event_t> events;
   std::vector<uint8_t> payloads;
   size_t pos = 0;
+  ~uscope_event_iter() {
+    spares->events = std::move(events);
+    spares->event_payloads = std::move(payloads);
+  }
 };
 
 struct uscope_item_iter {
+  std::shared_ptr<uscope_reader::Spares> spares;
   std::vector<uscope_item_t> items;
   std::vector<uint8_t> payloads;
   size_t pos = 0;
+  ~uscope_item_iter() {
+    spares->items = std::move(items);
+    spares->item_payloads = std::move(payloads);
+  }
+};
+
+// A replay over [t0, t1] in batches of the caller's size (uscope_replay_fill).
+// Items go straight into the caller's array while the core decodes; only the
+// rest of the frame that filled it waits here (pending), for the next fill.
+struct uscope_replay {
+  uscope_reader *r;        // NULL once the reader is closed
+  uscope_replay *prev = nullptr, *next = nullptr;  // the reader's list
+  uint64_t generation;     // the reader's, when made
+  uint64_t t0, t1;
+  size_t next_segment;     // the next segment to begin
+  bool finished = false;   // past t1, or no segment left
+  uscope_status_t error = USCOPE_OK;  // sticky: the first failure of a fill
+  std::string error_message;
+  std::vector<uscope::StorageState> states;
+  uscope::TraceReader::ReplayPart part;
+  std::vector<uscope_item_t> pending;
+  size_t pending_pos = 0;
+  // The pending items' payloads, copied: the reader's buffer that holds the
+  // rest may be reused by another call on the reader before the next fill.
+  // Two buffers, so that starting the next frame's pending items does not
+  // overwrite payloads handed out by this fill.
+  std::vector<uint8_t> pending_payloads[2];
+  int pending_buf = 0;
 };
 
 static_assert(sizeof(uscope_mipmap_entry_t) == sizeof(uscope::MipmapEntry),
@@ -125,6 +161,13 @@ USCOPE_API uscope_status_t uscope_reader_check(uscope_reader_t *r, uscope_progre
 }
 
 USCOPE_API void uscope_reader_close(uscope_reader_t *r) { delete r; }
+}  // extern "C"
+
+uscope_reader::~uscope_reader() {
+  for (uscope_replay *c = cursors; c; c = c->next) c->r = nullptr;
+}
+
+extern "C" {
 
 USCOPE_API const char *uscope_reader_error(const uscope_reader_t *r) {
   return r ? r->message.c_str() : "";
@@ -532,13 +575,23 @@ USCOPE_API uscope_status_t uscope_reader_events_in_range(uscope_reader_t *r, usc
     // (inclusive) end reaches t0.
     auto first = std::lower_bound(segs.begin(), segs.end(), t0,
                                   [](const uscope::SegmentInfo &s, uint64_t v) { return s.header.time_end_ps < v; });
-    auto *it = new uscope_event_iter{r, t0, t1, static_cast<size_t>(first - segs.begin()), {}, {}, 0};
+    auto *it = new uscope_event_iter{r, t0, t1, static_cast<size_t>(first - segs.begin()), r->spares, {}, {}, 0};
+    it->events = std::move(r->spares->events);
+    it->payloads = std::move(r->spares->event_payloads);
+    it->events.clear();
+    it->payloads.clear();
     *out = it;
     return USCOPE_OK;
   });
 }
 
 USCOPE_API uscope_status_t uscope_event_iter_next(uscope_event_iter_t *it, uscope_event_t *ev) {
+  // The step within a segment already copied out cannot fail: no guard, so
+  // that a call per event costs a copy and a compare.
+  if (it && ev && it->pos < it->events.size()) {
+    *ev = it->events[it->pos++];
+    return USCOPE_OK;
+  }
   if (!it) return uscope::guard([&]() -> uscope_status_t { fail(USCOPE_ERR_INVALID_ARGUMENT, "iterator is NULL"); });
   return guard_r(it->r, [&] {
     NEED(ev, "uscope_event_iter_next: ev is NULL");
@@ -551,13 +604,17 @@ USCOPE_API uscope_status_t uscope_event_iter_next(uscope_event_iter_t *it, uscop
       // only, no checkpoint, nothing after t1), copied out because other
       // calls on the reader may reuse its buffers before the next step.
       const auto &got = it->r->impl.segment_events(it->next_segment++, it->t0, it->t1);
-      it->events.clear();
-      it->payloads.clear();
       it->pos = 0;
-      for (const auto &e : got) it->payloads.insert(it->payloads.end(), e.payload, e.payload + e.payload_size);
-      const uint8_t *p = it->payloads.data();
+      size_t bytes = 0;
+      for (const auto &e : got) bytes += e.payload_size;
+      // Sized once per segment (no regrowth), over the capacity kept.
+      it->payloads.resize(bytes);
+      it->events.resize(got.size());
+      uint8_t *p = it->payloads.data();
+      uscope_event_t *o = it->events.data();
       for (const auto &e : got) {
-        it->events.push_back({e.time_ps, e.event_type_id, e.payload_size, p});
+        if (e.payload_size) std::memcpy(p, e.payload, e.payload_size);
+        *o++ = {e.time_ps, e.event_type_id, e.payload_size, p};
         p += e.payload_size;
       }
     }
@@ -594,6 +651,14 @@ USCOPE_API uscope_status_t uscope_reader_segment_items(uscope_reader_t *r, uscop
     if (index >= r->impl.segments().size())
       fail(USCOPE_ERR_NOT_FOUND, "segment %u: the reader has %zu", index, r->impl.segments().size());
     auto it = std::make_unique<uscope_item_iter>();
+    it->spares = r->spares;
+    it->items = std::move(r->spares->items);
+    it->payloads = std::move(r->spares->item_payloads);
+    it->items.clear();
+    it->payloads.clear();
+    // Payloads are at most the segment's raw deltas: reserved once, so that
+    // they are never copied to a larger buffer while the segment is read.
+    it->payloads.reserve(r->impl.segments()[index].header.deltas_raw_size);
     struct Collect {
       uscope_item_iter &it;
       void frame(uint64_t) {}
@@ -633,6 +698,10 @@ USCOPE_API uscope_status_t uscope_reader_segment_items(uscope_reader_t *r, uscop
 }
 
 USCOPE_API uscope_status_t uscope_item_iter_next(uscope_item_iter_t *it, uscope_item_t *item) {
+  if (it && item && it->pos < it->items.size()) {  // cannot fail: no guard
+    *item = it->items[it->pos++];
+    return USCOPE_OK;
+  }
   return uscope::guard([&] {
     NEED(it && item, "uscope_item_iter_next: NULL argument");
     if (it->pos == it->items.size()) return USCOPE_DONE;
@@ -647,10 +716,190 @@ USCOPE_API uscope_status_t uscope_reader_poll_new_segments(uscope_reader_t *r, u
   return guard_r(r, [&] {
     NEED(r && found, "uscope_reader_poll_new_segments: NULL argument");
     const size_t before = r->impl.segments().size();
-    r->impl.poll_new_segments();
+    if (r->impl.poll_new_segments()) ++r->generation;
     *found = static_cast<uint32_t>(r->impl.segments().size() - before);
     return USCOPE_OK;
   });
+}
+
+
+}  // extern "C"
+
+namespace {
+
+// The core's visitor of a fill: each item of [t0, t1] straight into the
+// caller's array; past its capacity, the rest of that frame into the
+// cursor's pending items, and the decoding stops at the next frame.
+struct FillVisitor {
+  uscope_replay &c;
+  uscope_item_t *out;
+  uint32_t n, cap;
+  bool past_t1 = false;
+
+  bool frame(uint64_t t) {
+    if (t > c.t1) {
+      past_t1 = true;
+      return false;
+    }
+    return n < cap;
+  }
+  uscope_item_t *slot() {
+    if (__builtin_expect(n < cap, 1)) return &out[n++];
+    if (c.pending.empty()) {
+      // Payloads handed out by this fill may sit in the other buffer.
+      c.pending_buf ^= 1;
+      c.pending_payloads[c.pending_buf].clear();
+    }
+    c.pending.emplace_back();
+    return &c.pending.back();
+  }
+  void op(uint64_t t, const uscope::DeltaOp &o) {
+    if (t < c.t0) return;
+    uscope_item_t &i = *slot();
+    i = uscope_item_t{};
+    i.time_ps = t;
+    i.action = o.action;
+    i.storage_id = o.storage_id;
+    i.slot = o.slot;
+    i.field = o.field;
+    i.value = o.value;
+  }
+  void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t size) {
+    if (t < c.t0) return;
+    const bool direct = n < cap;
+    uscope_item_t &i = *slot();
+    i = uscope_item_t{};
+    i.time_ps = t;
+    i.is_event = 1;
+    i.event_type_id = id;
+    i.payload_size = size;
+    if (direct) {
+      i.payload = p;
+    } else {
+      // An offset until the frame is done: the buffer may still grow.
+      auto &buf = c.pending_payloads[c.pending_buf];
+      i.payload = reinterpret_cast<const uint8_t *>(buf.size());
+      buf.insert(buf.end(), p, p + size);
+    }
+  }
+};
+
+uscope_status_t replay_fill(uscope_replay &c, uscope_item_t *items, uint32_t *count, uint32_t cap) {
+  uint32_t n = 0;
+  while (c.pending_pos < c.pending.size() && n < cap) items[n++] = c.pending[c.pending_pos++];
+  if (c.pending_pos < c.pending.size() || n == cap) {
+    *count = n;
+    return USCOPE_OK;
+  }
+  c.pending.clear();
+  c.pending_pos = 0;
+  auto &impl = c.r->impl;
+  const auto &segs = impl.segments();
+  FillVisitor v{c, items, n, cap};
+  while (v.n < cap && !c.finished) {
+    if (c.part.done) {
+      if (c.t1 < c.t0 || c.next_segment >= segs.size() || segs[c.next_segment].header.time_start_ps > c.t1) {
+        c.finished = true;
+        break;
+      }
+      impl.replay_part_begin(c.next_segment++, c.part);
+    }
+    // A segment that does not decode ends early (counted in the reader's
+    // defects; strict: thrown), as it does for the core's replay.
+    (void)impl.replay_part(c.states, c.part, v);
+    if (v.past_t1) c.finished = true;
+    // The items given point into this segment's decoded bytes, which the
+    // next segment's replace: a fill ends with the segment that gave items.
+    if (c.part.done && v.n > n) break;
+  }
+  if (!c.pending.empty()) {
+    const uint8_t *base = c.pending_payloads[c.pending_buf].data();
+    for (auto &i : c.pending)
+      if (i.is_event) i.payload = base + reinterpret_cast<uintptr_t>(i.payload);
+  }
+  *count = v.n;
+  return v.n ? USCOPE_OK : USCOPE_DONE;
+}
+
+}  // namespace
+
+extern "C" {
+
+USCOPE_API uscope_status_t uscope_reader_replay(uscope_reader_t *r, uscope_replay_t **out, uint64_t t0,
+                                                uint64_t t1) {
+  return guard_r(r, [&] {
+    NEED(r && out, "uscope_reader_replay: NULL argument");
+    const auto &segs = r->impl.segments();
+    auto c = std::make_unique<uscope_replay>();
+    c->r = r;
+    c->generation = r->generation;
+    c->t0 = t0;
+    c->t1 = t1;
+    // As events_in_range: the first segment whose (inclusive) end reaches t0.
+    c->next_segment = static_cast<size_t>(
+        std::lower_bound(segs.begin(), segs.end(), t0,
+                         [](const uscope::SegmentInfo &s, uint64_t v) { return s.header.time_end_ps < v; }) -
+        segs.begin());
+    // Everything a fill needs is allocated here or in the first fills, never
+    // per fill once warm (test_reader_replay_capi.cpp counts).
+    c->states = r->impl.initial_state();
+    // Room for the rest of a frame of up to 256 items and 4 KiB of payloads
+    // (a larger frame grows them once).
+    c->pending.reserve(256);
+    for (auto &b : c->pending_payloads) b.reserve(4096);
+    size_t last = c->next_segment;
+    while (t0 <= t1 && last < segs.size() && segs[last].header.time_start_ps <= t1) ++last;
+    r->impl.reserve_segment_buffers(c->next_segment, last);
+    c->next = r->cursors;
+    if (r->cursors) r->cursors->prev = c.get();
+    r->cursors = c.get();
+    *out = c.release();
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_replay_fill(uscope_replay_t *c, uscope_item_t *items, uint32_t *count,
+                                              uint32_t capacity) {
+  if (!c) return uscope::guard([&]() -> uscope_status_t { fail(USCOPE_ERR_INVALID_ARGUMENT, "uscope_replay_fill: cursor is NULL"); });
+  uscope_reader *r = c->r;
+  const uscope_status_t s = uscope::guard([&]() -> uscope_status_t {
+    NEED(items && count, "uscope_replay_fill: NULL argument");
+    *count = 0;
+    NEED(capacity > 0, "uscope_replay_fill: capacity is 0");
+    if (!r) fail(USCOPE_ERR_BAD_STATE, "uscope_replay_fill: the cursor's reader was closed");
+    if (c->generation != r->generation)
+      fail(USCOPE_ERR_BAD_STATE,
+           "uscope_replay_fill: the reader found new segments (uscope_reader_poll_new_segments) after the "
+           "cursor was made: make a new cursor");
+    if (c->error) fail(c->error, "uscope_replay_fill: the cursor failed earlier: %s", c->error_message.c_str());
+    try {
+      return replay_fill(*c, items, count, capacity);
+    } catch (const uscope::Error &e) {
+      c->error = e.code();
+      c->error_message = e.what();
+      throw;
+    } catch (const std::bad_alloc &) {
+      c->error = USCOPE_ERR_NO_MEMORY;
+      c->error_message = "out of memory";
+      throw;
+    } catch (...) {
+      c->error = USCOPE_ERR_INTERNAL;
+      c->error_message = "internal error";
+      throw;
+    }
+  });
+  if (s < 0 && r) r->message = uscope_last_error();
+  return s;
+}
+
+USCOPE_API void uscope_replay_free(uscope_replay_t *c) {
+  if (!c) return;
+  if (c->r) {
+    if (c->prev) c->prev->next = c->next;
+    else c->r->cursors = c->next;
+    if (c->next) c->next->prev = c->prev;
+  }
+  delete c;
 }
 
 }  // extern "C"
