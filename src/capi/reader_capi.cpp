@@ -1,5 +1,6 @@
 // extern "C" reader: thin wrappers over uscope::TraceReader.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -69,6 +70,15 @@ struct uscope_replay {
   std::vector<uint8_t> pending_payloads[2];
   int pending_buf = 0;
 };
+
+// FillVisitor::put writes items as 8-byte little-endian words of this layout.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "FillVisitor::put composes little-endian words");
+static_assert(sizeof(uscope_item_t) == 48 && offsetof(uscope_item_t, is_event) == 8 &&
+                  offsetof(uscope_item_t, action) == 12 && offsetof(uscope_item_t, storage_id) == 14 &&
+                  offsetof(uscope_item_t, slot) == 16 && offsetof(uscope_item_t, field) == 18 &&
+                  offsetof(uscope_item_t, value) == 24 && offsetof(uscope_item_t, event_type_id) == 32 &&
+                  offsetof(uscope_item_t, payload_size) == 36 && offsetof(uscope_item_t, payload) == 40,
+              "uscope_item_t's layout, as FillVisitor::put writes it");
 
 static_assert(sizeof(uscope_mipmap_entry_t) == sizeof(uscope::MipmapEntry),
               "uscope_mipmap_entry_t mirrors uscope::MipmapEntry (spec §6.2)");
@@ -729,57 +739,84 @@ namespace {
 
 // The core's visitor of a fill: each item of [t0, t1] straight into the
 // caller's array; past its capacity, the rest of that frame into the
-// cursor's pending items, and the decoding stops at the next frame.
+// cursor's pending items, and the decoding stops at the next frame. The
+// per-item path is inline and writes each item whole; the pending path is
+// out of line.
 struct FillVisitor {
   uscope_replay &c;
   uscope_item_t *out;
   uint32_t n, cap;
+  uint64_t t0, t1;  // copies: the item stores cannot be taken to change them
   bool past_t1 = false;
 
-  bool frame(uint64_t t) {
-    if (t > c.t1) {
+#define USCOPE_FILL_HOT inline __attribute__((always_inline))
+  USCOPE_FILL_HOT bool frame(uint64_t t) {
+    if (__builtin_expect(t > t1, 0)) {
       past_t1 = true;
       return false;
     }
     return n < cap;
   }
-  uscope_item_t *slot() {
-    if (__builtin_expect(n < cap, 1)) return &out[n++];
+  // An item is written as six 8-byte words composed in registers: field by
+  // field it took ten stores, and the store port, not the decoding, set the
+  // fill's pace; built aside and copied whole, it was stored in pieces and
+  // loaded back in 16-byte halves (a store-forwarding stall per item). The
+  // padding bytes are written as zeros.
+  static USCOPE_FILL_HOT void put(uscope_item_t &d, uint64_t t, uint64_t w1, uint64_t w2, uint64_t value,
+                                  uint64_t w4, const uint8_t *payload) {
+    unsigned char *b = reinterpret_cast<unsigned char *>(&d);
+    std::memcpy(b + 0, &t, 8);
+    std::memcpy(b + 8, &w1, 8);
+    std::memcpy(b + 16, &w2, 8);
+    std::memcpy(b + 24, &value, 8);
+    std::memcpy(b + 32, &w4, 8);
+    std::memcpy(b + 40, &payload, 8);
+  }
+  static USCOPE_FILL_HOT void put_op(uscope_item_t &d, uint64_t t, const uscope::DeltaOp &o) {
+    // The decoder has just stored o's 16-bit fields one by one; loaded as one
+    // wider word (the compiler merges adjacent loads), no single store can
+    // forward it: a stall per op. The empty asm keeps each load its own.
+    uint16_t storage = o.storage_id, slot = o.slot, field = o.field;
+    __asm__("" : "+r"(storage), "+r"(slot), "+r"(field));
+    put(d, t, uint64_t{o.action} << 32 | uint64_t{storage} << 48, uint64_t{slot} | uint64_t{field} << 16, o.value,
+        0, nullptr);
+  }
+  static USCOPE_FILL_HOT void put_event(uscope_item_t &d, uint64_t t, uint16_t id, const uint8_t *p, uint32_t size) {
+    put(d, t, 1, 0, 0, uint64_t{id} | uint64_t{size} << 32, p);
+  }
+  USCOPE_FILL_HOT void op(uint64_t t, const uscope::DeltaOp &o) {
+    if (__builtin_expect(t < t0, 0)) return;
+    if (__builtin_expect(n < cap, 1)) {
+      put_op(out[n++], t, o);
+    } else {
+      uscope_item_t i;
+      put_op(i, t, o);
+      pend(i, nullptr);
+    }
+  }
+  USCOPE_FILL_HOT void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t size) {
+    if (__builtin_expect(t < t0, 0)) return;
+    if (__builtin_expect(n < cap, 1)) {
+      put_event(out[n++], t, id, p, size);
+    } else {
+      uscope_item_t i;
+      put_event(i, t, id, p, size);
+      pend(i, p);
+    }
+  }
+#undef USCOPE_FILL_HOT
+  __attribute__((noinline)) void pend(const uscope_item_t &i, const uint8_t *payload) {
     if (c.pending.empty()) {
       // Payloads handed out by this fill may sit in the other buffer.
       c.pending_buf ^= 1;
       c.pending_payloads[c.pending_buf].clear();
     }
-    c.pending.emplace_back();
-    return &c.pending.back();
-  }
-  void op(uint64_t t, const uscope::DeltaOp &o) {
-    if (t < c.t0) return;
-    uscope_item_t &i = *slot();
-    i = uscope_item_t{};
-    i.time_ps = t;
-    i.action = o.action;
-    i.storage_id = o.storage_id;
-    i.slot = o.slot;
-    i.field = o.field;
-    i.value = o.value;
-  }
-  void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t size) {
-    if (t < c.t0) return;
-    const bool direct = n < cap;
-    uscope_item_t &i = *slot();
-    i = uscope_item_t{};
-    i.time_ps = t;
-    i.is_event = 1;
-    i.event_type_id = id;
-    i.payload_size = size;
-    if (direct) {
-      i.payload = p;
-    } else {
+    c.pending.push_back(i);
+    if (i.is_event) {
       // An offset until the frame is done: the buffer may still grow.
       auto &buf = c.pending_payloads[c.pending_buf];
-      i.payload = reinterpret_cast<const uint8_t *>(buf.size());
-      buf.insert(buf.end(), p, p + size);
+      c.pending.back().payload = reinterpret_cast<const uint8_t *>(buf.size());
+      buf.insert(buf.end(), payload, payload + i.payload_size);
     }
   }
 };
@@ -795,7 +832,7 @@ uscope_status_t replay_fill(uscope_replay &c, uscope_item_t *items, uint32_t *co
   c.pending_pos = 0;
   auto &impl = c.r->impl;
   const auto &segs = impl.segments();
-  FillVisitor v{c, items, n, cap};
+  FillVisitor v{c, items, n, cap, c.t0, c.t1};
   while (v.n < cap && !c.finished) {
     if (c.part.done) {
       if (c.t1 < c.t0 || c.next_segment >= segs.size() || segs[c.next_segment].header.time_start_ps > c.t1) {
