@@ -741,7 +741,9 @@ namespace {
 // caller's array; past its capacity, the rest of that frame into the
 // cursor's pending items, and the decoding stops at the next frame. The
 // per-item path is inline and writes each item whole; the pending path is
-// out of line.
+// out of line. kCheckT0: the segment starts before t0 (otherwise no item of
+// it can be, and the per-item compare is left out).
+template <bool kCheckT0>
 struct FillVisitor {
   uscope_replay &c;
   uscope_item_t *out;
@@ -785,7 +787,7 @@ struct FillVisitor {
     put(d, t, 1, 0, 0, uint64_t{id} | uint64_t{size} << 32, p);
   }
   USCOPE_FILL_HOT void op(uint64_t t, const uscope::DeltaOp &o) {
-    if (__builtin_expect(t < t0, 0)) return;
+    if (kCheckT0 && t < t0) return;
     if (__builtin_expect(n < cap, 1)) {
       put_op(out[n++], t, o);
     } else {
@@ -795,7 +797,7 @@ struct FillVisitor {
     }
   }
   USCOPE_FILL_HOT void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t size) {
-    if (__builtin_expect(t < t0, 0)) return;
+    if (kCheckT0 && t < t0) return;
     if (__builtin_expect(n < cap, 1)) {
       put_event(out[n++], t, id, p, size);
     } else {
@@ -832,8 +834,8 @@ uscope_status_t replay_fill(uscope_replay &c, uscope_item_t *items, uint32_t *co
   c.pending_pos = 0;
   auto &impl = c.r->impl;
   const auto &segs = impl.segments();
-  FillVisitor v{c, items, n, cap, c.t0, c.t1};
-  while (v.n < cap && !c.finished) {
+  uint32_t got = n;
+  while (got < cap && !c.finished) {
     if (c.part.done) {
       if (c.t1 < c.t0 || c.next_segment >= segs.size() || segs[c.next_segment].header.time_start_ps > c.t1) {
         c.finished = true;
@@ -843,19 +845,30 @@ uscope_status_t replay_fill(uscope_replay &c, uscope_item_t *items, uint32_t *co
     }
     // A segment that does not decode ends early (counted in the reader's
     // defects; strict: thrown), as it does for the core's replay.
-    (void)impl.replay_part(c.states, c.part, v);
-    if (v.past_t1) c.finished = true;
+    bool past_t1;
+    if (segs[c.part.segment].header.time_start_ps >= c.t0) {
+      FillVisitor<false> v{c, items, got, cap, c.t0, c.t1};
+      (void)impl.replay_part(c.states, c.part, v);
+      got = v.n;
+      past_t1 = v.past_t1;
+    } else {
+      FillVisitor<true> v{c, items, got, cap, c.t0, c.t1};
+      (void)impl.replay_part(c.states, c.part, v);
+      got = v.n;
+      past_t1 = v.past_t1;
+    }
+    if (past_t1) c.finished = true;
     // The items given point into this segment's decoded bytes, which the
     // next segment's replace: a fill ends with the segment that gave items.
-    if (c.part.done && v.n > n) break;
+    if (c.part.done && got > n) break;
   }
   if (!c.pending.empty()) {
     const uint8_t *base = c.pending_payloads[c.pending_buf].data();
     for (auto &i : c.pending)
       if (i.is_event) i.payload = base + reinterpret_cast<uintptr_t>(i.payload);
   }
-  *count = v.n;
-  return v.n ? USCOPE_OK : USCOPE_DONE;
+  *count = got;
+  return got ? USCOPE_OK : USCOPE_DONE;
 }
 
 }  // namespace
