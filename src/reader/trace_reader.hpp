@@ -593,12 +593,15 @@ bool TraceReader::replay_part(std::vector<StorageState> &states, ReplayPart &par
     fail(USCOPE_ERR_INVALID_ARGUMENT, "replay_part: %zu states for %zu storages (use initial_state())",
          states.size(), layouts_.size());
   Pass p = pass(i);
-  p.tally = part.tally;
   // The tally so far goes back into part whichever way this part ends, and
-  // is recorded whole: the log keeps the most one reading found.
+  // is recorded whole: the log keeps the most one reading found. (Copied
+  // only when there is something in it: a part may be a few hundred items.)
+  if (part.tally.any) p.tally = part.tally;
   auto keep = [&] {
-    part.tally = p.tally;
-    record(p);
+    if (p.tally.any) {
+      part.tally = p.tally;
+      record(p);
+    }
   };
   try {
     if (!part.started) {
