@@ -31,6 +31,7 @@ struct uscope_event_iter {
   std::vector<uint8_t> payloads;
   size_t pos = 0;
   ~uscope_event_iter() {
+    if (!spares) return;
     spares->events = std::move(events);
     spares->event_payloads = std::move(payloads);
   }
@@ -42,6 +43,7 @@ struct uscope_item_iter {
   std::vector<uint8_t> payloads;
   size_t pos = 0;
   ~uscope_item_iter() {
+    if (!spares) return;
     spares->items = std::move(items);
     spares->item_payloads = std::move(payloads);
   }
