@@ -19,6 +19,15 @@
 //                        items_per_s, items_per_s_cpu, ns_per_item,
 //                        x_minimal (time over BM_Baseline_MinimalDecode's
 //                        of the same run);
+//   BM_CapiReplay/<cap>  the same replay through the C ABI's batch cursor
+//                        (uscope_reader_replay, uscope_replay_fill into an
+//                        array of <cap> items, every item read: value, or
+//                        payload[0] + size): the same counters, and x_core
+//                        (time over BM_Replay's of the same run; target of
+//                        issue 16: <= 1.1, and >= 150 M items/s);
+//   BM_CapiSegmentItems  every segment through uscope_reader_segment_items
+//                        and uscope_item_iter_next (an item per call): the
+//                        same counters and x_core;
 //   BM_StateAt           state_at at 1,000 uniformly random times (fixed
 //                        seed): median_ms, p90_ms, max_ms, mean_ms,
 //                        cpu_median_ms, cpu_max_ms; each answer's
@@ -34,6 +43,12 @@
 //                        cycles (t0 on a cycle, t1 = t0 + 1000 cycles - 1 ps;
 //                        each must return 10,000 events): the same counters;
 //   BM_EventsInRange_ZSTD  the same windows on the zstd trace;
+//   BM_CapiEventsInRange the same windows as BM_EventsInRange through the C
+//                        ABI (uscope_reader_events_in_range, an event per
+//                        uscope_event_iter_next, the iterator freed): the
+//                        same counters, and x_core = median over
+//                        BM_EventsInRange's median of the same run (issue 16:
+//                        <= 1.1);
 //   BM_ScanMemory        a fresh reader, opened and then replaying every
 //                        segment: peak_rss_delta_MB (VmHWM, reset before,
 //                        over VmRSS before opening), max_file_rss_delta_MB
@@ -385,6 +400,7 @@ struct CountVisitor {
 };
 
 double g_replay_ms = 0;  // BM_Replay's time per pass, for BM_Check's x_replay
+double g_events_median_ms = 0;  // BM_EventsInRange's (LZ4), for BM_CapiEventsInRange's x_core
 
 void BM_Replay(benchmark::State &state) {
   uscope::TraceReader r(g_path);
@@ -415,6 +431,94 @@ void BM_Replay(benchmark::State &state) {
   state.counters["items_per_s_cpu"] = Counter(items / (cpu / 1e9));
   state.counters["ns_per_item"] = Counter(wall / items);
   if (g_minimal_ns > 0) state.counters["x_minimal"] = Counter(wall / iters / g_minimal_ns);
+}
+
+// The replay through the C ABI: a cursor over the whole file filling an
+// array of state.range(0) items, each read as CountVisitor reads it.
+void BM_CapiReplay(benchmark::State &state) {
+  const uint32_t cap = static_cast<uint32_t>(state.range(0));
+  uscope_reader_t *r = nullptr;
+  if (uscope_reader_open(&r, g_path.c_str()) != USCOPE_OK) {
+    std::fprintf(stderr, "uscope_bench_reader: %s\n", uscope_last_error());
+    std::exit(1);
+  }
+  std::vector<uscope_item_t> buf(cap);
+  double wall = 0, cpu = 0, items = 0;
+  uint64_t sum = 0;
+  for (auto _ : state) {
+    uint64_t n_items = 0;
+    const uint64_t t0 = now_ns(), c0 = thread_cpu_ns();
+    uscope_replay_t *c = nullptr;
+    uscope_status_t st = uscope_reader_replay(r, &c, 0, UINT64_MAX);
+    uint32_t n = 0;
+    while (st == USCOPE_OK && (st = uscope_replay_fill(c, buf.data(), &n, cap)) == USCOPE_OK) {
+      for (uint32_t k = 0; k < n; ++k) {
+        const uscope_item_t &i = buf[k];
+        sum += i.is_event ? i.payload[0] + i.payload_size : i.value;
+      }
+      n_items += n;
+    }
+    uscope_replay_free(c);
+    wall += static_cast<double>(now_ns() - t0);
+    cpu += static_cast<double>(thread_cpu_ns() - c0);
+    if (st != USCOPE_DONE) {
+      std::fprintf(stderr, "uscope_bench_reader: uscope_replay_fill: %s\n", uscope_last_error());
+      std::exit(1);
+    }
+    check_items(n_items, "the C ABI replay");
+    items += static_cast<double>(n_items);
+  }
+  benchmark::DoNotOptimize(sum);
+  uscope_reader_close(r);
+  const double iters = static_cast<double>(state.iterations());
+  using benchmark::Counter;
+  state.counters["items_per_s"] = Counter(items / (wall / 1e9));
+  state.counters["items_per_s_cpu"] = Counter(items / (cpu / 1e9));
+  state.counters["ns_per_item"] = Counter(wall / items);
+  if (g_replay_ms > 0) state.counters["x_core"] = Counter(wall / iters / 1e6 / g_replay_ms);
+}
+
+// uscope_reader_segment_items over every segment, an item per call.
+void BM_CapiSegmentItems(benchmark::State &state) {
+  uscope_reader_t *r = nullptr;
+  if (uscope_reader_open(&r, g_path.c_str()) != USCOPE_OK) {
+    std::fprintf(stderr, "uscope_bench_reader: %s\n", uscope_last_error());
+    std::exit(1);
+  }
+  uscope_file_info_t info{};
+  info.struct_size = sizeof info;
+  if (uscope_reader_info(r, &info) != USCOPE_OK) std::exit(1);
+  double wall = 0, cpu = 0, items = 0;
+  uint64_t sum = 0;
+  for (auto _ : state) {
+    uint64_t n_items = 0;
+    const uint64_t t0 = now_ns(), c0 = thread_cpu_ns();
+    for (uint32_t s = 0; s < info.num_segments; ++s) {
+      uscope_item_iter_t *it = nullptr;
+      if (uscope_reader_segment_items(r, &it, s) != USCOPE_OK) {
+        std::fprintf(stderr, "uscope_bench_reader: %s\n", uscope_last_error());
+        std::exit(1);
+      }
+      uscope_item_t i;
+      while (uscope_item_iter_next(it, &i) == USCOPE_OK) {
+        sum += i.is_event ? i.payload[0] + i.payload_size : i.value;
+        ++n_items;
+      }
+      uscope_item_iter_free(it);
+    }
+    wall += static_cast<double>(now_ns() - t0);
+    cpu += static_cast<double>(thread_cpu_ns() - c0);
+    check_items(n_items, "segment_items");
+    items += static_cast<double>(n_items);
+  }
+  benchmark::DoNotOptimize(sum);
+  uscope_reader_close(r);
+  const double iters = static_cast<double>(state.iterations());
+  using benchmark::Counter;
+  state.counters["items_per_s"] = Counter(items / (wall / 1e9));
+  state.counters["items_per_s_cpu"] = Counter(items / (cpu / 1e9));
+  state.counters["ns_per_item"] = Counter(wall / items);
+  if (g_replay_ms > 0) state.counters["x_core"] = Counter(wall / iters / 1e6 / g_replay_ms);
 }
 
 // `uscope check`'s walk (TraceReader::check: every item against the schema
@@ -535,6 +639,45 @@ void BM_EventsInRange(benchmark::State &state) {
   }
   benchmark::DoNotOptimize(sum);
   report_latency(state, lat, kCodec);
+  if (kCodec == kLz4Trace) g_events_median_ms = quantile(lat.wall_ms, 0.5);
+}
+
+// BM_EventsInRange's windows (same seed) through the C ABI.
+void BM_CapiEventsInRange(benchmark::State &state) {
+  uscope_reader_t *r = nullptr;
+  if (uscope_reader_open(&r, g_path.c_str()) != USCOPE_OK) {
+    std::fprintf(stderr, "uscope_bench_reader: %s\n", uscope_last_error());
+    std::exit(1);
+  }
+  std::mt19937_64 rng(43);
+  std::uniform_int_distribution<uint64_t> pick(0, g_cycles - kWindowCycles);
+  Latencies lat;
+  uint64_t sum = 0;
+  for (auto _ : state) {
+    for (int q = 0; q < kQueries; ++q) {
+      const uint64_t t0 = pick(rng) * kPeriodPs, t1 = t0 + kWindowCycles * kPeriodPs - 1;
+      size_t n = 0;
+      lat.start();
+      uscope_event_iter_t *it = nullptr;
+      uscope_status_t st = uscope_reader_events_in_range(r, &it, t0, t1);
+      uscope_event_t ev{};
+      while (st == USCOPE_OK && (st = uscope_event_iter_next(it, &ev)) == USCOPE_OK) ++n;
+      uscope_event_iter_free(it);
+      lat.stop();
+      if (st != USCOPE_DONE || n != kWindowCycles * 10) {
+        std::fprintf(stderr, "uscope_bench_reader: C events_in_range(%llu, %llu) gave %zu events (%s)\n",
+                     static_cast<unsigned long long>(t0), static_cast<unsigned long long>(t1), n,
+                     uscope_last_error());
+        std::exit(1);
+      }
+      sum += ev.time_ps;
+    }
+  }
+  benchmark::DoNotOptimize(sum);
+  uscope_reader_close(r);
+  report_latency(state, lat, kLz4Trace);
+  if (g_events_median_ms > 0)
+    state.counters["x_core"] = benchmark::Counter(quantile(lat.wall_ms, 0.5) / g_events_median_ms);
 }
 
 void BM_ScanMemory(benchmark::State &state) {
@@ -573,10 +716,13 @@ BENCHMARK_TEMPLATE(BM_Baseline, false)->Name("BM_Baseline_LZ4")->Apply(Runs);
 BENCHMARK_TEMPLATE(BM_Baseline, true)->Name("BM_Baseline_MinimalDecode")->Apply(Runs);
 BENCHMARK(BM_Baseline_ZSTD)->Apply(Runs);
 BENCHMARK(BM_Replay)->Apply(Runs);
+BENCHMARK(BM_CapiReplay)->Arg(256)->Arg(4096)->Arg(65536)->Apply(Runs);
+BENCHMARK(BM_CapiSegmentItems)->Apply(Runs);
 BENCHMARK(BM_Check)->Apply(Runs);
 BENCHMARK_TEMPLATE(BM_StateAt, kLz4Trace)->Name("BM_StateAt")->Apply(Runs);
 BENCHMARK_TEMPLATE(BM_StateAt, kZstdTrace)->Name("BM_StateAt_ZSTD")->Apply(Runs);
 BENCHMARK_TEMPLATE(BM_EventsInRange, kLz4Trace)->Name("BM_EventsInRange")->Apply(Runs);
+BENCHMARK(BM_CapiEventsInRange)->Apply(Runs);
 BENCHMARK_TEMPLATE(BM_EventsInRange, kZstdTrace)->Name("BM_EventsInRange_ZSTD")->Apply(Runs);
 BENCHMARK(BM_ScanMemory)->Iterations(1)->Repetitions(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 

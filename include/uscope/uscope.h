@@ -1042,6 +1042,65 @@ USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_segment_items(uscope_re
 USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_item_iter_next(uscope_item_iter_t *it, uscope_item_t *item);
 USCOPE_API void uscope_item_iter_free(uscope_item_iter_t *it);
 
+/*
+ * Replay in batches: every op and event with t0 <= time <= t1, in file order,
+ * into an array the caller owns, as many per call as it holds.
+ *
+ * Why a cursor over a caller's array, and no callback: a binding that cannot
+ * take a C callback cheaply (Python's ctypes costs microseconds per call)
+ * makes one call per batch and reads the array in place, and a C caller
+ * that wants a callback writes the five-line loop around fill. The cursor
+ * also lets the caller stop at any point, and keeps no segment's worth of
+ * items anywhere: items go straight from the decoder into the array, and a
+ * fill that ends inside a frame keeps only the rest of that frame for the
+ * next one. Once warm (after the first fills: the cursor's state and the
+ * reader's segment buffers are sized), a fill allocates nothing.
+ *
+ * The items are those of a replay of the segments that meet [t0, t1], each
+ * from its checkpoint: ops before t0 are applied but not returned, the
+ * decoding stops at the first frame after t1. What does not fit the schema
+ * is skipped and counted in uscope_reader_defects() as for every query; the
+ * items of a segment that does not decode end where it breaks (those before
+ * the damage are returned, as by the C++ core's replay). A reader opened
+ * with USCOPE_READ_STRICT fails the fill instead.
+ *
+ * Threads: a cursor belongs to its reader and is used on the reader's thread
+ * (one thread at a time, as every call on a reader).
+ */
+typedef struct uscope_replay uscope_replay_t;
+/**
+ * A cursor over [t0, t1] (closed; t1 < t0 gives no item). Owned by the
+ * caller: free it with uscope_replay_free(). Closing the reader first is
+ * allowed: the cursor's fills then fail with USCOPE_ERR_BAD_STATE, and it
+ * must still be freed. Statuses: USCOPE_ERR_INVALID_ARGUMENT (a NULL
+ * argument), USCOPE_ERR_NO_MEMORY.
+ */
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_reader_replay(uscope_reader_t *reader, uscope_replay_t **out,
+                                                                uint64_t t0, uint64_t t1);
+/**
+ * Fill items[0 .. capacity) with the next items. USCOPE_OK with *count
+ * (1..capacity) items, or USCOPE_DONE with *count = 0 when there are no more
+ * (and at every fill after). A fill may return fewer than capacity items
+ * before the end; only USCOPE_DONE ends the replay.
+ *
+ * An event's payload points into the reader's buffers or the cursor's: valid
+ * until the next fill on this cursor or the next call on its reader,
+ * whichever comes first. Copy it to keep it.
+ *
+ * Errors (*count = 0, the message in uscope_last_error() and
+ * uscope_reader_error()): USCOPE_ERR_INVALID_ARGUMENT for a NULL cursor,
+ * items or count, or capacity 0 (the cursor is unchanged: fix the call and
+ * fill again); USCOPE_ERR_BAD_STATE when the reader was closed, or when a
+ * uscope_reader_poll_new_segments() found segments after the cursor was made
+ * (its index changed: make a new cursor); a file error (CORRUPT, TRUNCATED,
+ * IO; strict reads: the defect's status), after which the cursor is failed:
+ * every later fill returns that status again.
+ */
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_replay_fill(uscope_replay_t *cursor, uscope_item_t *items,
+                                                              uint32_t *count, uint32_t capacity);
+/** Free a cursor (NULL is allowed), before or after closing its reader. */
+USCOPE_API void uscope_replay_free(uscope_replay_t *cursor);
+
 /**
  * Live tailing: re-read the header of a file still being written and pick up
  * segments committed since (§2.2: tail_offset is the commit point). *found

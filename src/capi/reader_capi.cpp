@@ -1,5 +1,6 @@
 // extern "C" reader: thin wrappers over uscope::TraceReader.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -19,20 +20,67 @@ struct uscope_state {
   std::vector<uscope::StorageState> states;
 };
 
+// The iterators take their buffers from the reader's spares and give them
+// back when freed (reader_handle.hpp), so that their capacity outlives them.
 struct uscope_event_iter {
   uscope_reader *r;
   uint64_t t0, t1;
   size_t next_segment;
+  std::shared_ptr<uscope_reader::Spares> spares;
   std::vector<uscope_event_t> events;
   std::vector<uint8_t> payloads;
   size_t pos = 0;
+  ~uscope_event_iter() {
+    if (!spares) return;
+    spares->events = std::move(events);
+    spares->event_payloads = std::move(payloads);
+  }
 };
 
 struct uscope_item_iter {
+  std::shared_ptr<uscope_reader::Spares> spares;
   std::vector<uscope_item_t> items;
   std::vector<uint8_t> payloads;
   size_t pos = 0;
+  ~uscope_item_iter() {
+    if (!spares) return;
+    spares->items = std::move(items);
+    spares->item_payloads = std::move(payloads);
+  }
 };
+
+// A replay over [t0, t1] in batches of the caller's size (uscope_replay_fill).
+// Items go straight into the caller's array while the core decodes; only the
+// rest of the frame that filled it waits here (pending), for the next fill.
+struct uscope_replay {
+  uscope_reader *r;        // NULL once the reader is closed
+  uscope_replay *prev = nullptr, *next = nullptr;  // the reader's list
+  uint64_t generation;     // the reader's, when made
+  uint64_t t0, t1;
+  size_t next_segment;     // the next segment to begin
+  bool finished = false;   // past t1, or no segment left
+  uscope_status_t error = USCOPE_OK;  // sticky: the first failure of a fill
+  std::string error_message;
+  std::vector<uscope::StorageState> states;
+  uscope::TraceReader::ReplayPart part;
+  std::vector<uscope_item_t> pending;
+  size_t pending_pos = 0;
+  // The pending items' payloads, copied: the reader's buffer that holds the
+  // rest may be reused by another call on the reader before the next fill.
+  // Two buffers, so that starting the next frame's pending items does not
+  // overwrite payloads handed out by this fill.
+  std::vector<uint8_t> pending_payloads[2];
+  int pending_buf = 0;
+};
+
+// FillVisitor::put writes items as 8-byte little-endian words of this layout.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "FillVisitor::put composes little-endian words");
+static_assert(sizeof(uscope_item_t) == 48 && offsetof(uscope_item_t, is_event) == 8 &&
+                  offsetof(uscope_item_t, action) == 12 && offsetof(uscope_item_t, storage_id) == 14 &&
+                  offsetof(uscope_item_t, slot) == 16 && offsetof(uscope_item_t, field) == 18 &&
+                  offsetof(uscope_item_t, value) == 24 && offsetof(uscope_item_t, event_type_id) == 32 &&
+                  offsetof(uscope_item_t, payload_size) == 36 && offsetof(uscope_item_t, payload) == 40,
+              "uscope_item_t's layout, as FillVisitor::put writes it");
 
 static_assert(sizeof(uscope_mipmap_entry_t) == sizeof(uscope::MipmapEntry),
               "uscope_mipmap_entry_t mirrors uscope::MipmapEntry (spec §6.2)");
@@ -125,6 +173,13 @@ USCOPE_API uscope_status_t uscope_reader_check(uscope_reader_t *r, uscope_progre
 }
 
 USCOPE_API void uscope_reader_close(uscope_reader_t *r) { delete r; }
+}  // extern "C"
+
+uscope_reader::~uscope_reader() {
+  for (uscope_replay *c = cursors; c; c = c->next) c->r = nullptr;
+}
+
+extern "C" {
 
 USCOPE_API const char *uscope_reader_error(const uscope_reader_t *r) {
   return r ? r->message.c_str() : "";
@@ -532,13 +587,23 @@ USCOPE_API uscope_status_t uscope_reader_events_in_range(uscope_reader_t *r, usc
     // (inclusive) end reaches t0.
     auto first = std::lower_bound(segs.begin(), segs.end(), t0,
                                   [](const uscope::SegmentInfo &s, uint64_t v) { return s.header.time_end_ps < v; });
-    auto *it = new uscope_event_iter{r, t0, t1, static_cast<size_t>(first - segs.begin()), {}, {}, 0};
+    auto *it = new uscope_event_iter{r, t0, t1, static_cast<size_t>(first - segs.begin()), r->spares, {}, {}, 0};
+    it->events = std::move(r->spares->events);
+    it->payloads = std::move(r->spares->event_payloads);
+    it->events.clear();
+    it->payloads.clear();
     *out = it;
     return USCOPE_OK;
   });
 }
 
 USCOPE_API uscope_status_t uscope_event_iter_next(uscope_event_iter_t *it, uscope_event_t *ev) {
+  // The step within a segment already copied out cannot fail: no guard, so
+  // that a call per event costs a copy and a compare.
+  if (it && ev && it->pos < it->events.size()) {
+    *ev = it->events[it->pos++];
+    return USCOPE_OK;
+  }
   if (!it) return uscope::guard([&]() -> uscope_status_t { fail(USCOPE_ERR_INVALID_ARGUMENT, "iterator is NULL"); });
   return guard_r(it->r, [&] {
     NEED(ev, "uscope_event_iter_next: ev is NULL");
@@ -551,13 +616,17 @@ USCOPE_API uscope_status_t uscope_event_iter_next(uscope_event_iter_t *it, uscop
       // only, no checkpoint, nothing after t1), copied out because other
       // calls on the reader may reuse its buffers before the next step.
       const auto &got = it->r->impl.segment_events(it->next_segment++, it->t0, it->t1);
-      it->events.clear();
-      it->payloads.clear();
       it->pos = 0;
-      for (const auto &e : got) it->payloads.insert(it->payloads.end(), e.payload, e.payload + e.payload_size);
-      const uint8_t *p = it->payloads.data();
+      size_t bytes = 0;
+      for (const auto &e : got) bytes += e.payload_size;
+      // Sized once per segment (no regrowth), over the capacity kept.
+      it->payloads.resize(bytes);
+      it->events.resize(got.size());
+      uint8_t *p = it->payloads.data();
+      uscope_event_t *o = it->events.data();
       for (const auto &e : got) {
-        it->events.push_back({e.time_ps, e.event_type_id, e.payload_size, p});
+        if (e.payload_size) std::memcpy(p, e.payload, e.payload_size);
+        *o++ = {e.time_ps, e.event_type_id, e.payload_size, p};
         p += e.payload_size;
       }
     }
@@ -594,6 +663,14 @@ USCOPE_API uscope_status_t uscope_reader_segment_items(uscope_reader_t *r, uscop
     if (index >= r->impl.segments().size())
       fail(USCOPE_ERR_NOT_FOUND, "segment %u: the reader has %zu", index, r->impl.segments().size());
     auto it = std::make_unique<uscope_item_iter>();
+    it->spares = r->spares;
+    it->items = std::move(r->spares->items);
+    it->payloads = std::move(r->spares->item_payloads);
+    it->items.clear();
+    it->payloads.clear();
+    // Payloads are at most the segment's raw deltas: reserved once, so that
+    // they are never copied to a larger buffer while the segment is read.
+    it->payloads.reserve(r->impl.segments()[index].header.deltas_raw_size);
     struct Collect {
       uscope_item_iter &it;
       void frame(uint64_t) {}
@@ -633,6 +710,10 @@ USCOPE_API uscope_status_t uscope_reader_segment_items(uscope_reader_t *r, uscop
 }
 
 USCOPE_API uscope_status_t uscope_item_iter_next(uscope_item_iter_t *it, uscope_item_t *item) {
+  if (it && item && it->pos < it->items.size()) {  // cannot fail: no guard
+    *item = it->items[it->pos++];
+    return USCOPE_OK;
+  }
   return uscope::guard([&] {
     NEED(it && item, "uscope_item_iter_next: NULL argument");
     if (it->pos == it->items.size()) return USCOPE_DONE;
@@ -647,10 +728,230 @@ USCOPE_API uscope_status_t uscope_reader_poll_new_segments(uscope_reader_t *r, u
   return guard_r(r, [&] {
     NEED(r && found, "uscope_reader_poll_new_segments: NULL argument");
     const size_t before = r->impl.segments().size();
-    r->impl.poll_new_segments();
+    if (r->impl.poll_new_segments()) ++r->generation;
     *found = static_cast<uint32_t>(r->impl.segments().size() - before);
     return USCOPE_OK;
   });
+}
+
+
+}  // extern "C"
+
+namespace {
+
+// The core's visitor of a fill: each item of [t0, t1] straight into the
+// caller's array; past its capacity, the rest of that frame into the
+// cursor's pending items, and the decoding stops at the next frame. The
+// per-item path is inline and writes each item whole; the pending path is
+// out of line. kCheckT0: the segment starts before t0 (otherwise no item of
+// it can be, and the per-item compare is left out).
+template <bool kCheckT0>
+struct FillVisitor {
+  uscope_replay &c;
+  uscope_item_t *out;
+  uint32_t n, cap;
+  uint64_t t0, t1;  // copies: the item stores cannot be taken to change them
+  bool past_t1 = false;
+
+#define USCOPE_FILL_HOT inline __attribute__((always_inline))
+  USCOPE_FILL_HOT bool frame(uint64_t t) {
+    if (__builtin_expect(t > t1, 0)) {
+      past_t1 = true;
+      return false;
+    }
+    return n < cap;
+  }
+  // An item is written as six 8-byte words composed in registers: field by
+  // field it took ten stores, and the store port, not the decoding, set the
+  // fill's pace; built aside and copied whole, it was stored in pieces and
+  // loaded back in 16-byte halves (a store-forwarding stall per item). The
+  // padding bytes are written as zeros.
+  static USCOPE_FILL_HOT void put(uscope_item_t &d, uint64_t t, uint64_t w1, uint64_t w2, uint64_t value,
+                                  uint64_t w4, const uint8_t *payload) {
+    unsigned char *b = reinterpret_cast<unsigned char *>(&d);
+    std::memcpy(b + 0, &t, 8);
+    std::memcpy(b + 8, &w1, 8);
+    std::memcpy(b + 16, &w2, 8);
+    std::memcpy(b + 24, &value, 8);
+    std::memcpy(b + 32, &w4, 8);
+    std::memcpy(b + 40, &payload, 8);
+  }
+  static USCOPE_FILL_HOT void put_op(uscope_item_t &d, uint64_t t, const uscope::DeltaOp &o) {
+    // The decoder has just stored o's 16-bit fields one by one; loaded as one
+    // wider word (the compiler merges adjacent loads), no single store can
+    // forward it: a stall per op. The empty asm keeps each load its own.
+    uint16_t storage = o.storage_id, slot = o.slot, field = o.field;
+    __asm__("" : "+r"(storage), "+r"(slot), "+r"(field));
+    put(d, t, uint64_t{o.action} << 32 | uint64_t{storage} << 48, uint64_t{slot} | uint64_t{field} << 16, o.value,
+        0, nullptr);
+  }
+  static USCOPE_FILL_HOT void put_event(uscope_item_t &d, uint64_t t, uint16_t id, const uint8_t *p, uint32_t size) {
+    put(d, t, 1, 0, 0, uint64_t{id} | uint64_t{size} << 32, p);
+  }
+  USCOPE_FILL_HOT void op(uint64_t t, const uscope::DeltaOp &o) {
+    if (kCheckT0 && t < t0) return;
+    if (__builtin_expect(n < cap, 1)) {
+      put_op(out[n++], t, o);
+    } else {
+      uscope_item_t i;
+      put_op(i, t, o);
+      pend(i, nullptr);
+    }
+  }
+  USCOPE_FILL_HOT void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t size) {
+    if (kCheckT0 && t < t0) return;
+    if (__builtin_expect(n < cap, 1)) {
+      put_event(out[n++], t, id, p, size);
+    } else {
+      uscope_item_t i;
+      put_event(i, t, id, p, size);
+      pend(i, p);
+    }
+  }
+#undef USCOPE_FILL_HOT
+  __attribute__((noinline)) void pend(const uscope_item_t &i, const uint8_t *payload) {
+    if (c.pending.empty()) {
+      // Payloads handed out by this fill may sit in the other buffer.
+      c.pending_buf ^= 1;
+      c.pending_payloads[c.pending_buf].clear();
+    }
+    c.pending.push_back(i);
+    if (i.is_event) {
+      // An offset until the frame is done: the buffer may still grow.
+      auto &buf = c.pending_payloads[c.pending_buf];
+      c.pending.back().payload = reinterpret_cast<const uint8_t *>(buf.size());
+      buf.insert(buf.end(), payload, payload + i.payload_size);
+    }
+  }
+};
+
+uscope_status_t replay_fill(uscope_replay &c, uscope_item_t *items, uint32_t *count, uint32_t cap) {
+  uint32_t n = 0;
+  while (c.pending_pos < c.pending.size() && n < cap) items[n++] = c.pending[c.pending_pos++];
+  if (c.pending_pos < c.pending.size() || n == cap) {
+    *count = n;
+    return USCOPE_OK;
+  }
+  c.pending.clear();
+  c.pending_pos = 0;
+  auto &impl = c.r->impl;
+  const auto &segs = impl.segments();
+  uint32_t got = n;
+  while (got < cap && !c.finished) {
+    if (c.part.done) {
+      if (c.t1 < c.t0 || c.next_segment >= segs.size() || segs[c.next_segment].header.time_start_ps > c.t1) {
+        c.finished = true;
+        break;
+      }
+      impl.replay_part_begin(c.next_segment++, c.part);
+    }
+    // A segment that does not decode ends early (counted in the reader's
+    // defects; strict: thrown), as it does for the core's replay.
+    bool past_t1;
+    if (segs[c.part.segment].header.time_start_ps >= c.t0) {
+      FillVisitor<false> v{c, items, got, cap, c.t0, c.t1};
+      (void)impl.replay_part(c.states, c.part, v);
+      got = v.n;
+      past_t1 = v.past_t1;
+    } else {
+      FillVisitor<true> v{c, items, got, cap, c.t0, c.t1};
+      (void)impl.replay_part(c.states, c.part, v);
+      got = v.n;
+      past_t1 = v.past_t1;
+    }
+    if (past_t1) c.finished = true;
+    // The items given point into this segment's decoded bytes, which the
+    // next segment's replace: a fill ends with the segment that gave items.
+    if (c.part.done && got > n) break;
+  }
+  if (!c.pending.empty()) {
+    const uint8_t *base = c.pending_payloads[c.pending_buf].data();
+    for (auto &i : c.pending)
+      if (i.is_event) i.payload = base + reinterpret_cast<uintptr_t>(i.payload);
+  }
+  *count = got;
+  return got ? USCOPE_OK : USCOPE_DONE;
+}
+
+}  // namespace
+
+extern "C" {
+
+USCOPE_API uscope_status_t uscope_reader_replay(uscope_reader_t *r, uscope_replay_t **out, uint64_t t0,
+                                                uint64_t t1) {
+  return guard_r(r, [&] {
+    NEED(r && out, "uscope_reader_replay: NULL argument");
+    const auto &segs = r->impl.segments();
+    auto c = std::make_unique<uscope_replay>();
+    c->r = r;
+    c->generation = r->generation;
+    c->t0 = t0;
+    c->t1 = t1;
+    // As events_in_range: the first segment whose (inclusive) end reaches t0.
+    c->next_segment = static_cast<size_t>(
+        std::lower_bound(segs.begin(), segs.end(), t0,
+                         [](const uscope::SegmentInfo &s, uint64_t v) { return s.header.time_end_ps < v; }) -
+        segs.begin());
+    // Everything a fill needs is allocated here or in the first fills, never
+    // per fill once warm (test_reader_replay_capi.cpp counts).
+    c->states = r->impl.initial_state();
+    // Room for the rest of a frame of up to 256 items and 4 KiB of payloads
+    // (a larger frame grows them once).
+    c->pending.reserve(256);
+    for (auto &b : c->pending_payloads) b.reserve(4096);
+    size_t last = c->next_segment;
+    while (t0 <= t1 && last < segs.size() && segs[last].header.time_start_ps <= t1) ++last;
+    r->impl.reserve_segment_buffers(c->next_segment, last);
+    c->next = r->cursors;
+    if (r->cursors) r->cursors->prev = c.get();
+    r->cursors = c.get();
+    *out = c.release();
+    return USCOPE_OK;
+  });
+}
+
+USCOPE_API uscope_status_t uscope_replay_fill(uscope_replay_t *c, uscope_item_t *items, uint32_t *count,
+                                              uint32_t capacity) {
+  if (!c) return uscope::guard([&]() -> uscope_status_t { fail(USCOPE_ERR_INVALID_ARGUMENT, "uscope_replay_fill: cursor is NULL"); });
+  uscope_reader *r = c->r;
+  const uscope_status_t s = uscope::guard([&]() -> uscope_status_t {
+    NEED(items && count, "uscope_replay_fill: NULL argument");
+    *count = 0;
+    NEED(capacity > 0, "uscope_replay_fill: capacity is 0");
+    if (!r) fail(USCOPE_ERR_BAD_STATE, "uscope_replay_fill: the cursor's reader was closed");
+    if (c->generation != r->generation)
+      fail(USCOPE_ERR_BAD_STATE,
+           "uscope_replay_fill: the reader found new segments (uscope_reader_poll_new_segments) after the "
+           "cursor was made: make a new cursor");
+    if (c->error) fail(c->error, "uscope_replay_fill: the cursor failed earlier: %s", c->error_message.c_str());
+    try {
+      return replay_fill(*c, items, count, capacity);
+    } catch (const uscope::Error &e) {
+      c->error = e.code();
+      c->error_message = e.what();
+      throw;
+    } catch (const std::bad_alloc &) {
+      c->error = USCOPE_ERR_NO_MEMORY;
+      c->error_message = "out of memory";
+      throw;
+    } catch (...) {
+      c->error = USCOPE_ERR_INTERNAL;
+      c->error_message = "internal error";
+      throw;
+    }
+  });
+  if (s < 0 && r) r->message = uscope_last_error();
+  return s;
+}
+
+USCOPE_API void uscope_replay_free(uscope_replay_t *c) {
+  if (!c) return;
+  if (c->r) {
+    if (c->prev) c->prev->next = c->next;
+    else c->r->cursors = c->next;
+    if (c->next) c->next->prev = c->prev;
+  }
+  delete c;
 }
 
 }  // extern "C"

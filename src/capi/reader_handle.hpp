@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,9 +12,32 @@
 #include "reader/trace_reader.hpp"
 #include "uscope/uscope.h"
 
+struct uscope_replay;
+
 struct uscope_reader {
   uscope_reader(const char *path, uint32_t flags) : impl(path, flags) {}
+  ~uscope_reader();  // detaches the cursors still open (reader_capi.cpp)
+  uscope_reader(const uscope_reader &) = delete;
+  uscope_reader &operator=(const uscope_reader &) = delete;
   uscope::TraceReader impl;
+  // Bumped by every poll that changes the segment index: a replay cursor
+  // made before it refuses to go on rather than mix two indexes.
+  uint64_t generation = 0;
+  // The replay cursors open on this reader (a list through the cursors), so
+  // that closing the reader first leaves them failing cleanly, not dangling.
+  uscope_replay *cursors = nullptr;
+  // Buffers of the last iterators freed (events_in_range, segment_items),
+  // handed to the next ones: an iterator per query or per segment then
+  // reuses their capacity instead of growing fresh vectors (and faulting
+  // their pages in) every time. Shared, because an item iterator may be
+  // freed after its reader is closed.
+  struct Spares {
+    std::vector<uscope_event_t> events;
+    std::vector<uint8_t> event_payloads;
+    std::vector<uscope_item_t> items;
+    std::vector<uint8_t> item_payloads;
+  };
+  std::shared_ptr<Spares> spares = std::make_shared<Spares>();
   std::string message;  // uscope_reader_error()
   // The summary arrays the caller asked for (uscope_reader_summary_density,
   // _counter_level), read from the file on first request and kept until

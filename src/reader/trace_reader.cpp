@@ -570,6 +570,27 @@ void TraceReader::load_start_state(size_t i, std::vector<StorageState> &st) {
   }
 }
 
+void TraceReader::reserve_segment_buffers(size_t first, size_t last) {
+  size_t body = 0, raw = 0;
+  for (size_t i = first; i < last && i < segments_.size(); ++i) {
+    const SegmentHeader &h = segments_[i].header;
+    body = std::max(body, size_t{h.checkpoint_size} + h.deltas_compressed_size);
+    raw = std::max(raw, size_t{h.deltas_raw_size});
+  }
+  if (body_.size() < body) body_.resize(body);
+  if (codec_->compressed && deltas_.size() < raw) deltas_.resize(raw);
+}
+
+void TraceReader::replay_part_begin(size_t i, ReplayPart &part) const {
+  if (i >= segments_.size()) fail(USCOPE_ERR_INVALID_ARGUMENT, "replay_part_begin: segment %zu of %zu", i, segments_.size());
+  part.segment = i;
+  part.offset = 0;
+  part.base_ps = part.last_ps = segments_[i].header.time_start_ps;
+  part.started = false;
+  part.done = false;
+  part.tally = DefectTally{};
+}
+
 std::vector<StorageState> TraceReader::initial_state() const {
   std::vector<StorageState> st;
   st.reserve(layouts_.size());

@@ -200,6 +200,39 @@ class TraceReader {
 
   std::vector<StorageState> initial_state() const;
 
+  // Where a replay of one segment in parts stands (replay_part). A caller
+  // that takes items in batches of its own size (uscope_replay_fill: an
+  // array of the caller's capacity) cannot take a whole segment at once and
+  // must not buffer one either (a segment holds hundreds of thousands of
+  // items): it stops at a frame and resumes there on its next call.
+  struct ReplayPart {
+    size_t segment = SIZE_MAX;  // in segments()
+    size_t offset = 0;          // of the next frame in the segment's deltas
+    uint64_t base_ps = 0;       // the time the next frame's delta adds to
+    uint64_t last_ps = 0;       // the last frame visited (time_backwards)
+    bool started = false;       // the start state is loaded
+    bool done = true;           // the segment is finished (or did not decode)
+    DefectTally tally;          // found in the segment so far
+  };
+  // Size the segment buffers for the largest of segments [first, last), so
+  // that reading those one after another never grows them (a replay
+  // cursor's fills allocate nothing once warm). The pages are not touched:
+  // nothing becomes resident before it is read.
+  void reserve_segment_buffers(size_t first, size_t last);
+  // Set part to the start of segment i (nothing is read yet).
+  void replay_part_begin(size_t i, ReplayPart &part) const;
+  // Go on replaying part's segment as replay() does (its start state into
+  // states on the first call), except that v.frame(t) returns bool: false
+  // stops before that frame, and the next call resumes there. Ops of every
+  // frame visited are applied. part.done tells that the segment ended.
+  // Returns false when the segment does not decode (counted once, as
+  // replay() counts it; strict: thrown), with part.done set. The defects met
+  // are recorded as one reading of the segment, however many parts it took.
+  // Other calls on the reader between parts are allowed: a part decompresses
+  // its segment again when another segment was read meanwhile.
+  template <class Visitor>
+  bool replay_part(std::vector<StorageState> &states, ReplayPart &part, Visitor &&v);
+
   // Live files: re-read the header and pick up newly committed segments.
   // Returns true when there are new ones. On an error the reader is left as
   // it was before the call: every answer it gave stays available.
@@ -234,7 +267,9 @@ class TraceReader {
   // kCheckValues: string references and enum values are checked too
   // (check_values_: strict reads and check(); the values are kept as
   // written either way, so no answer depends on it).
-  template <bool kStopAfterUntil, class Visitor, bool kCheckValues>
+  // kParts: v.frame(t) returns bool, false stops before the frame
+  // (replay_part), and the time of the last frame decoded is kept.
+  template <bool kStopAfterUntil, class Visitor, bool kCheckValues, bool kParts = false>
   struct Apply;
   // Decode segment i's deltas d (its start state already in states) with
   // Apply<false, V, ...>, the value checks chosen at run time.
@@ -377,7 +412,7 @@ class TraceReader {
 // (state_at); otherwise later frames are still checked, and their events
 // visited (replay's contract). A frame whose time is before the previous
 // one's is skipped with its items (FrameStep::kSkip).
-template <bool kStopAfterUntil, class Visitor, bool kCheckValues>
+template <bool kStopAfterUntil, class Visitor, bool kCheckValues, bool kParts>
 struct TraceReader::Apply {
   Apply(const TraceReader &reader, std::vector<StorageState> &states, Visitor &visitor, uint64_t u,
         Pass &pass, uint64_t time_start)
@@ -391,7 +426,8 @@ struct TraceReader::Apply {
         v(visitor),
         until(u),
         p(pass),
-        last_t(time_start) {}
+        last_t(time_start),
+        decoded_t(time_start) {}
 
   // Plain copies of what every item needs, so that the chain of loads per op
   // is short (stores into the state bytes may alias anything, so whatever
@@ -407,10 +443,14 @@ struct TraceReader::Apply {
   uint64_t until;
   Pass &p;
   uint64_t last_t;
+  uint64_t decoded_t;  // kParts: the last frame decoded, visited or not
 
   // The caller's visitor, with its exceptions marked as its own (VisitorError).
+  // Always inline: left out of line (as GCC does once the visitor's body is
+  // more than a counter, e.g. the C ABI's fill), it is a call per item, which
+  // cost that replay about a third of its time.
   template <class F>
-  static void call(F &&f) {
+  static inline __attribute__((always_inline)) void call(F &&f) {
     try {
       f();
     } catch (...) {
@@ -424,7 +464,17 @@ struct TraceReader::Apply {
     // but not visited: its items are skipped, and counted as one defect.
     if (__builtin_expect(t < last_t, 0)) {
       r.time_backwards(p, t, last_t);
+      if constexpr (kParts) decoded_t = t;
       return FrameStep::kSkip;
+    }
+    if constexpr (kParts) {
+      // Asked before anything of the frame is kept, so that a stop leaves
+      // last_t and decoded_t where a resumed decoding must start from.
+      bool go = true;
+      call([&] { go = v.frame(t); });
+      if (!go) return FrameStep::kStop;
+      last_t = decoded_t = t;
+      return FrameStep::kVisit;
     }
     last_t = t;
     if constexpr (kStopAfterUntil) {
@@ -531,6 +581,64 @@ bool TraceReader::replay(size_t i, std::vector<StorageState> &states, Visitor &&
     return false;
   }
   record(p);
+  return true;
+}
+
+template <class Visitor>
+bool TraceReader::replay_part(std::vector<StorageState> &states, ReplayPart &part, Visitor &&v) {
+  const size_t i = part.segment;
+  if (part.done || i >= segments_.size())
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "replay_part: segment %zu of %zu, done=%d", i, segments_.size(), part.done);
+  if (states.size() != layouts_.size())
+    fail(USCOPE_ERR_INVALID_ARGUMENT, "replay_part: %zu states for %zu storages (use initial_state())",
+         states.size(), layouts_.size());
+  Pass p = pass(i);
+  // The tally so far goes back into part whichever way this part ends, and
+  // is recorded whole: the log keeps the most one reading found. (Copied
+  // only when there is something in it: a part may be a few hundred items.)
+  if (part.tally.any) p.tally = part.tally;
+  auto keep = [&] {
+    if (p.tally.any) {
+      part.tally = p.tally;
+      record(p);
+    }
+  };
+  try {
+    if (!part.started) {
+      load_start_state(i, states);
+      part.started = true;
+    }
+    const SegmentHeader &h = segments_[i].header;
+    const uint8_t *d = segment_deltas(i);
+    const bool interleaved = header_.flags & wire::F_INTERLEAVED_DELTAS;
+    const bool compact = header_.flags & wire::F_COMPACT_DELTAS;
+    const size_t left = h.deltas_raw_size - part.offset;
+    auto run = [&](auto &a) {
+      part.offset += decode_deltas(d + part.offset, left, part.base_ps, interleaved, compact, a);
+      part.base_ps = a.decoded_t;
+      part.last_ps = a.last_t;
+    };
+    if (check_values_) {
+      Apply<false, Visitor, true, true> a(*this, states, v, UINT64_MAX, p, part.last_ps);
+      a.decoded_t = part.base_ps;
+      run(a);
+    } else {
+      Apply<false, Visitor, false, true> a(*this, states, v, UINT64_MAX, p, part.last_ps);
+      a.decoded_t = part.base_ps;
+      run(a);
+    }
+    part.done = part.offset >= h.deltas_raw_size;
+  } catch (const VisitorError &e) {
+    part.done = true;
+    keep();
+    std::rethrow_exception(e.inner);
+  } catch (const Error &e) {
+    part.done = true;
+    segment_failed(p, e);  // rethrows unless tolerated
+    keep();
+    return false;
+  }
+  keep();
   return true;
 }
 

@@ -226,6 +226,15 @@ struct Counts {
   uint64_t allocs, frees;
 };
 Counts counts() { return {t_allocs, t_frees}; }
+}  // namespace
+
+// For the other files of this binary that count allocations
+// (test_reader_replay_capi.cpp).
+namespace uscope::test {
+uint64_t thread_allocations() { return t_allocs; }
+}  // namespace uscope::test
+
+namespace {
 
 // Supplies the committed counter's authoritative value at each boundary, as a
 // simulator would from its own state.
