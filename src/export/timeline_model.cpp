@@ -728,6 +728,17 @@ void Model::rest_on_a_thread(std::vector<Cpu> &cpus, const Rest &rest, uint32_t 
     static_cast<std::vector<std::pair<uint64_t, std::string>> *>(user)->emplace_back(line, text);
   };
   job.opts.user = &notes;
+  // What the side needs of the cpu scopes, copied now: this thread goes on
+  // adding lanes to their processes.
+  struct Series {
+    std::string scope;
+    Process pr;
+    Window w;
+    Clock clk;
+  };
+  std::vector<Series> series;
+  for (const Cpu &c : cpus) series.push_back({c.scope, c.pr, c.w, c.clk});
+  const uint32_t first_pid = next_pid_;
   std::unique_ptr<TraceReader> reader;
   std::unique_ptr<Encoder> enc;
   std::thread th([&] {
@@ -738,15 +749,14 @@ void Model::rest_on_a_thread(std::vector<Cpu> &cpus, const Rest &rest, uint32_t 
       other = std::make_unique<Model>(job, *enc);
       Model &m = *other;
       m.stop_ = &stop;
-      m.next_pid_ = next_pid_;
+      m.next_pid_ = first_pid;
       m.next_flow_ = kSideFlows;
-      for (Cpu &c : cpus) {
+      for (Series &c : series) {
         uscope_cpu_trace_options_t o{};
         o.struct_size = sizeof o;
         o.scope = c.scope.c_str();
         analysis::CpuTrace t(*reader, o);
-        Process pr = c.pr;
-        m.cpu_series(t, pr, c.w, c.clk);
+        m.cpu_series(t, c.pr, c.w, c.clk);
       }
       if (rest.npu) m.npu_scope(unit, rest.npu_name);
       if (rest.noc) m.noc_scopes(unit, job.opts.scope);
