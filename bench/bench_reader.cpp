@@ -433,6 +433,17 @@ void BM_Replay(benchmark::State &state) {
   if (g_minimal_ns > 0) state.counters["x_minimal"] = Counter(wall / iters / g_minimal_ns);
 }
 
+// The rate counters of a C ABI benchmark: items per second of wall and of
+// CPU time, ns per item, and x_core (time over BM_Replay's, same run).
+void report_capi_rate(benchmark::State &state, double items, double wall_ns, double cpu_ns) {
+  const double iters = static_cast<double>(state.iterations());
+  using benchmark::Counter;
+  state.counters["items_per_s"] = Counter(items / (wall_ns / 1e9));
+  state.counters["items_per_s_cpu"] = Counter(items / (cpu_ns / 1e9));
+  state.counters["ns_per_item"] = Counter(wall_ns / items);
+  if (g_replay_ms > 0) state.counters["x_core"] = Counter(wall_ns / iters / 1e6 / g_replay_ms);
+}
+
 // The replay through the C ABI: a cursor over the whole file filling an
 // array of state.range(0) items, each read as CountVisitor reads it.
 void BM_CapiReplay(benchmark::State &state) {
@@ -470,12 +481,7 @@ void BM_CapiReplay(benchmark::State &state) {
   }
   benchmark::DoNotOptimize(sum);
   uscope_reader_close(r);
-  const double iters = static_cast<double>(state.iterations());
-  using benchmark::Counter;
-  state.counters["items_per_s"] = Counter(items / (wall / 1e9));
-  state.counters["items_per_s_cpu"] = Counter(items / (cpu / 1e9));
-  state.counters["ns_per_item"] = Counter(wall / items);
-  if (g_replay_ms > 0) state.counters["x_core"] = Counter(wall / iters / 1e6 / g_replay_ms);
+  report_capi_rate(state, items, wall, cpu);
 }
 
 // uscope_reader_segment_items over every segment, an item per call.
@@ -513,12 +519,7 @@ void BM_CapiSegmentItems(benchmark::State &state) {
   }
   benchmark::DoNotOptimize(sum);
   uscope_reader_close(r);
-  const double iters = static_cast<double>(state.iterations());
-  using benchmark::Counter;
-  state.counters["items_per_s"] = Counter(items / (wall / 1e9));
-  state.counters["items_per_s_cpu"] = Counter(items / (cpu / 1e9));
-  state.counters["ns_per_item"] = Counter(wall / items);
-  if (g_replay_ms > 0) state.counters["x_core"] = Counter(wall / iters / 1e6 / g_replay_ms);
+  report_capi_rate(state, items, wall, cpu);
 }
 
 // `uscope check`'s walk (TraceReader::check: every item against the schema
