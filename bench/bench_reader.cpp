@@ -433,6 +433,16 @@ void BM_Replay(benchmark::State &state) {
   if (g_minimal_ns > 0) state.counters["x_minimal"] = Counter(wall / iters / g_minimal_ns);
 }
 
+// The benchmark's trace through the C ABI (exits when it does not open).
+uscope_reader_t *open_capi_reader() {
+  uscope_reader_t *r = nullptr;
+  if (uscope_reader_open(&r, g_path.c_str()) != USCOPE_OK) {
+    std::fprintf(stderr, "uscope_bench_reader: %s\n", uscope_last_error());
+    std::exit(1);
+  }
+  return r;
+}
+
 // The rate counters of a C ABI benchmark: items per second of wall and of
 // CPU time, ns per item, and x_core (time over BM_Replay's, same run).
 void report_capi_rate(benchmark::State &state, double items, double wall_ns, double cpu_ns) {
@@ -448,11 +458,7 @@ void report_capi_rate(benchmark::State &state, double items, double wall_ns, dou
 // array of state.range(0) items, each read as CountVisitor reads it.
 void BM_CapiReplay(benchmark::State &state) {
   const uint32_t cap = static_cast<uint32_t>(state.range(0));
-  uscope_reader_t *r = nullptr;
-  if (uscope_reader_open(&r, g_path.c_str()) != USCOPE_OK) {
-    std::fprintf(stderr, "uscope_bench_reader: %s\n", uscope_last_error());
-    std::exit(1);
-  }
+  uscope_reader_t *r = open_capi_reader();
   std::vector<uscope_item_t> buf(cap);
   double wall = 0, cpu = 0, items = 0;
   uint64_t sum = 0;
@@ -486,11 +492,7 @@ void BM_CapiReplay(benchmark::State &state) {
 
 // uscope_reader_segment_items over every segment, an item per call.
 void BM_CapiSegmentItems(benchmark::State &state) {
-  uscope_reader_t *r = nullptr;
-  if (uscope_reader_open(&r, g_path.c_str()) != USCOPE_OK) {
-    std::fprintf(stderr, "uscope_bench_reader: %s\n", uscope_last_error());
-    std::exit(1);
-  }
+  uscope_reader_t *r = open_capi_reader();
   uscope_file_info_t info{};
   info.struct_size = sizeof info;
   if (uscope_reader_info(r, &info) != USCOPE_OK) std::exit(1);
@@ -645,11 +647,7 @@ void BM_EventsInRange(benchmark::State &state) {
 
 // BM_EventsInRange's windows (same seed) through the C ABI.
 void BM_CapiEventsInRange(benchmark::State &state) {
-  uscope_reader_t *r = nullptr;
-  if (uscope_reader_open(&r, g_path.c_str()) != USCOPE_OK) {
-    std::fprintf(stderr, "uscope_bench_reader: %s\n", uscope_last_error());
-    std::exit(1);
-  }
+  uscope_reader_t *r = open_capi_reader();
   std::mt19937_64 rng(43);
   std::uniform_int_distribution<uint64_t> pick(0, g_cycles - kWindowCycles);
   Latencies lat;
