@@ -10,7 +10,6 @@
 #include <iterator>
 #include <map>
 #include <memory>
-#include <optional>
 #include <unordered_set>
 #include <unordered_map>
 #include <utility>
@@ -125,7 +124,9 @@ class Model {
     bool npu = false, noc = false;
     std::string npu_name;
   };
-  void rest_inline(std::vector<Cpu> &cpus, const Rest &rest, uint32_t unit);
+  // Everything in turn: each cpu scope (slices, then series), then the rest.
+  void all_on_this_thread(std::vector<Cpu> &cpus, const Rest &rest, uint32_t unit);
+  // The cpu scopes' slices here, everything else on a second thread meanwhile.
   void rest_on_a_thread(std::vector<Cpu> &cpus, const Rest &rest, uint32_t unit, const SideEncoderFactory &side);
   // The second thread's mapping gives up when the first one failed.
   void check_stop() const {
@@ -700,8 +701,12 @@ std::vector<std::pair<std::string, std::string>> scopes_of(const TraceReader &r)
   return out;
 }
 
-void Model::rest_inline(std::vector<Cpu> &cpus, const Rest &rest, uint32_t unit) {
-  for (Cpu &c : cpus) cpu_series(*c.t, c.pr, c.w, c.clk);
+void Model::all_on_this_thread(std::vector<Cpu> &cpus, const Rest &rest, uint32_t unit) {
+  for (Cpu &c : cpus) {
+    cpu_slices(c);
+    cpu_series(*c.t, c.pr, c.w, c.clk);
+    c.t.reset();  // its decode cache goes before the next scope's fills
+  }
   if (rest.npu) npu_scope(unit, rest.npu_name);
   if (rest.noc) noc_scopes(unit, job_.opts.scope);  // every noc scope in one walk of the noc protocol
 }
@@ -766,7 +771,10 @@ void Model::rest_on_a_thread(std::vector<Cpu> &cpus, const Rest &rest, uint32_t 
     }
   });
   try {
-    for (Cpu &c : cpus) cpu_slices(c);
+    for (Cpu &c : cpus) {
+      cpu_slices(c);
+      c.t.reset();  // its decode cache goes before the next scope's fills
+    }
   } catch (...) {
     stop = true;
     th.join();
@@ -834,8 +842,7 @@ Counts Model::run(const SideEncoderFactory &side) {
     if (side && !cpus.empty() && more) {
       rest_on_a_thread(cpus, rest, unit, side);
     } else {
-      for (Cpu &c : cpus) cpu_slices(c);
-      rest_inline(cpus, rest, unit);
+      all_on_this_thread(cpus, rest, unit);
     }
     for (const Skipped &k : skipped_) job_.note("not exported: cpu scope " + k.why);
     std::string other;
