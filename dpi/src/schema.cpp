@@ -212,6 +212,12 @@ bool apply_option(uscope_writer_options_t *o, const std::string &key_in, const s
     o->queue_bytes = n;
   } else if (key == "value_check") {
     o->value_check = pick({{"none", USCOPE_VALUE_CHECK_NONE}, {"strict", USCOPE_VALUE_CHECK_STRICT}});
+  } else if (key == "compress_threads") {
+    // "inline" or a worker count; "auto" is the library's default (0).
+    if (value == "inline") o->compress_threads = USCOPE_COMPRESS_THREADS_INLINE;
+    else if (value == "auto") o->compress_threads = 0;
+    else if (parse_u64(value, &n) && n >= 1 && n <= USCOPE_COMPRESS_THREADS_MAX) o->compress_threads = static_cast<uint32_t>(n);
+    else bad();
   } else {
     return false;
   }
@@ -230,7 +236,7 @@ void parse_options(uscope_writer_options_t *opts, const std::string &text) {
     if (!apply_option(opts, t.substr(0, eq), t.substr(eq + 1)))
       fail(USCOPE_DPI_ERR_SYNTAX,
            format("options: unknown key \"%s\" (compression, level, checkpoint_interval_ps, "
-                  "durability, frames, backpressure, queue_bytes, value_check)",
+                  "durability, frames, backpressure, queue_bytes, value_check, compress_threads)",
                   trim(t.substr(0, eq)).c_str()));
   };
   for (char c : text) {

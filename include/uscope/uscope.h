@@ -380,6 +380,18 @@ USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_compression_find(uint32_t *out
                                        USCOPE_ERR_VALUE_RANGE misuse (same cost per call) */
 
 /**
+ * Where sealed segments are compressed (uscope_writer_options_t.compress_threads).
+ * 0 is the default: min(online CPUs - 1, 4) worker threads, none on a single CPU.
+ * 1..USCOPE_COMPRESS_THREADS_MAX workers compress segments in parallel with the
+ * encoder thread, and the segments are written in order: the file is byte for
+ * byte what inline compression writes. At most workers + 1 segments are in
+ * flight (memory stays bounded); when all are, the encoder thread waits (counted
+ * in uscope_writer_stats_t.compress_waits) and nothing is dropped.
+ */
+#define USCOPE_COMPRESS_THREADS_INLINE 0xFFFFFFFFu /* compress on the encoder thread */
+#define USCOPE_COMPRESS_THREADS_MAX    64u
+
+/**
  * Writer options. Size-prefixed so that it can grow: set struct_size to
  * sizeof(uscope_writer_options_t) (USCOPE_WRITER_OPTIONS_INIT and
  * uscope_writer_options_init() do). Zero-valued fields mean "default".
@@ -398,10 +410,15 @@ typedef struct uscope_writer_options {
                                      Its pages are touched at open (resident memory) */
   uint32_t value_check;           /* USCOPE_VALUE_CHECK_*; default NONE */
   uint32_t reserved;              /* must be 0 */
+  /* Added after 0.4.0 (a caller built against an older header passes a
+     smaller struct_size and gets the default): */
+  uint32_t compress_threads;      /* segment compression workers: 0 = default,
+                                     USCOPE_COMPRESS_THREADS_INLINE or 1..64 (above) */
+  uint32_t reserved2;             /* must be 0 */
 } uscope_writer_options_t;
 
 #define USCOPE_WRITER_OPTIONS_INIT \
-  { (uint32_t)sizeof(uscope_writer_options_t), 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+  { (uint32_t)sizeof(uscope_writer_options_t), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /** Fill *opts with defaults (same as USCOPE_WRITER_OPTIONS_INIT). NULL is ignored. */
 USCOPE_API void uscope_writer_options_init(uscope_writer_options_t *opts);
@@ -631,6 +648,12 @@ typedef struct uscope_writer_stats_s {
                                      buckets (trace content is complete; a reader can
                                      recompute it), else 0 */
   uint32_t reserved;
+  /* Added after 0.4.0 (filled when struct_size covers them): */
+  uint32_t compress_threads;      /* segment compression workers in use; 0 = inline */
+  uint32_t reserved2;
+  uint64_t compress_waits;        /* times the encoder thread waited for a free
+                                     compression slot (back-pressure, never a drop) */
+  uint64_t compress_wait_ns;      /* total time it waited */
 } uscope_writer_stats_t;
 
 /**

@@ -24,8 +24,8 @@ Encoder::Encoder(const Schema &schema, const std::vector<StorageLayout> &layouts
       cfg_(cfg),
       stats_(stats),
       error_(error),
-      compressor_(*cfg.method, cfg.level),
-      tsum_(schema) {
+      tsum_(schema),
+      committer_(sink, *cfg.method, cfg.level, cfg.compress_workers, stats, error) {
   states_.reserve(layouts.size());
   for (const auto &L : layouts) states_.emplace_back(L);
   scratch_.resize(64 * 1024);
@@ -244,33 +244,18 @@ void Encoder::flush_segment() {
   if (deltas_.size() > UINT32_MAX - wire::kMaxLeb128)
     fail(USCOPE_ERR_LIMIT, "a single cycle produced %zu delta bytes; a segment holds at most 4 GiB",
          deltas_.size());
-  if (num_segments_ == UINT32_MAX)
+  if (committer_.submitted() == UINT32_MAX)
     fail(USCOPE_ERR_LIMIT, "the file already holds 2^32-1 segments (num_segments is a u32)");
-  const size_t blob_len = compressor_.compress(deltas_.data(), deltas_.size(), blob_);
-  SegmentHeader h;  // COMPAT 8: flags and reserved are 0
-  h.time_start_ps = seg_start_;
-  h.time_end_ps = seg_end_;
-  h.prev_segment_offset = prev_offset_;
-  h.checkpoint_size = static_cast<uint32_t>(checkpoint_.size());
-  h.deltas_compressed_size = static_cast<uint32_t>(blob_len);
-  h.deltas_raw_size = static_cast<uint32_t>(deltas_.size());
-  h.num_frames = seg_frames_;
-  h.num_frames_active = seg_active_;
-  seg_out_.resize(wire::kSegmentHeaderSize);
-  encode_segment_header(h, seg_out_.data());
-  seg_out_.insert(seg_out_.end(), checkpoint_.begin(), checkpoint_.end());
-  seg_out_.insert(seg_out_.end(), blob_.begin(), blob_.begin() + blob_len);
-  const uint64_t offset = sink_.append(seg_out_);
-  seg_table_.push_back({offset, seg_start_, seg_end_});
-  prev_offset_ = offset;
-  ++num_segments_;
-  sink_.commit_segment(offset, num_segments_);  // §2.2: data, then tail_offset, then count
-
-  stats_.segments.fetch_add(1, std::memory_order_relaxed);
-  stats_.raw_bytes.fetch_add(deltas_.size(), std::memory_order_relaxed);
-  stats_.compressed_bytes.fetch_add(blob_len, std::memory_order_relaxed);
-  stats_.checkpoint_bytes.fetch_add(checkpoint_.size(), std::memory_order_relaxed);
-  stats_.file_bytes.store(sink_.size(), std::memory_order_relaxed);
+  SealedSegment &seg = committer_.acquire();
+  seg.time_start_ps = seg_start_;
+  seg.time_end_ps = seg_end_;
+  seg.num_frames = seg_frames_;
+  seg.num_frames_active = seg_active_;
+  // The buffers change hands: the slot's emptied ones (capacity kept) come
+  // back for the next segment.
+  seg.deltas.swap(deltas_);
+  seg.checkpoint.swap(checkpoint_);
+  committer_.submit(seg);
 
   deltas_.clear();
   seg_start_ = seg_end_;  // COMPAT 10: the next segment starts at that same time
@@ -281,6 +266,7 @@ void Encoder::flush_segment() {
 
 void Encoder::flush_open_segment() {
   if (seg_frames_ > 0 || group_open_) flush_segment();
+  committer_.finish();
 }
 
 }  // namespace uscope

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/cache_line.hpp"
 #include "format/compress.hpp"
 #include "format/file_codec.hpp"
 #include "format/frame_codec.hpp"
@@ -20,17 +21,22 @@
 #include "uscope/uscope.h"
 #include "io/file_sink.hpp"
 #include "io/stream.hpp"
+#include "writer/segment_committer.hpp"
 
 namespace uscope {
 
-// Figures the encoder publishes for uscope_writer_stats().
-struct EncoderStats {
+// Figures the encoder publishes for uscope_writer_stats(). On lines of their
+// own: the encoder updates them every cycle (cache_line.hpp).
+struct alignas(kCacheLine) EncoderStats {
   std::atomic<uint64_t> frames{0};
   std::atomic<uint64_t> segments{0};
   std::atomic<uint64_t> raw_bytes{0};
   std::atomic<uint64_t> compressed_bytes{0};
   std::atomic<uint64_t> checkpoint_bytes{0};
   std::atomic<uint64_t> file_bytes{0};
+  // Times the encoder thread waited for a compression slot, and how long.
+  std::atomic<uint64_t> compress_waits{0};
+  std::atomic<uint64_t> compress_wait_ns{0};
 };
 
 // The first error of the encoder thread. The message is written before the
@@ -51,9 +57,13 @@ struct EncoderConfig {
   const CompressionMethod *method = compression_by_id(USCOPE_COMPRESSION_LZ4);
   int level = 0;
   uint64_t checkpoint_interval_ps = 0;
+  // Segment compression workers (segment_committer.hpp); 0 = on this thread.
+  unsigned compress_workers = 0;
 };
 
-class Encoder {
+// Over-aligned, so that the encoder's own state, written every cycle, shares
+// no cache line with a heap neighbour the simulation thread reads.
+class alignas(kCacheLine) Encoder {
  public:
   Encoder(const Schema &schema, const std::vector<StorageLayout> &layouts, stream::Ring &ring,
           FileSink &sink, const EncoderConfig &cfg, EncoderStats &stats, EncoderError &error);
@@ -64,16 +74,20 @@ class Encoder {
   // producer never waits forever.
   uint64_t drain(uint64_t pos, uint64_t end) { return consume(pos, end); }
   bool failed(const std::exception &e) noexcept;
-  void drained() noexcept {}
+  // The stream has ended: the segments still compressing are committed
+  // before the writer goes on to close the file.
+  void drained() noexcept { committer_.wait_idle(); }
   // Progress is reported every 256 KiB, so that a producer waiting on a full
   // queue resumes as soon as some room is free, not after the whole batch.
   static constexpr uint64_t kProgressStep = 256u << 10;
 
-  // After the thread has been joined: encode the open segment, if any.
+  // After the thread has been joined: encode the open segment, if any, and
+  // wait until every segment is in the file. Throws Error.
   void flush_open_segment();
-  const std::vector<SegmentIndexEntry> &segment_table() const { return seg_table_; }
-  uint32_t num_segments() const { return num_segments_; }
-  uint64_t tail_offset() const { return prev_offset_; }
+  const std::vector<SegmentIndexEntry> &segment_table() const { return committer_.table(); }
+  uint32_t num_segments() const { return committer_.num_segments(); }
+  uint64_t tail_offset() const { return committer_.tail_offset(); }
+  unsigned compress_workers() const { return committer_.workers(); }
   uint64_t last_time() const { return last_frame_time_; }
   TsumBuilder &tsum() { return tsum_; }
 
@@ -91,7 +105,6 @@ class Encoder {
   EncoderConfig cfg_;
   EncoderStats &stats_;
   EncoderError &error_;
-  Compressor compressor_;
   TsumBuilder tsum_;
   std::vector<StorageState> states_;
 
@@ -130,12 +143,9 @@ class Encoder {
   uint64_t last_frame_time_ = 0;
   uint64_t next_checkpoint_ = 0;
 
-  // Committed segments.
-  std::vector<uint8_t> blob_;
-  std::vector<uint8_t> seg_out_;
-  std::vector<SegmentIndexEntry> seg_table_;
-  uint64_t prev_offset_ = 0;
-  uint32_t num_segments_ = 0;
+  // Sealed segments: compressed and committed in order. Last, so that its
+  // workers are joined before anything above goes.
+  SegmentCommitter committer_;
 };
 
 }  // namespace uscope

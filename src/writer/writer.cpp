@@ -4,6 +4,9 @@
 #include <chrono>
 #include <cstdarg>
 #include <cstring>
+#include <thread>
+
+#include <sched.h>
 
 #include "base/last_error.hpp"
 #include "base/error.hpp"
@@ -17,6 +20,26 @@ constexpr uint64_t kDefaultInterval = 10'000'000;  // 10 µs of simulated time
 constexpr uint64_t kDefaultQueue = 8ull << 20;  // ~24k cycles of a BOOM-like core; pre-faulted
 constexpr uint64_t kMinQueue = 64ull << 10;
 constexpr uint64_t kMaxQueue = 1ull << 40;
+constexpr unsigned kDefaultMaxWorkers = 4;
+
+// The CPUs this process may run on (its affinity mask: a container's or
+// taskset's limit, not the machine's count).
+unsigned available_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// uscope_writer_options_t.compress_threads as a worker count: the default
+// leaves one CPU to the simulation thread (the encoder thread shares with
+// the workers: it sleeps whenever they are behind).
+unsigned compress_workers(uint32_t option) {
+  if (option == USCOPE_COMPRESS_THREADS_INLINE) return 0;
+  if (option) return option;
+  const unsigned cpus = available_cpus();
+  return std::min(cpus > 1 ? cpus - 1 : 0u, kDefaultMaxWorkers);
+}
 
 }  // namespace
 
@@ -58,6 +81,11 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
   if (o.value_check > USCOPE_VALUE_CHECK_STRICT)
     fail(USCOPE_ERR_INVALID_ARGUMENT, "options.value_check %u is unknown", o.value_check);
   if (o.reserved != 0) fail(USCOPE_ERR_INVALID_ARGUMENT, "options.reserved must be 0");
+  if (o.reserved2 != 0) fail(USCOPE_ERR_INVALID_ARGUMENT, "options.reserved2 must be 0");
+  if (o.compress_threads > USCOPE_COMPRESS_THREADS_MAX && o.compress_threads != USCOPE_COMPRESS_THREADS_INLINE)
+    fail(USCOPE_ERR_INVALID_ARGUMENT,
+         "options.compress_threads %u: 0 (default), 1..%u workers or USCOPE_COMPRESS_THREADS_INLINE",
+         o.compress_threads, USCOPE_COMPRESS_THREADS_MAX);
   if (o.queue_bytes > kMaxQueue)
     fail(USCOPE_ERR_INVALID_ARGUMENT, "options.queue_bytes %llu is above 1 TiB",
          static_cast<unsigned long long>(o.queue_bytes));
@@ -158,6 +186,7 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
   cfg.method = method;
   cfg.level = o.compression_level;
   cfg.checkpoint_interval_ps = interval_;
+  cfg.compress_workers = compress_workers(o.compress_threads);
 
   // The header and preamble go to a temporary file renamed onto path only
   // once they are written (file_sink.hpp): a kill or a full disk during
@@ -506,6 +535,9 @@ void Writer::stats(uscope_writer_stats_t *out) const {
   s.stall_ns = stall_ns_;
   s.queue_bytes = queue_.cap();
   s.summary_omitted = summary_omitted_ ? 1 : 0;
+  s.compress_threads = encoder_ ? encoder_->compress_workers() : 0;
+  s.compress_waits = enc_stats_.compress_waits.load(std::memory_order_relaxed);
+  s.compress_wait_ns = enc_stats_.compress_wait_ns.load(std::memory_order_relaxed);
   const uint32_t n = out->struct_size < sizeof(s) ? out->struct_size : sizeof(s);
   std::memcpy(out, &s, n);
   out->struct_size = n;

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/cache_line.hpp"
 #include "format/frame_codec.hpp"
 #include "format/schema_codec.hpp"
 #include "format/storage_state.hpp"
@@ -176,14 +177,16 @@ class Writer {
   void stop_encoder() noexcept;
   void finalize(uscope_status_t &status);
 
-  // Hot state first, on its own cache lines.
-  uint8_t *w_ = nullptr;       // next byte to write in the ring
+  // Hot state first, on its own cache lines (the object is over-aligned by
+  // the encoder's members below); the tables it reads are in whole lines of
+  // their own (cache_line.hpp).
+  alignas(kCacheLine) uint8_t *w_ = nullptr;  // next byte to write in the ring
   uint8_t *wlimit_ = nullptr;  // how far w_ may advance without checking
   State state_ = kIdle;
   uscope_status_t sticky_ = USCOPE_OK;
-  std::vector<StorageInfo> storages_;
-  std::vector<Range> ranges_;
-  std::vector<uint32_t> event_sizes_;
+  std::vector<StorageInfo, CacheLineAllocator<StorageInfo>> storages_;
+  std::vector<Range, CacheLineAllocator<Range>> ranges_;
+  std::vector<uint32_t, CacheLineAllocator<uint32_t>> event_sizes_;
   uint32_t num_storages_ = 0;     // cached sizes: cheaper than vector::size() per call
   uint32_t num_event_types_ = 0;
   uint64_t ops_ = 0, events_ = 0, cycles_ = 0, errors_ = 0;
@@ -221,7 +224,8 @@ class Writer {
   uint32_t preamble_end_ = 0;
   uint32_t durability_ = USCOPE_DURABILITY_FLUSH;
 
-  FileSink sink_;
+  // Written by the encoder and the compression workers: from a new line on.
+  alignas(kCacheLine) FileSink sink_;
   EncoderStats enc_stats_;
   EncoderError enc_error_;
   std::unique_ptr<Encoder> encoder_;

@@ -1,8 +1,11 @@
 // The DPI bridge through its C entry points (the calls SystemVerilog makes),
 // each trace read back with libuscope's reader C API.
 #include <gtest/gtest.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -334,6 +337,37 @@ TEST(DpiOptions, Errors) {
   EXPECT_EQ(info.compression, static_cast<uint32_t>(USCOPE_COMPRESSION_NONE));
   EXPECT_EQ(info.interleaved, 0u);  // v0.1 frames
   EXPECT_EQ(info.checkpoint_interval_ps, 2000u);
+  uscope_sv_schema_free(s);
+}
+
+// compress_threads: a worker count, "inline" or "auto"; the handle is the
+// writer, whose stats say what it runs with.
+TEST(DpiOptions, CompressThreads) {
+  TempDir dir;
+  void *s = uscope_sv_schema_create();
+  uscope_sv_schema_clock(s, "clk", 1000);
+  uscope_sv_schema_scope(s, "root", -1, "", 0);
+  const std::string p = dir.file("c.uscope");
+  for (const char *bad : {"compress_threads=0", "compress_threads=65", "compress_threads=two", "compress_threads=-1"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_EQ(uscope_open_opts(p.c_str(), s, bad), nullptr);
+    EXPECT_EQ(uscope_dpi_last_status(), USCOPE_DPI_ERR_SYNTAX) << last_error();
+  }
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  const unsigned cpus = static_cast<unsigned>(CPU_COUNT(&set));
+  const std::pair<const char *, uint32_t> cases[] = {
+      {"compress_threads=3", 3}, {"compress_threads=inline", 0}, {"compress_threads=auto", std::min(cpus - 1, 4u)}};
+  for (const auto &c : cases) {
+    SCOPED_TRACE(c.first);
+    void *w = uscope_open_opts(p.c_str(), s, c.first);
+    ASSERT_NE(w, nullptr) << last_error();
+    uscope_writer_stats_t st{};
+    st.struct_size = sizeof st;
+    ASSERT_EQ(uscope_writer_stats(static_cast<uscope_writer_t *>(w), &st), USCOPE_OK);
+    EXPECT_EQ(st.compress_threads, c.second);
+    EXPECT_EQ(uscope_close(w), 0);
+  }
   uscope_sv_schema_free(s);
 }
 

@@ -202,7 +202,8 @@ void *uscope_open(const char *path, void *schema);
  * applied over the defaults. Keys: compression=lz4|zstd|none, level=<int>,
  * checkpoint_interval_ps=<u64>, durability=flush|none|fdatasync,
  * frames=v02|v01, backpressure=block|drop, queue_bytes=<u64>,
- * value_check=none|strict. An unknown key or value is USCOPE_DPI_ERR_SYNTAX.
+ * value_check=none|strict, compress_threads=<1..64>|inline|auto. An unknown
+ * key or value is USCOPE_DPI_ERR_SYNTAX.
  */
 void *uscope_open_opts(const char *path, void *schema, const char *options);
 
