@@ -349,6 +349,7 @@ struct Variant {
   uint32_t frames;
   int model;  // model work per cycle, in multiples of ~200 ns (0: none)
   int32_t level = 0;
+  uint32_t compress_threads = 0;  // 0: the library's default
 };
 
 void BM_Writer(benchmark::State &state, Variant v) {
@@ -359,13 +360,15 @@ void BM_Writer(benchmark::State &state, Variant v) {
   opts.compression = v.compression;
   opts.frame_format = v.frames;
   opts.compression_level = v.level;
+  opts.compress_threads = v.compress_threads;
   const uint32_t model_iters = g_model_iters[v.model];
   opts.checkpoint_interval_ps = kCheckpointPs;
   const uscope_dut_property_t props[] = {{"dut_name", "boom_like"}, {"cpu.isa", "RV64GC"}};
   Model model;
 
   double loop_ns = 0, loop_cpu_ns = 0, encoder_cpu_ns = 0, close_ns = 0, wall_ns = 0;
-  double stall_ns = 0, stalls = 0, rss = 0, items = 0, cycles = 0;
+  double stall_ns = 0, stalls = 0, rss = 0, items = 0, cycles = 0, waits = 0;
+  uint32_t workers = 0;
   FileFigures ff;
   for (auto _ : state) {
     const std::string path =
@@ -387,7 +390,11 @@ void BM_Writer(benchmark::State &state, Variant v) {
     s.struct_size = sizeof s;
     CHECK_OK(uscope_writer_stats(w, &s));
     if (st != 0) die("a per-cycle call", s.sticky_status, w);
-    const uscope_status_t cs = uscope_writer_close(w);
+    const uscope_status_t fs = uscope_writer_finish(w);
+    uscope_writer_stats_t fin;
+    fin.struct_size = sizeof fin;
+    CHECK_OK(uscope_writer_stats(w, &fin));
+    const uscope_status_t cs = fs != USCOPE_OK ? fs : uscope_writer_close(w);
     const uint64_t t3 = now_ns(), m3 = thread_cpu_ns(), p3 = process_cpu_ns();
     if (cs != USCOPE_OK) die("uscope_writer_close", cs, nullptr);
 
@@ -401,6 +408,8 @@ void BM_Writer(benchmark::State &state, Variant v) {
     wall_ns += static_cast<double>(t3 - t0);
     stall_ns += static_cast<double>(s.stall_ns);
     stalls += static_cast<double>(s.stalls);
+    waits += static_cast<double>(fin.compress_waits);
+    workers = fin.compress_threads;
     items += static_cast<double>(s.ops + s.events);
     cycles += static_cast<double>(s.cycles);
     ff = read_figures(path);
@@ -428,6 +437,11 @@ void BM_Writer(benchmark::State &state, Variant v) {
   state.counters["wall_ms"] = Counter(wall_ns / iters / 1e6);
   state.counters["stalls"] = Counter(stalls / iters);
   state.counters["stall_ms"] = Counter(stall_ns / iters / 1e6);
+  // End to end: items over open..close (the figure issue 16 §1 holds
+  // against the reference writer), the workers used and their back-pressure.
+  state.counters["items_per_s"] = Counter(items / (wall_ns / 1e9));
+  state.counters["compress_workers"] = Counter(workers);
+  state.counters["compress_waits"] = Counter(waits / iters);
   const double file_bytes = static_cast<double>(ff.file_bytes);
   state.counters["bytes_per_cycle"] = Counter(file_bytes / (cycles / iters));
   state.counters["file_MB"] = Counter(file_bytes / 1e6);
@@ -583,6 +597,13 @@ BENCHMARK_CAPTURE(BM_Writer, Zstd1, Variant{USCOPE_COMPRESSION_ZSTD, USCOPE_FRAM
 BENCHMARK_CAPTURE(BM_Writer, LZ4_V01, Variant{USCOPE_COMPRESSION_LZ4, USCOPE_FRAMES_V01, 0})
     ->Name("BM_Writer_LZ4_FramesV01")
     ->Apply(OneFile);
+// Issue 16 §1's scaling curve: segments compressed inline (0) or on 1-4
+// workers, everything else as BM_Writer_LZ4.
+void BM_Writer_LZ4_Workers(benchmark::State &state) {
+  const auto n = static_cast<uint32_t>(state.range(0));
+  BM_Writer(state, Variant{USCOPE_COMPRESSION_LZ4, USCOPE_FRAMES_V02, 0, 0, n ? n : USCOPE_COMPRESS_THREADS_INLINE});
+}
+BENCHMARK(BM_Writer_LZ4_Workers)->DenseRange(0, 4)->Apply(OneFile);
 // Model work: 200 ns/cycle as asked for, and 1 us/cycle, which is still a
 // fast model for a BOOM-class core but slower than the encoder per cycle.
 BENCHMARK(BM_ModelOnly)->Arg(200)->Arg(1000)->Apply(OneFile);
