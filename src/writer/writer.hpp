@@ -196,7 +196,7 @@ class Writer {
   uint64_t next_checkpoint_ = 0;
   uint64_t wrap_base_ = 0;      // ring position of ring_.buf[0] in the current lap
   uint64_t published_pos_ = 0;  // last position made visible to the encoder
-  static constexpr uint64_t kPublishBatch = 16 * 1024;
+  static constexpr uint64_t kPublishBatch = 256 * 1024;
   uint64_t consumed_cache_ = 0;
 
   uscope_writer_t *handle_;
