@@ -597,6 +597,29 @@ BENCHMARK_CAPTURE(BM_Writer, Zstd1, Variant{USCOPE_COMPRESSION_ZSTD, USCOPE_FRAM
 BENCHMARK_CAPTURE(BM_Writer, LZ4_V01, Variant{USCOPE_COMPRESSION_LZ4, USCOPE_FRAMES_V01, 0})
     ->Name("BM_Writer_LZ4_FramesV01")
     ->Apply(OneFile);
+// Issue 16 §2: the distribution of the simulation thread's cost over 30
+// whole files (a slow mode shows as a second cluster: its p99 far above the
+// p50). Percentiles of each counter across the repetitions.
+double percentile(const std::vector<double> &v, double q) {
+  std::vector<double> s(v);
+  std::sort(s.begin(), s.end());
+  if (s.empty()) return 0;
+  const size_t i = static_cast<size_t>(q * static_cast<double>(s.size() - 1) + 0.5);
+  return s[std::min(i, s.size() - 1)];
+}
+double p50(const std::vector<double> &v) { return percentile(v, 0.50); }
+double p99(const std::vector<double> &v) { return percentile(v, 0.99); }
+double pmax(const std::vector<double> &v) { return percentile(v, 1.0); }
+void ThirtyFiles(benchmark::internal::Benchmark *b) {
+  b->Iterations(1)->Repetitions(30)->UseRealTime()->Unit(benchmark::kMillisecond);
+  b->ComputeStatistics("p50", p50)->ComputeStatistics("p99", p99)->ComputeStatistics("max", pmax);
+  b->DisplayAggregatesOnly(true);
+}
+BENCHMARK_CAPTURE(BM_Writer, LZ4_30, Variant{USCOPE_COMPRESSION_LZ4, USCOPE_FRAMES_V02, 0})
+    ->Name("BM_Writer_LZ4_Distribution")
+    ->Apply(ThirtyFiles);
+BENCHMARK(BM_Writer_HotPath)->Name("BM_Writer_LZ4_HotPath_Distribution")->Apply(ThirtyFiles);
+
 // Issue 16 §1's scaling curve: segments compressed inline (0) or on 1-4
 // workers, everything else as BM_Writer_LZ4.
 void BM_Writer_LZ4_Workers(benchmark::State &state) {

@@ -20,9 +20,10 @@ ours=${DRIVER:-build/release/bench/uscope_bench_writer_driver}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 git -C "$ref_git" archive HEAD dpi | tar -x -C "$work"
-# The reference's own flags (its dpi/Makefile: -O2), C for its sources, C++17 for the driver.
-cc -O2 -std=c99 -Wno-unused-function -c -o "$work/uscope_dpi.o" "$work/dpi/uscope_dpi.c"
-cc -O2 -std=c99 -Wno-unused-function -c -o "$work/lz4.o" "$work/dpi/lz4.c"
+# The reference's own flags (its dpi/Makefile: -O2 -std=c99), with strdup declared (_DEFAULT_SOURCE:
+# without it a 64-bit build truncates its pointers), C++17 for the driver.
+cc -O2 -std=c99 -D_DEFAULT_SOURCE -w -c -o "$work/uscope_dpi.o" "$work/dpi/uscope_dpi.c"
+cc -O2 -std=c99 -D_DEFAULT_SOURCE -w -c -o "$work/lz4.o" "$work/dpi/lz4.c"
 c++ -O2 -std=c++17 -DUSCOPE_BENCH_REFERENCE -I"$work/dpi" -Ibench -o "$work/ref_driver" bench/writer_driver.cpp \
   "$work/uscope_dpi.o" "$work/lz4.o"
 
