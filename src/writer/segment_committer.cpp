@@ -195,6 +195,8 @@ void SegmentCommitter::record_failure() noexcept {
       error_.set(USCOPE_ERR_NO_MEMORY, "out of memory while compressing a segment");
     } catch (const std::exception &e) {
       error_.set(USCOPE_ERR_INTERNAL, std::string("segment compression: ") + e.what());
+    } catch (...) {
+      error_.set(USCOPE_ERR_INTERNAL, "segment compression: an unknown exception");
     }
   } catch (...) {
     // No memory for the message: the status is published all the same.
