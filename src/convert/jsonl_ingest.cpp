@@ -244,6 +244,32 @@ LineReader::Result LineReader::next(std::string_view *line) {
   }
 }
 
+std::string_view LineReader::peek_block(size_t max_bytes) const {
+  // [begin_, scan_) holds no '\n' (next() has looked there), so the last
+  // one is searched from scan_.
+  const size_t lim = std::min(end_, begin_ + std::min(max_bytes, end_ - begin_));
+  if (scan_ >= lim) return {};
+  const void *nl = memrchr(buf_ + scan_, '\n', lim - scan_);
+  if (!nl) return {};
+  return std::string_view(buf_ + begin_, static_cast<size_t>(static_cast<const char *>(nl) - (buf_ + begin_)) + 1);
+}
+
+// ── SlotRing ──
+
+void SlotRing::reset(size_t max_size) {
+  size_t cap = 1;
+  while (cap < max_size) cap *= 2;
+  buf_.reset(new uint32_t[cap]);  // not value-initialized: pages are touched as slots are used
+  mask_ = cap - 1;
+  head_ = size_ = 0;
+}
+
+void SlotRing::insert(size_t pos, uint32_t v) {
+  for (size_t i = size_; i > pos; --i) buf_[(head_ + i) & mask_] = buf_[(head_ + i - 1) & mask_];
+  buf_[(head_ + pos) & mask_] = v;
+  ++size_;
+}
+
 // ── Ingest ──
 
 namespace {
@@ -258,6 +284,14 @@ Ingest::Ingest(const IngestOptions &opts, Issues &issues, StringPool &pool, Trac
   if (opts_.period_ps == 0) opts_.period_ps = 1000;
   tty_ = opts_.progress && isatty(2);
 }
+
+namespace {
+// The block size of the stream parser (and the capacity of its parser,
+// allocated once): large enough that stage 1 runs once per many lines, small
+// enough that the block, its structural indexes (4 B per token) and its
+// string buffer stay in the L2 cache while the lines are walked.
+constexpr size_t kBlock = 256u << 10;
+}  // namespace
 Ingest::~Ingest() = default;
 
 bool Ingest::check_lossless(const Ev &e, std::string *reason) {
@@ -361,11 +395,32 @@ Status Ingest::run(const Sink &sink, std::string *error) {
   evs_.reserve(window + 1);
   free_.clear();
   free_.reserve(window + 1);
+  ring_.reset(window + 1);
   start_time_ = last_progress_ = now_s();
   std::string reason;
   std::string_view line;
+  // Set by the parser for a TRACE_META line only: one for the run, not a
+  // TraceMeta (a dozen strings) made and destroyed per line.
+  TraceMeta meta_line;
   for (;;) {
+    if (opts_.block_parse && !block_end_) {
+      // Whole lines are in the window: parse them as one stream. The lines
+      // left of a block that ended early (a line the stream could not take)
+      // go per line, so a bad line costs at most one block's stage 1 again.
+      const std::string_view b = reader_.peek_block(kBlock);
+      if (!b.empty() && parser_.begin_block(b, kBlock)) block_end_ = b.data() + b.size();
+    }
     const LineReader::Result r = reader_.next(&line);
+    // The block's lines never leave the window before its last is read.
+    // A line too long for max_line_bytes ends the stream (it holds that
+    // line's document); the rest of the block goes per line.
+    if (block_end_) {
+      if (r == LineReader::kTooLong) parser_.end_block();
+      if ((r != LineReader::kLine && r != LineReader::kTooLong) || reader_.cursor() >= block_end_) {
+        parser_.end_block();
+        block_end_ = nullptr;
+      }
+    }
     if (r == LineReader::kEnd) break;
     if (r == LineReader::kError) {
       progress(true);
@@ -397,15 +452,22 @@ Status Ingest::run(const Sink &sink, std::string *error) {
     }
     const uint32_t idx = free_.back();
     Ev &e = evs_[idx];
-    TraceMeta m;
     const size_t readable = line.size() + simdjson::SIMDJSON_PADDING;  // the window keeps padding
-    const LineParser::Result pr = parser_.parse(line, readable, pool_, &e, &m, &reason);
+    LineParser::Result pr;
+    if (parser_.in_block() && parser_.parse_in_block(line, pool_, &e, &reason)) {
+      pr = LineParser::kEvent;
+      ++stats_.block_events;
+    } else {
+      pr = parser_.parse(line, readable, pool_, &e, &meta_line, &reason);
+    }
     if (pr == LineParser::kBlank) {
       ++stats_.blank_lines;
       continue;
     }
     if (pr == LineParser::kEvent || pr == LineParser::kMeta) ++valid_;
     if (pr == LineParser::kMeta) {
+      TraceMeta m = std::move(meta_line);
+      meta_line = TraceMeta{};
       ++stats_.meta_lines;
       if (meta_.has_meta_line) reason = "a second TRACE_META line (one per trace)";
       else if (emitted_any_) reason = "TRACE_META after events were written (put it within the first reorder-window lines)";
@@ -443,9 +505,14 @@ Status Ingest::run(const Sink &sink, std::string *error) {
         if (ring_.empty() || evs_[ring_.back()].t_cycle <= e.t_cycle) {
           ring_.push_back(idx);
         } else {
-          auto it = std::upper_bound(ring_.begin(), ring_.end(), e.t_cycle,
-                                     [&](uint64_t t, uint32_t j) { return t < evs_[j].t_cycle; });
-          ring_.insert(it, idx);
+          // The first slot later than e (upper bound: stable for equal t_cycle).
+          size_t lo = 0, hi = ring_.size();
+          while (lo < hi) {
+            const size_t mid = lo + (hi - lo) / 2;
+            if (e.t_cycle < evs_[ring_[mid]].t_cycle) hi = mid;
+            else lo = mid + 1;
+          }
+          ring_.insert(lo, idx);
         }
         if (ring_.size() > window) {
           const Status s = emit_front(sink, error);
