@@ -20,6 +20,10 @@ namespace uscope::convert {
 
 class LineParser::Impl {
  public:
+  Impl() {
+    for (auto &row : next_key_)
+      for (auto &x : row) x = -1;
+  }
   Result parse(std::string_view line, size_t readable, StringPool &pool, Ev *ev, TraceMeta *meta,
                std::string *reason);
   bool begin_block(const char *data, size_t size, size_t batch_size);
@@ -43,7 +47,34 @@ class LineParser::Impl {
   simdjson::ondemand::document_stream stream_;
   simdjson::ondemand::document_stream::iterator it_;
   bool in_block_ = false, started_ = false;
+  const char *block_ = nullptr, *block_end_ = nullptr;
+  // Strings of the line being walked in block mode, interned once the
+  // document is known to be the line's (slot: a key, or kNumKeys for sim_id),
+  // in field order like the per-line walk.
+  struct Pending {
+    size_t slot;
+    std::string_view s;
+  };
+  bool defer_ = false;
+  Pending pend_[kNumKeys + 1];
+  size_t npend_ = 0;
   TraceMeta meta_scratch_;  // a TRACE_META line ends the block: the per-line parse gives its meta
+  // The key that followed key j in the last line of event type t is
+  // next_key_[t + 1][j + 1] (-1: none yet; t, j = -1: the first): lines of
+  // one type have the same keys in the same order, so the look-up is most
+  // often one check of that guess.
+  int16_t next_key_[kNumEvTypes + 2][kNumTopKeys + 1];
+  // The last string interned for each key (sim_id: the last slot): most
+  // values repeat (sim_id, model, precision, phase), so the pool's hash map
+  // is skipped for them. Strings of up to 32 bytes.
+  struct LastString {
+    uint64_t w[4];
+    size_t len = ~size_t{0};
+    uint32_t id = 0;
+  };
+  LastString last_[kNumKeys + 1];
+  const StringPool *last_pool_ = nullptr;
+  uint32_t intern(StringPool &pool, size_t slot, std::string_view s);
   std::string join_;
   std::string m_version_, m_sim_version_, m_sim_config_;
   PccxMeta m_pccx_;
@@ -76,6 +107,17 @@ std::string quoted(std::string_view s) {
 // authoritative look-up, so the answer is the same for every name.
 // Reads up to 24 bytes from `p`: the caller's text is in a simdjson buffer,
 // which has SIMDJSON_PADDING readable bytes past its end.
+// Word i of the text at p (bytes 8i..8i+7), zero past its len bytes (which
+// must be more than 8i), read from a padded buffer. In registers, not a
+// masked copy on the stack: a wide load of narrow stores just made stalls
+// store forwarding.
+inline uint64_t word(const char *p, size_t len, size_t i) {
+  uint64_t w;
+  std::memcpy(&w, p + 8 * i, 8);
+  const size_t n = len - 8 * i;
+  return n >= 8 ? w : w & ((uint64_t{1} << (8 * n)) - 1);
+}
+
 class FastNames {
  public:
   template <class Name>
@@ -96,26 +138,25 @@ class FastNames {
   // -1: not in this table (ask the authoritative look-up).
   int find(const char *p, size_t len) const {
     if (len == 0 || len > 24) return -1;
-    uint64_t w[3];
-    std::memcpy(w, p, sizeof w);
-    // Zero the bytes past the name, as in the table's words.
-    const size_t last = (len - 1) / 8, rem = len - last * 8;
-    if (rem < 8) w[last] &= (uint64_t{1} << (8 * rem)) - 1;
-    for (unsigned i = hash(w[0], len);; i = (i + 1) & (kSize - 1)) {
+    const uint64_t w0 = word(p, len, 0);
+    for (unsigned i = hash(w0, len);; i = (i + 1) & (kSize - 1)) {
       const int k = slot_[i];
       if (k < 0) return -1;
-      if (len_[k] != len || w_[k][0] != w[0]) continue;
-      if (last >= 1 && w_[k][1] != w[1]) continue;
-      if (last >= 2 && w_[k][2] != w[2]) continue;
-      return k;
+      if (len_[k] == len && w_[k][0] == w0 && rest_equal(k, p, len)) return k;
     }
+  }
+  // Whether entry k is the name at p (a guess checked: see Impl::key).
+  bool is(int k, const char *p, size_t len) const {
+    return len_[k] == len && w_[k][0] == word(p, len, 0) && rest_equal(k, p, len);
   }
 
  private:
   static constexpr int kMaxNames = 128;
   static constexpr unsigned kSize = 512;  // load <= 1/4
+  bool rest_equal(int k, const char *p, size_t len) const {
+    return (len <= 8 || w_[k][1] == word(p, len, 1)) && (len <= 16 || w_[k][2] == word(p, len, 2));
+  }
   static unsigned hash(uint64_t w0, size_t len) {
-    if (len < 8) w0 &= (uint64_t{1} << (8 * len)) - 1;
     return static_cast<unsigned>(((w0 ^ (len * 0x9E3779B97F4A7C15ull)) * 0xD6E8FEB86659FD93ull) >> 55) & (kSize - 1);
   }
   int16_t slot_[kSize];
@@ -127,14 +168,18 @@ const char *const kTopNames[] = {"event_type", "t_cycle", "t_ns", "sim_id", "ver
                                  "sim_config", "period_ps", "pccx"};
 static_assert(sizeof kTopNames / sizeof *kTopNames == kNumTopKeys - kNumKeys);
 
-int fast_top_key(std::string_view name) {
+const FastNames &top_names() {
   // Built from the same names as top_key_by_name; an entry that does not
   // give top_key_by_name's answer is left out (then looked up there).
   static const FastNames t(kNumTopKeys, [](int k) -> const char * {
     const char *s = k < kNumKeys ? kKeys[k].name : kTopNames[k - kNumKeys];
     return top_key_by_name(s) == k ? s : "";
   });
-  const int k = t.find(name.data(), name.size());
+  return t;
+}
+
+int fast_top_key(std::string_view name) {
+  const int k = top_names().find(name.data(), name.size());
   return k >= 0 ? k : top_key_by_name(name);
 }
 
@@ -198,8 +243,32 @@ LineParser::Result LineParser::Impl::parse(std::string_view line, size_t readabl
   return walk(doc, true, pool, ev, meta, reason);
 }
 
+// `s` is in a padded buffer (the input or simdjson's string buffer).
+uint32_t LineParser::Impl::intern(StringPool &pool, size_t slot, std::string_view s) {
+  if (&pool != last_pool_) {  // ids are the pool's
+    for (auto &c : last_) c.len = ~size_t{0};
+    last_pool_ = &pool;
+  }
+  LastString &c = last_[slot];
+  const size_t n = s.size();
+  if (n == c.len && n <= 32) {
+    bool eq = true;
+    for (size_t i = 0; eq && 8 * i < n; ++i) eq = c.w[i] == word(s.data(), n, i);
+    if (eq) return c.id;
+  }
+  const uint32_t id = pool.intern(s);
+  if (n <= 32) {
+    for (size_t i = 0; 8 * i < n; ++i) c.w[i] = word(s.data(), n, i);
+    c.len = n;
+    c.id = id;
+  }
+  return id;
+}
+
 bool LineParser::Impl::begin_block(const char *data, size_t size, size_t batch_size) {
   in_block_ = started_ = false;
+  block_ = data;
+  block_end_ = data + size;
   // The stream runs stage 1 once over the whole block (size <= batch_size:
   // one batch, so simdjson starts no look-ahead thread). An error here (no
   // memory) only means the block is parsed line by line.
@@ -211,10 +280,14 @@ bool LineParser::Impl::begin_block(const char *data, size_t size, size_t batch_s
 // A stream's documents are split by JSON structure, not by lines, so a
 // document is taken for `line` only when it is exactly that line's object:
 // it starts at the line's first character that is not a space or tab (where
-// the per-line parser would start) and ends on the line with nothing but
-// whitespace after it. Then the per-line parser would have seen the same
-// tokens, and the walk gives the same Ev. Anything else (a stage-1 error in
-// the block, a document spanning lines or sharing one, a line that is not an
+// the per-line parser would start), and its last byte is on the line and the
+// stream's next document starts after the line (so nothing but whitespace
+// follows it on the line). Then the per-line parser would have seen the same
+// tokens, and the walk gives the same Ev. The end is known only once the
+// walk is done and the stream has moved to the next document, so the walk
+// defers its one side effect, interning strings in the pool, until the
+// document is known to be the line's. Anything else (a stage-1 error in the
+// block, a document spanning lines or sharing one, a line that is not an
 // event) ends the block: the caller parses this line and the rest of the
 // block per line, which is what gives every issue its reason and line.
 bool LineParser::Impl::parse_in_block(std::string_view line, StringPool &pool, Ev *ev, std::string *reason) {
@@ -222,20 +295,42 @@ bool LineParser::Impl::parse_in_block(std::string_view line, StringPool &pool, E
   size_t i = 0;
   while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
   if (i == line.size()) return false;  // blank: the stream has no document for it, parse() says kBlank
-  if (started_) ++it_;
-  else it_ = stream_.begin(), started_ = true;
-  in_block_ = false;  // until this line is known to be an event
+  in_block_ = false;                   // until this line is known to be an event
+  if (!started_) {
+    it_ = stream_.begin();
+    started_ = true;
+  }
   if (!(it_ != stream_.end())) return false;
   auto dr = *it_;
   if (dr.error()) return false;
-  const std::string_view src = it_.source();
-  if (src.data() != line.data() + i) return false;
-  const char *end = src.data() + src.size(), *line_end = line.data() + line.size();
-  if (end > line_end) return false;
-  for (const char *q = end; q < line_end; ++q)
-    if (*q != ' ' && *q != '\t' && *q != '\r') return false;
+  const char *start = block_ + it_.current_index();
+  if (start != line.data() + i) return false;
   simdjson::ondemand::document_reference doc = dr.value_unsafe();
-  if (walk(doc, false, pool, ev, &meta_scratch_, reason) != LineParser::kEvent) return false;
+  defer_ = true;
+  npend_ = 0;
+  const LineParser::Result r = walk(doc, false, pool, ev, &meta_scratch_, reason);
+  defer_ = false;
+  if (r != LineParser::kEvent) return false;
+  // The walk has read the whole object: the next document starts at the
+  // first token after it.
+  ++it_;
+  const char *next = block_end_;
+  if (it_ != stream_.end()) {
+    if (it_.error()) return false;
+    next = block_ + it_.current_index();
+  }
+  const char *line_end = line.data() + line.size(), *last = next;
+  while (last > start && (last[-1] == ' ' || last[-1] == '\t' || last[-1] == '\r' || last[-1] == '\n')) --last;
+  if (next < line_end || last > line_end) return false;
+  for (size_t j = 0; j < npend_; ++j) {
+    const Pending &p = pend_[j];
+    if (p.slot == kNumKeys) {
+      ev->sim_id = intern(pool, kNumKeys, p.s);
+    } else {
+      // A joined array is in join_ (no padding to read words past it).
+      ev->v[p.slot] = kKeys[p.slot].kind == Kind::StrArray ? pool.intern(p.s) : intern(pool, p.slot, p.s);
+    }
+  }
   in_block_ = true;
   return true;
 }
@@ -278,6 +373,9 @@ LineParser::Result LineParser::Impl::walk(Doc &doc, bool trailing, StringPool &p
   // simdjson_result, which GCC does as one 16-byte load of two narrower
   // stores just made, stalled store forwarding on every field and was half
   // of this function's time (perf annotate).
+  const FastNames &names = top_names();
+  int prev_key = -1;
+  bool joined = false;  // block mode: join_ holds a pending array
   for (auto fr : obj) {
     std::string_view key;
     if (auto e = fr.error()) return bad(std::string("bad JSON: ") + simdjson::error_message(e));
@@ -287,7 +385,15 @@ LineParser::Result LineParser::Impl::walk(Doc &doc, bool trailing, StringPool &p
     simdjson::ondemand::value &val = field.value();
     json_type jt;
     if (auto e = val.type().get(jt)) return bad(std::string("bad JSON: ") + simdjson::error_message(e));
-    const int k = fast_top_key(key);
+    int k;
+    int16_t &guess = next_key_[type + 1][prev_key + 1];
+    if (guess >= 0 && names.is(guess, key.data(), key.size())) {
+      k = guess;
+    } else {
+      k = fast_top_key(key);
+      guess = static_cast<int16_t>(k);
+    }
+    prev_key = k;
     if (k >= 0 && k < kNumKeys) {
       const Kind kind = kKeys[k].kind;
       if (ev->has(static_cast<Key>(k))) return bad("duplicate key " + quoted(key));
@@ -317,7 +423,12 @@ LineParser::Result LineParser::Impl::walk(Doc &doc, bool trailing, StringPool &p
           std::string_view s;
           if (jt != json_type::string || string_value(val, &s))
             return bad("wrong type: " + quoted(key) + " must be a string, not " + type_name(jt));
-          ev->set(static_cast<Key>(k), pool.intern(s));
+          if (defer_) {
+            pend_[npend_++] = {static_cast<size_t>(k), s};  // each key once (duplicates are refused above)
+            ev->set(static_cast<Key>(k), 0);
+          } else {
+            ev->set(static_cast<Key>(k), intern(pool, static_cast<size_t>(k), s));
+          }
           break;
         }
         case Kind::SourceEnum: case Kind::AccessEnum: {
@@ -355,7 +466,16 @@ LineParser::Result LineParser::Impl::walk(Doc &doc, bool trailing, StringPool &p
             join_ += s;
             first = false;
           }
-          ev->set(static_cast<Key>(k), pool.intern(join_));
+          if (defer_) {
+            // Its pending view is into join_: a second array would reuse
+            // it. None has two today; if one does, parse it per line.
+            if (joined) return bad("two string arrays in a block line (parsed per line)");
+            joined = true;
+            pend_[npend_++] = {static_cast<size_t>(k), join_};
+            ev->set(static_cast<Key>(k), 0);
+          } else {
+            ev->set(static_cast<Key>(k), pool.intern(join_));
+          }
           break;
         }
       }
@@ -383,7 +503,8 @@ LineParser::Result LineParser::Impl::walk(Doc &doc, bool trailing, StringPool &p
       if (ev->has_sim_id) return bad("duplicate key \"sim_id\"");
       if (jt != json_type::string || string_value(val, &s))
         return bad(std::string("wrong type: \"sim_id\" must be a string, not ") + type_name(jt));
-      ev->sim_id = pool.intern(s);
+      if (defer_) pend_[npend_++] = {kNumKeys, s};
+      else ev->sim_id = intern(pool, kNumKeys, s);
       ev->has_sim_id = 1;
     } else if (k == T_version || k == T_sim_version) {
       std::string_view s;
