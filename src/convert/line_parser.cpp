@@ -303,7 +303,11 @@ bool LineParser::Impl::parse_in_block(std::string_view line, StringPool &pool, E
   if (!(it_ != stream_.end())) return false;
   auto dr = *it_;
   if (dr.error()) return false;
+  // current_index() is where the document's first token is, but for the
+  // stream's first document it is where the block starts (blank lines and
+  // leading blanks before it included).
   const char *start = block_ + it_.current_index();
+  while (start < block_end_ && (*start == ' ' || *start == '\t' || *start == '\r' || *start == '\n')) ++start;
   if (start != line.data() + i) return false;
   simdjson::ondemand::document_reference doc = dr.value_unsafe();
   defer_ = true;
