@@ -195,7 +195,27 @@ int fast_ev_type(std::string_view name) {
 // A string token's text when it has no escape: its bytes in the input are
 // its value, so it needs neither unescaping nor a copy. `p` is just after the
 // opening quote (stage 1 has matched the closing one).
+// Eight bytes at a time (keys and values are short, and the byte loop was a
+// tenth of the walk): the lowest byte of a word that is '"' or '\\' ends the
+// scan. Reads up to 7 bytes past the closing quote, inside the padding.
 bool plain_string(const uint8_t *p, std::string_view *out) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+  for (size_t i = 0;; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    const uint64_t q = w ^ (kOnes * '"'), b = w ^ (kOnes * '\\');
+    // A zero byte of q or b sets its high bit here (bits above the lowest
+    // zero byte may be wrong, but only the lowest is used).
+    const uint64_t m = ((q - kOnes) & ~q & kHighs) | ((b - kOnes) & ~b & kHighs);
+    if (m) {
+      const size_t j = i + static_cast<size_t>(__builtin_ctzll(m) >> 3);
+      if (p[j] != '"') return false;
+      *out = std::string_view(reinterpret_cast<const char *>(p), j);
+      return true;
+    }
+  }
+#else
   const uint8_t *q = p;
   while (*q != '"') {
     if (*q == '\\') return false;
@@ -203,6 +223,7 @@ bool plain_string(const uint8_t *p, std::string_view *out) {
   }
   *out = std::string_view(reinterpret_cast<const char *>(p), static_cast<size_t>(q - p));
   return true;
+#endif
 }
 
 // A string value (the caller has checked that its type is string), without
