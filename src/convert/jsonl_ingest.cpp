@@ -403,6 +403,12 @@ Status Ingest::run(const Sink &sink, std::string *error) {
   // TraceMeta (a dozen strings) made and destroyed per line.
   TraceMeta meta_line;
   for (;;) {
+    // The block's lines never leave the window before its last is read, and
+    // its last line was parsed (by the stream) in the previous turn.
+    if (block_end_ && reader_.cursor() >= block_end_) {
+      parser_.end_block();
+      block_end_ = nullptr;
+    }
     if (opts_.block_parse && !block_end_) {
       // Whole lines are in the window: parse them as one stream. The lines
       // left of a block that ended early (a line the stream could not take)
@@ -411,15 +417,12 @@ Status Ingest::run(const Sink &sink, std::string *error) {
       if (!b.empty() && parser_.begin_block(b, kBlock)) block_end_ = b.data() + b.size();
     }
     const LineReader::Result r = reader_.next(&line);
-    // The block's lines never leave the window before its last is read.
     // A line too long for max_line_bytes ends the stream (it holds that
     // line's document); the rest of the block goes per line.
-    if (block_end_) {
-      if (r == LineReader::kTooLong) parser_.end_block();
-      if ((r != LineReader::kLine && r != LineReader::kTooLong) || reader_.cursor() >= block_end_) {
-        parser_.end_block();
-        block_end_ = nullptr;
-      }
+    if (block_end_ && r == LineReader::kTooLong) parser_.end_block();
+    if (block_end_ && r != LineReader::kLine && r != LineReader::kTooLong) {  // not inside a block; for safety
+      parser_.end_block();
+      block_end_ = nullptr;
     }
     if (r == LineReader::kEnd) break;
     if (r == LineReader::kError) {
