@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -208,6 +209,29 @@ TEST(JsonlBlockParse, TheStreamTakesAlmostEveryLineOfCleanInput) {
   EXPECT_EQ(b.status, 0);
   EXPECT_TRUE(b.issues.empty());
   EXPECT_GT(b.stats.block_events, b.stats.events * 99 / 100);
+}
+
+// Clean lines damaged at random places with the characters that move
+// document and line boundaries (a fixed seed: the same inputs every run).
+TEST(JsonlBlockParse, SameOverRandomlyDamagedInput) {
+  const char kChars[] = {'{', '}', '[', ']', '"', '\\', ',', ':', '\n', '\r', ' ', '\t', 'x', '0', '\0', '\x80'};
+  std::mt19937 rng(12345);
+  for (int round = 0; round < 12; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    std::string in = clean_input(6000);
+    const int edits = 1 + round * round * 3;  // from one to a few hundred
+    for (int e = 0; e < edits; ++e) {
+      const size_t at = rng() % in.size();
+      const char c = kChars[rng() % sizeof kChars];
+      switch (rng() % 3) {
+        case 0: in.insert(in.begin() + static_cast<long>(at), c); break;
+        case 1: in.erase(at, 1); break;
+        default: in[at] = c; break;
+      }
+    }
+    expect_same(in);
+    expect_same(in, true);
+  }
 }
 
 TEST(JsonlBlockParse, SameFirstIssueWhenStrict) {
