@@ -2,8 +2,9 @@
 // records: a fixed-size window of input (grown only for a line longer than
 // it, up to max_line_bytes), simdjson On-Demand over blocks of whole lines
 // (iterate_many, falling back to one document per line wherever a block's
-// documents and lines disagree), and a bounded reorder window. Memory is O(window + max_line_bytes + reorder_window ×
-// sizeof(Ev) + distinct strings), independent of the file size.
+// documents and lines disagree), and a bounded reorder window. Memory is
+// O(window + max_line_bytes + reorder_window × sizeof(Ev) + distinct
+// strings), independent of the file size.
 #pragma once
 
 #include <zlib.h>
