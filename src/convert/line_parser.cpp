@@ -98,26 +98,30 @@ std::string quoted(std::string_view s) {
   return o;
 }
 
+// Word i of the text at p (bytes 8i..8i+7 as in memory), the bytes past its
+// len bytes (len must be more than 8i) zeroed; read from a padded buffer (up
+// to 7 bytes past the text). In registers, not a masked copy on the stack: a
+// wide load of narrow stores just made stalls store forwarding.
+inline uint64_t word(const char *p, size_t len, size_t i) {
+  uint64_t w;
+  std::memcpy(&w, p + 8 * i, 8);
+  const size_t n = len - 8 * i;
+  if (n >= 8) return w;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  return w & ~((uint64_t{1} << (8 * (8 - n))) - 1);  // the first bytes are the high ones
+#else
+  return w & ((uint64_t{1} << (8 * n)) - 1);
+#endif
+}
+
 // Name look-ups on the raw bytes of the input. top_key_by_name and
 // ev_type_by_name hash the name byte by byte and compare it with memcmp:
 // with a key look-up per field and one event type per line they were a
 // quarter of the ingest's time (perf, bench_convert). This table hashes the
 // first 8 bytes and the length, and compares in 8-byte words; a name it does
 // not hold (a key of no event, a name longer than 24 bytes) goes to the
-// authoritative look-up, so the answer is the same for every name.
-// Reads up to 24 bytes from `p`: the caller's text is in a simdjson buffer,
-// which has SIMDJSON_PADDING readable bytes past its end.
-// Word i of the text at p (bytes 8i..8i+7), zero past its len bytes (which
-// must be more than 8i), read from a padded buffer. In registers, not a
-// masked copy on the stack: a wide load of narrow stores just made stalls
-// store forwarding.
-inline uint64_t word(const char *p, size_t len, size_t i) {
-  uint64_t w;
-  std::memcpy(&w, p + 8 * i, 8);
-  const size_t n = len - 8 * i;
-  return n >= 8 ? w : w & ((uint64_t{1} << (8 * n)) - 1);
-}
-
+// authoritative look-up, so the answer is the same for every name. The
+// name's text must be in a padded buffer (simdjson's input or string buffer).
 class FastNames {
  public:
   template <class Name>
@@ -145,7 +149,7 @@ class FastNames {
       if (len_[k] == len && w_[k][0] == w0 && rest_equal(k, p, len)) return k;
     }
   }
-  // Whether entry k is the name at p (a guess checked: see Impl::key).
+  // Whether entry k is the name at p (the walk's guess of the next key, checked).
   bool is(int k, const char *p, size_t len) const {
     return len_[k] == len && w_[k][0] == word(p, len, 0) && rest_equal(k, p, len);
   }
@@ -194,10 +198,10 @@ int fast_ev_type(std::string_view name) {
 
 // A string token's text when it has no escape: its bytes in the input are
 // its value, so it needs neither unescaping nor a copy. `p` is just after the
-// opening quote (stage 1 has matched the closing one).
-// Eight bytes at a time (keys and values are short, and the byte loop was a
-// tenth of the walk): the lowest byte of a word that is '"' or '\\' ends the
-// scan. Reads up to 7 bytes past the closing quote, inside the padding.
+// opening quote (stage 1 has matched the closing one). Eight bytes at a time
+// (keys and values are short, and the byte loop was a tenth of the walk): the
+// lowest byte of a word that is '"' or '\\' ends the scan. Reads up to 7
+// bytes past the closing quote, inside the padding.
 bool plain_string(const uint8_t *p, std::string_view *out) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
