@@ -53,7 +53,7 @@ std::string render(const Ev &e) {
 }
 
 IngestRun ingest(const std::string &input, bool block, bool strict = false, uint64_t max_line = 64ull << 20,
-           uint32_t window = 65536) {
+                 uint32_t window = 65536, bool thread = true) {
   IngestRun r;
   Issues issues;
   issues.strict = strict;
@@ -62,6 +62,7 @@ IngestRun ingest(const std::string &input, bool block, bool strict = false, uint
   TraceMeta meta;
   IngestOptions o;
   o.block_parse = block;
+  o.parse_thread = thread;
   o.max_line_bytes = max_line;
   o.reorder_window = window;
   Ingest in(o, issues, pool, meta);
@@ -80,12 +81,27 @@ IngestRun ingest(const std::string &input, bool block, bool strict = false, uint
   return r;
 }
 
-// Compares the block parser's run with the per-line parser's; returns the
-// block run.
+void expect_equal(const IngestRun &a, const IngestRun &b);
+
+// Compares the block parser's run with the per-line parser's (which parses
+// on the caller's thread, as the ingest did before both), with and without
+// the parse thread; returns the block run with the thread.
 IngestRun expect_same(const std::string &input, bool strict = false, uint64_t max_line = 64ull << 20,
-                uint32_t window = 65536) {
-  const IngestRun a = ingest(input, false, strict, max_line, window);
-  IngestRun b = ingest(input, true, strict, max_line, window);
+                      uint32_t window = 65536) {
+  const IngestRun a = ingest(input, false, strict, max_line, window, false);
+  IngestRun b = ingest(input, true, strict, max_line, window, true);
+  {
+    SCOPED_TRACE("block parser, parse thread");
+    expect_equal(a, b);
+  }
+  SCOPED_TRACE("block parser, no parse thread");
+  const IngestRun c = ingest(input, true, strict, max_line, window, false);
+  expect_equal(a, c);
+  EXPECT_EQ(b.stats.block_events, c.stats.block_events);
+  return b;
+}
+
+void expect_equal(const IngestRun &a, const IngestRun &b) {
   EXPECT_EQ(a.status, b.status);
   EXPECT_EQ(a.error, b.error);
   EXPECT_EQ(a.issues, b.issues);
@@ -102,7 +118,6 @@ IngestRun expect_same(const std::string &input, bool strict = false, uint64_t ma
   EXPECT_EQ(a.stats.blank_lines, b.stats.blank_lines);
   EXPECT_EQ(a.stats.bytes_in, b.stats.bytes_in);
   EXPECT_EQ(a.stats.block_events, 0u);  // the reference did not use the block parser
-  return b;
 }
 
 std::string good(uint64_t t, unsigned i) {
@@ -364,12 +379,13 @@ TEST(JsonlBlockParse, SameFromGzip) {
 // Steady state: a longer input of the same lines costs no more allocations
 // than its extra blocks (simdjson's document_stream makes one object per
 // stream), not one per line. The sink allocates nothing.
-uint64_t allocations_to_ingest(const std::string &input, uint64_t *events) {
+uint64_t allocations_to_ingest(const std::string &input, bool thread, uint64_t *events) {
   Issues issues;
   StringPool pool;
   TraceMeta meta;
   IngestOptions o;
   o.reorder_window = 1024;
+  o.parse_thread = thread;
   Ingest in(o, issues, pool, meta);
   EXPECT_EQ(in.open_memory(input.data(), input.size()), 0);
   uint64_t n = 0;
@@ -393,14 +409,20 @@ TEST(JsonlBlockParse, SteadyStateIngestAllocatesNothingPerLine) {
   for (unsigned i = 0; i < 20000; ++i) small += good(i, i) + "\n";
   big = small;
   for (unsigned i = 20000; i < 120000; ++i) big += good(i, i) + "\n";
-  uint64_t n_small = 0, n_big = 0;
-  const uint64_t a_small = allocations_to_ingest(small, &n_small);
-  const uint64_t a_big = allocations_to_ingest(big, &n_big);
-  ASSERT_EQ(n_small, 20000u);
-  ASSERT_EQ(n_big, 120000u);
-  const uint64_t extra_blocks = (big.size() - small.size()) / (256u << 10) + 2;
-  EXPECT_LE(a_big - std::min(a_big, a_small), 2 * extra_blocks)
-      << a_small << " allocations for 20,000 lines, " << a_big << " for 120,000";
+  // Without the parse thread every allocation of the ingest is on this
+  // thread; with it, this thread's (the reorder window and the sink's side)
+  // must not grow with the lines either.
+  for (const bool thread : {false, true}) {
+    SCOPED_TRACE(thread ? "parse thread" : "no parse thread");
+    uint64_t n_small = 0, n_big = 0;
+    const uint64_t a_small = allocations_to_ingest(small, thread, &n_small);
+    const uint64_t a_big = allocations_to_ingest(big, thread, &n_big);
+    ASSERT_EQ(n_small, 20000u);
+    ASSERT_EQ(n_big, 120000u);
+    const uint64_t extra_blocks = (big.size() - small.size()) / (256u << 10) + 2;
+    EXPECT_LE(a_big - std::min(a_big, a_small), 2 * extra_blocks)
+        << a_small << " allocations for 20,000 lines, " << a_big << " for 120,000";
+  }
 }
 
 }  // namespace
