@@ -620,12 +620,20 @@ Status Ingest::run(const Sink &sink, std::string *error) {
         }
         const uint32_t idx = free_.back();
         Ev &e = evs_[idx];
-        e = rec.ev;
-        // The parser's string ids to the caller's pool's.
-        if (e.has_sim_id) e.sim_id = idmap_[e.sim_id];
-        for (uint64_t mk = e.mask; mk; mk &= mk - 1) {
+        // Copied field by field (the present values only, not all of Ev's
+        // ~450 bytes), the parser's string ids turned into the caller's pool's.
+        const Ev &src = rec.ev;
+        e.t_cycle = src.t_cycle;
+        e.mask = src.mask;
+        e.t_ns = src.t_ns;
+        e.type = src.type;
+        e.has_t_ns = src.has_t_ns;
+        e.has_sim_id = src.has_sim_id;
+        e.sim_id = src.has_sim_id ? idmap_[src.sim_id] : src.sim_id;
+        for (uint64_t mk = src.mask; mk; mk &= mk - 1) {
           const int k = __builtin_ctzll(mk);
-          if ((kKeys[k].kind == Kind::Str || kKeys[k].kind == Kind::StrArray) && e.v[k] != kNull) e.v[k] = idmap_[e.v[k]];
+          const uint64_t v = src.v[k];
+          e.v[k] = (kKeys[k].kind == Kind::Str || kKeys[k].kind == Kind::StrArray) && v != kNull ? idmap_[v] : v;
         }
         if (!(opts_.lossless_checks && !check_lossless(e, &reason))) {
           e.line = ln;
