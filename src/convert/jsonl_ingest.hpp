@@ -169,7 +169,10 @@ class SlotRing {
 };
 
 // The whole ingest: lines -> Ev -> reorder window -> sink, in non-decreasing
-// t_cycle (stable: lines of one cycle keep their order).
+// t_cycle (stable: lines of one cycle keep their order). Threads: run() calls
+// the sink and Issues::on_issue on the caller's thread; with
+// IngestOptions::parse_thread it reads and parses on a second thread, which
+// it starts and joins before it returns (or throws).
 class Ingest {
  public:
   // Returns 0 (OK), 1 (a problem with this event: *reason is set; it is
