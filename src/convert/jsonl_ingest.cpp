@@ -11,7 +11,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include <uscope/uscope.h>
 
@@ -244,9 +248,42 @@ LineReader::Result LineReader::next(std::string_view *line) {
   }
 }
 
+std::string_view LineReader::peek_block(size_t max_bytes) const {
+  // [begin_, scan_) holds no '\n' (next() has looked there), so the last
+  // one is searched from scan_.
+  const size_t lim = std::min(end_, begin_ + std::min(max_bytes, end_ - begin_));
+  if (scan_ >= lim) return {};
+  const void *nl = memrchr(buf_ + scan_, '\n', lim - scan_);
+  if (!nl) return {};
+  return std::string_view(buf_ + begin_, static_cast<size_t>(static_cast<const char *>(nl) - (buf_ + begin_)) + 1);
+}
+
+// ── SlotRing ──
+
+void SlotRing::reset(size_t max_size) {
+  size_t cap = 1;
+  while (cap < max_size) cap *= 2;
+  buf_.reset(new uint32_t[cap]);  // not value-initialized: pages are touched as slots are used
+  mask_ = cap - 1;
+  head_ = size_ = 0;
+}
+
+void SlotRing::insert(size_t pos, uint32_t v) {
+  for (size_t i = size_; i > pos; --i) buf_[(head_ + i) & mask_] = buf_[(head_ + i - 1) & mask_];
+  buf_[(head_ + pos) & mask_] = v;
+  ++size_;
+}
+
 // ── Ingest ──
 
 namespace {
+// The block size of the stream parser (and the capacity of its parser,
+// allocated once): large enough that stage 1 runs once per many lines, small
+// enough that the block, its structural indexes (4 B per token) and its
+// string buffer stay in the L2 cache while the lines are walked (64 KiB to
+// 1 MiB measured the same within noise, bench_convert).
+constexpr size_t kBlock = 256u << 10;
+
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -301,8 +338,9 @@ void Ingest::progress(bool final) {
   const double t = now_s();
   if (!final && t - last_progress_ < 0.2) return;
   last_progress_ = t;
-  const uint64_t total = reader_.raw_size(), done = reader_.raw_consumed();
-  const double mb = static_cast<double>(reader_.bytes_out()) / 1e6;
+  // The producer's counters as of the batch last taken (it may be reading).
+  const uint64_t total = reader_.raw_size(), done = seen_raw_;
+  const double mb = static_cast<double>(seen_out_) / 1e6;
   const double rate = mb / std::max(1e-6, t - start_time_);
   if (total) {
     const double f = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
@@ -351,6 +389,112 @@ Status Ingest::emit_front(const Sink &sink, std::string *error) {
   return 0;
 }
 
+// One input line as the producer read and parsed it.
+struct Ingest::Rec {
+  enum Kind : uint8_t { kLine, kTooLong };
+  Kind kind = kLine;
+  LineParser::Result pr = LineParser::kBlank;  // kLine
+  uint32_t strings = 0;                        // wpool_ strings this line interned first (Batch::strs, in order)
+  uint32_t meta = 0;                           // kMeta: its Batch::metas entry
+  uint64_t line = 0;
+  std::string reason;  // kBad
+  Ev ev;               // kEvent, ids of wpool_
+};
+
+struct Ingest::Batch {
+  static constexpr size_t kRecs = 1024;
+  std::vector<Rec> recs = std::vector<Rec>(kRecs);
+  size_t n = 0;
+  std::vector<std::string> strs;  // reused: assign() allocates only for a longer string
+  size_t nstrs = 0;
+  std::vector<TraceMeta> metas;
+  size_t nmetas = 0;
+  bool last = false;  // the input ends after these lines: at its end, or at a read error
+  Status status = 0;  // the read error
+  std::string message;
+  uint64_t error_line = 0;
+  uint64_t raw_consumed = 0, bytes_out = 0, block_events = 0;  // as of the batch's end
+  std::exception_ptr exc;  // the producer thread's exception (no memory)
+};
+
+// The batches in flight: the producer fills them in turn, the consumer takes
+// them in the same turn. Memory: kBatches x kRecs x ~500 B.
+struct Ingest::Ahead {
+  static constexpr size_t kBatches = 3;
+  Batch b[kBatches];
+  std::mutex m;
+  std::condition_variable cv;
+  uint64_t filled = 0, taken = 0;  // batches given to the consumer, and given back
+  bool stop = false;
+  std::thread th;
+};
+
+void Ingest::fill(Batch &b) {
+  b.n = b.nstrs = b.nmetas = 0;
+  std::string_view line;
+  while (b.n < Batch::kRecs) {
+    // The block's lines never leave the window before its last is read, and
+    // its last line was parsed (by the stream) in the previous turn.
+    if (block_end_ && reader_.cursor() >= block_end_) {
+      parser_.end_block();
+      block_end_ = nullptr;
+    }
+    if (opts_.block_parse && !block_end_) {
+      // Whole lines are in the window: parse them as one stream. The lines
+      // left of a block that ended early (a line the stream could not take)
+      // go per line, so a bad line costs at most one block's stage 1 again.
+      const std::string_view blk = reader_.peek_block(kBlock);
+      if (!blk.empty() && parser_.begin_block(blk, kBlock)) block_end_ = blk.data() + blk.size();
+    }
+    const LineReader::Result r = reader_.next(&line);
+    // A line too long for max_line_bytes ends the stream (it holds that
+    // line's document); the rest of the block goes per line.
+    if (block_end_ && r == LineReader::kTooLong) parser_.end_block();
+    if (r == LineReader::kEnd || r == LineReader::kError) {
+      // Only after the window's last whole line, past any block.
+      parser_.end_block();
+      block_end_ = nullptr;
+      b.last = true;
+      b.status = r == LineReader::kError ? reader_.status() : 0;
+      if (r == LineReader::kError) {
+        b.message = reader_.message();
+        b.error_line = reader_.line_number() + 1;
+      }
+      break;
+    }
+    Rec &rec = b.recs[b.n++];
+    rec.line = reader_.line_number();
+    rec.strings = 0;
+    if (r == LineReader::kTooLong) {
+      rec.kind = Rec::kTooLong;
+      continue;
+    }
+    rec.kind = Rec::kLine;
+    const size_t before = wpool_.size();
+    const size_t readable = line.size() + simdjson::SIMDJSON_PADDING;  // the window keeps padding
+    if (parser_.in_block() && parser_.parse_in_block(line, wpool_, &rec.ev, &rec.reason)) {
+      rec.pr = LineParser::kEvent;
+      ++block_events_;
+    } else {
+      rec.pr = parser_.parse(line, readable, wpool_, &rec.ev, &meta_line_, &rec.reason);
+    }
+    for (size_t id = before; id < wpool_.size(); ++id) {
+      if (b.nstrs == b.strs.size()) b.strs.emplace_back();
+      b.strs[b.nstrs++].assign(wpool_.str(id));
+      ++rec.strings;
+    }
+    if (rec.pr == LineParser::kMeta) {
+      if (b.nmetas == b.metas.size()) b.metas.emplace_back();
+      rec.meta = static_cast<uint32_t>(b.nmetas);
+      b.metas[b.nmetas++] = std::move(meta_line_);
+      meta_line_ = TraceMeta{};
+    }
+  }
+  b.raw_consumed = reader_.raw_consumed();
+  b.bytes_out = reader_.bytes_out();
+  b.block_events = block_events_;
+}
+
 Status Ingest::run(const Sink &sink, std::string *error) {
   const size_t window = opts_.reorder_window;
   // The window's slots are made as lines arrive: at most window + 1 are in
@@ -361,13 +505,186 @@ Status Ingest::run(const Sink &sink, std::string *error) {
   evs_.reserve(window + 1);
   free_.clear();
   free_.reserve(window + 1);
+  ring_.reset(window + 1);
   start_time_ = last_progress_ = now_s();
   std::string reason;
-  std::string_view line;
-  for (;;) {
-    const LineReader::Result r = reader_.next(&line);
-    if (r == LineReader::kEnd) break;
-    if (r == LineReader::kError) {
+
+  Ahead ahead;
+  if (opts_.parse_thread) {
+    ahead.th = std::thread([this, &ahead] {
+      for (uint64_t i = 0;; ++i) {
+        {
+          std::unique_lock<std::mutex> lk(ahead.m);
+          ahead.cv.wait(lk, [&] { return ahead.stop || ahead.filled - ahead.taken < Ahead::kBatches; });
+          if (ahead.stop) return;
+        }
+        Batch &b = ahead.b[i % Ahead::kBatches];
+        try {
+          fill(b);
+        } catch (...) {
+          b.exc = std::current_exception();
+          b.last = true;
+        }
+        {
+          std::lock_guard<std::mutex> lk(ahead.m);
+          ++ahead.filled;
+        }
+        ahead.cv.notify_all();
+        if (b.last) return;
+      }
+    });
+  }
+  // Stops and joins the producer (on every return: an early stop leaves it
+  // waiting for a batch to fill).
+  struct Join {
+    Ahead &a;
+    ~Join() {
+      if (!a.th.joinable()) return;
+      {
+        std::lock_guard<std::mutex> lk(a.m);
+        a.stop = true;
+      }
+      a.cv.notify_all();
+      a.th.join();
+    }
+  } join{ahead};
+
+  for (uint64_t bi = 0;; ++bi) {
+    Batch *bp = &ahead.b[bi % Ahead::kBatches];
+    if (opts_.parse_thread) {
+      std::unique_lock<std::mutex> lk(ahead.m);
+      ahead.cv.wait(lk, [&] { return ahead.filled > bi; });
+    } else {
+      fill(*bp);
+    }
+    Batch &b = *bp;
+    if (b.exc) std::rethrow_exception(b.exc);
+    seen_raw_ = b.raw_consumed;
+    seen_out_ = b.bytes_out;
+    stats_.block_events = b.block_events;
+    size_t spos = 0;
+    for (size_t ri = 0; ri < b.n; ++ri) {
+      Rec &rec = b.recs[ri];
+      // The strings this line interned first, into the caller's pool in the
+      // same order as one pool would have had them.
+      for (uint32_t j = 0; j < rec.strings; ++j) idmap_.push_back(pool_.intern(b.strs[spos++]));
+      ++stats_.lines;
+      if ((stats_.lines & 0x3FFF) == 0) progress(false);
+      const uint64_t ln = rec.line;
+      if (rec.kind == Rec::kTooLong) {
+        const std::string why = "line longer than the maximum of " + std::to_string(opts_.max_line_bytes) +
+                                " bytes (--max-line-bytes)";
+        if (issues_.report(ln, why)) {
+          *error = "line " + std::to_string(ln) + ": " + why;
+          return USCOPE_ERR_LIMIT;
+        }
+        if (valid_ == 0 && stats_.lines - stats_.blank_lines >= kSniffLines) return not_jsonl(true, error);
+        continue;
+      }
+      const LineParser::Result pr = rec.pr;
+      if (pr == LineParser::kBlank) {
+        ++stats_.blank_lines;
+        continue;
+      }
+      if (pr == LineParser::kEvent || pr == LineParser::kMeta) ++valid_;
+      if (pr == LineParser::kMeta) {
+        TraceMeta &m = b.metas[rec.meta];
+        ++stats_.meta_lines;
+        if (meta_.has_meta_line) reason = "a second TRACE_META line (one per trace)";
+        else if (emitted_any_) reason = "TRACE_META after events were written (put it within the first reorder-window lines)";
+        else if (m.has_period && !opts_.period_given && seen_event_line_ && m.period_ps != opts_.period_ps)
+          reason = "TRACE_META period_ps " + std::to_string(m.period_ps) + " after event lines read with period " +
+                   std::to_string(opts_.period_ps) + " ps (put TRACE_META first, or set the period)";
+        else {
+          if (m.has_period && !opts_.period_given) opts_.period_ps = m.period_ps;
+          const bool sid = meta_.has_sim_id, tns = meta_.has_t_ns;
+          const std::string sim = meta_.sim_id;
+          meta_ = std::move(m);
+          meta_.has_sim_id = sid;
+          meta_.has_t_ns = tns;
+          meta_.sim_id = sim;
+          continue;
+        }
+        if (issues_.report(ln, reason)) {
+          *error = "line " + std::to_string(ln) + ": " + reason;
+          return USCOPE_ERR_CORRUPT;
+        }
+        continue;
+      }
+      if (pr == LineParser::kBad) reason = rec.reason;
+      if (pr == LineParser::kEvent) {
+        seen_event_line_ = true;
+        if (free_.empty()) {  // every slot holds a windowed event: evs_.size() <= window
+          evs_.emplace_back();
+          free_.push_back(static_cast<uint32_t>(evs_.size() - 1));
+        }
+        const uint32_t idx = free_.back();
+        Ev &e = evs_[idx];
+        // Copied field by field (the present values only, not all of Ev's
+        // ~450 bytes), the parser's string ids turned into the caller's pool's.
+        const Ev &src = rec.ev;
+        e.t_cycle = src.t_cycle;
+        e.mask = src.mask;
+        e.t_ns = src.t_ns;
+        e.type = src.type;
+        e.has_t_ns = src.has_t_ns;
+        e.has_sim_id = src.has_sim_id;
+        e.sim_id = src.has_sim_id ? idmap_[src.sim_id] : src.sim_id;
+        for (uint64_t mk = src.mask; mk; mk &= mk - 1) {
+          const int k = __builtin_ctzll(mk);
+          const uint64_t v = src.v[k];
+          e.v[k] = (kKeys[k].kind == Kind::Str || kKeys[k].kind == Kind::StrArray) && v != kNull ? idmap_[v] : v;
+        }
+        if (!(opts_.lossless_checks && !check_lossless(e, &reason))) {
+          e.line = ln;
+          ++stats_.events;
+          // Insert in (t_cycle, line) order; most input is in order: O(1).
+          if (emitted_any_ && e.t_cycle < last_emitted_) {
+            reason = "t_cycle " + std::to_string(e.t_cycle) + " is before " + std::to_string(last_emitted_) +
+                     ", already written: out of order by more than the reorder window of " + std::to_string(window) +
+                     " lines (--reorder-window)";
+            --stats_.events;
+          } else {
+            free_.pop_back();
+            if (ring_.empty() || evs_[ring_.back()].t_cycle <= e.t_cycle) {
+              ring_.push_back(idx);
+            } else {
+              // The first slot later than e (upper bound: stable for equal t_cycle).
+              size_t lo = 0, hi = ring_.size();
+              while (lo < hi) {
+                const size_t mid = lo + (hi - lo) / 2;
+                if (e.t_cycle < evs_[ring_[mid]].t_cycle) hi = mid;
+                else lo = mid + 1;
+              }
+              ring_.insert(lo, idx);
+            }
+            if (ring_.size() > window) {
+              const Status s = emit_front(sink, error);
+              if (s < 0) return s;
+            }
+            continue;
+          }
+        }
+      }
+      if (issues_.report(ln, reason)) {
+        *error = "line " + std::to_string(ln) + ": " + reason;
+        return USCOPE_ERR_CORRUPT;
+      }
+      if (valid_ == 0 && stats_.lines - stats_.blank_lines >= kSniffLines) return not_jsonl(true, error);
+    }
+    const bool last = b.last;
+    const Status read_status = b.status;
+    const std::string read_message = last && read_status ? b.message : std::string();
+    const uint64_t error_line = b.error_line;
+    if (opts_.parse_thread) {
+      {
+        std::lock_guard<std::mutex> lk(ahead.m);
+        ++ahead.taken;
+      }
+      ahead.cv.notify_all();
+    }
+    if (!last) continue;
+    if (read_status) {
       progress(true);
       // Flush what is buffered so that the output holds everything before
       // the failure, then report it.
@@ -375,91 +692,12 @@ Status Ingest::run(const Sink &sink, std::string *error) {
         const Status s = emit_front(sink, error);
         if (s < 0) return s;
       }
-      *error = "line " + std::to_string(reader_.line_number() + 1) + ": " + reader_.message();
-      return reader_.status();
+      *error = "line " + std::to_string(error_line) + ": " + read_message;
+      return read_status;
     }
-    ++stats_.lines;
-    if ((stats_.lines & 0x3FFF) == 0) progress(false);
-    const uint64_t ln = reader_.line_number();
-    if (r == LineReader::kTooLong) {
-      const std::string why = "line longer than the maximum of " + std::to_string(opts_.max_line_bytes) +
-                              " bytes (--max-line-bytes)";
-      if (issues_.report(ln, why)) {
-        *error = "line " + std::to_string(ln) + ": " + why;
-        return USCOPE_ERR_LIMIT;
-      }
-      if (valid_ == 0 && stats_.lines - stats_.blank_lines >= kSniffLines) return not_jsonl(true, error);
-      continue;
-    }
-    if (free_.empty()) {  // every slot holds a windowed event: evs_.size() <= window
-      evs_.emplace_back();
-      free_.push_back(static_cast<uint32_t>(evs_.size() - 1));
-    }
-    const uint32_t idx = free_.back();
-    Ev &e = evs_[idx];
-    TraceMeta m;
-    const size_t readable = line.size() + simdjson::SIMDJSON_PADDING;  // the window keeps padding
-    const LineParser::Result pr = parser_.parse(line, readable, pool_, &e, &m, &reason);
-    if (pr == LineParser::kBlank) {
-      ++stats_.blank_lines;
-      continue;
-    }
-    if (pr == LineParser::kEvent || pr == LineParser::kMeta) ++valid_;
-    if (pr == LineParser::kMeta) {
-      ++stats_.meta_lines;
-      if (meta_.has_meta_line) reason = "a second TRACE_META line (one per trace)";
-      else if (emitted_any_) reason = "TRACE_META after events were written (put it within the first reorder-window lines)";
-      else if (m.has_period && !opts_.period_given && seen_event_line_ && m.period_ps != opts_.period_ps)
-        reason = "TRACE_META period_ps " + std::to_string(m.period_ps) + " after event lines read with period " +
-                 std::to_string(opts_.period_ps) + " ps (put TRACE_META first, or set the period)";
-      else {
-        if (m.has_period && !opts_.period_given) opts_.period_ps = m.period_ps;
-        const bool sid = meta_.has_sim_id, tns = meta_.has_t_ns;
-        const std::string s = meta_.sim_id;
-        meta_ = std::move(m);
-        meta_.has_sim_id = sid;
-        meta_.has_t_ns = tns;
-        meta_.sim_id = s;
-        continue;
-      }
-      if (issues_.report(ln, reason)) {
-        *error = "line " + std::to_string(ln) + ": " + reason;
-        return USCOPE_ERR_CORRUPT;
-      }
-      continue;
-    }
-    if (pr == LineParser::kEvent) seen_event_line_ = true;
-    if (pr == LineParser::kEvent && !(opts_.lossless_checks && !check_lossless(e, &reason))) {
-      e.line = ln;
-      ++stats_.events;
-      // Insert in (t_cycle, line) order; most input is in order: O(1).
-      if (emitted_any_ && e.t_cycle < last_emitted_) {
-        reason = "t_cycle " + std::to_string(e.t_cycle) + " is before " + std::to_string(last_emitted_) +
-                 ", already written: out of order by more than the reorder window of " + std::to_string(window) +
-                 " lines (--reorder-window)";
-        --stats_.events;
-      } else {
-        free_.pop_back();
-        if (ring_.empty() || evs_[ring_.back()].t_cycle <= e.t_cycle) {
-          ring_.push_back(idx);
-        } else {
-          auto it = std::upper_bound(ring_.begin(), ring_.end(), e.t_cycle,
-                                     [&](uint64_t t, uint32_t j) { return t < evs_[j].t_cycle; });
-          ring_.insert(it, idx);
-        }
-        if (ring_.size() > window) {
-          const Status s = emit_front(sink, error);
-          if (s < 0) return s;
-        }
-        continue;
-      }
-    }
-    if (issues_.report(ln, reason)) {
-      *error = "line " + std::to_string(ln) + ": " + reason;
-      return USCOPE_ERR_CORRUPT;
-    }
-    if (valid_ == 0 && stats_.lines - stats_.blank_lines >= kSniffLines) return not_jsonl(true, error);
+    break;
   }
+  if (ahead.th.joinable()) ahead.th.join();  // it has returned after the last batch
   stats_.bytes_in = reader_.bytes_out();
   if (valid_ == 0 && stats_.lines > stats_.blank_lines) return not_jsonl(false, error);
   while (!ring_.empty()) {
