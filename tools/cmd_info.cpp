@@ -257,8 +257,11 @@ void cmd_info(const Trace &t, const std::string &path, bool json) {
     const char *name = nullptr;
     uint32_t n = 0;
     check(uscope_reader_enum(t.r(), &name, &n, k), "enum");
-    std::printf("enum %-6u %s:", k, name);
-    for (uint32_t v = 0; v < n; ++v) std::printf(" %u=%s", v, t.enum_value(static_cast<uint8_t>(k), v));
+    std::printf("enum %-6u %s:", k, name ? name : "");
+    for (uint32_t v = 0; v < n; ++v) {
+      const char *value = t.enum_value(static_cast<uint8_t>(k), v);
+      std::printf(" %u=%s", v, value ? value : "?");
+    }
     std::printf("\n");
   }
   const CpuView v = cpu_view(t, path);
