@@ -26,7 +26,7 @@
 #ifdef USCOPE_BENCH_REFERENCE
 #include "uscope_dpi.h"
 #else
-#include "uscope/uscope.h"
+#include "boom_workload.hpp"
 #endif
 
 namespace {
@@ -81,36 +81,13 @@ uscope_writer_t *open_writer(const char *path, Ids &ids, const char *) {
 }
 void close_writer(uscope_writer_t *w) { uscope_writer_close(w); }
 #else
-struct Sink {
-  uscope_writer_t *w;
-  int begin(uint64_t t) { return uscope_begin_cycle(w, t); }
-  int set(uint16_t sid, uint16_t slot, uint16_t f, uint64_t v) { return uscope_slot_set(w, sid, slot, f, v); }
-  int clear(uint16_t sid, uint16_t slot) { return uscope_slot_clear(w, sid, slot); }
-  int add(uint16_t sid, uint16_t slot, uint16_t f, uint64_t v) { return uscope_slot_add(w, sid, slot, f, v); }
-  int event(uint16_t id, const void *p, uint32_t n) { return uscope_event(w, id, p, n); }
-  int end() { return uscope_end_cycle(w); }
-};
+using Sink = TraceSink;  // boom_workload.hpp: every call through the C ABI
 
 #define CHECK(call) \
   if ((call) != USCOPE_OK) die(uscope_last_error())
 
 uscope_writer_t *open_writer(const char *path, Ids &ids, const char *threads) {
-  uscope_schema_t *s = nullptr;
-  CHECK(uscope_schema_new(&s));
-  uint8_t clk = 0, stage_enum = 0;
-  uint16_t root = 0, core = 0;
-  CHECK(uscope_schema_add_clock(s, &clk, "core_clk", static_cast<uint32_t>(kPeriodPs)));
-  CHECK(uscope_schema_add_scope(s, &root, "root", USCOPE_NO_PARENT, nullptr, clk));
-  CHECK(uscope_schema_add_scope(s, &core, "core0", root, "cpu", USCOPE_CLOCK_INHERIT));
-  CHECK(uscope_schema_add_enum(s, &stage_enum, "pipeline_stage", kStages, kNumStages));
-  const uscope_field_t ent[] = {{"entity_id", USCOPE_FT_U32, 0, 0, 0},
-                                {"pc", USCOPE_FT_U64, 0, 0, 0},
-                                {"inst_bits", USCOPE_FT_U32, 0, 0, 0}};
-  CHECK(uscope_schema_add_storage(s, &ids.entities, "entities", core, kSlots, USCOPE_SF_SPARSE, ent, 3, nullptr, 0));
-  const uscope_field_t cnt[] = {{"count", USCOPE_FT_U64, 0, 0, 0}};
-  CHECK(uscope_schema_add_storage(s, &ids.committed, "committed", core, 1, 0, cnt, 1, nullptr, 0));
-  const uscope_field_t ev[] = {{"entity_id", USCOPE_FT_U32, 0, 0, 0}, {"stage", USCOPE_FT_ENUM, stage_enum, 0, 0}};
-  CHECK(uscope_schema_add_event(s, &ids.stage_event, "stage_transition", core, ev, 2));
+  uscope_schema_t *s = build_schema(ids);  // boom_workload.hpp, as the benchmarks
   uscope_writer_options_t o;
   uscope_writer_options_init(&o);
   o.checkpoint_interval_ps = kCheckpointPs;

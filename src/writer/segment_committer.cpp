@@ -105,16 +105,12 @@ void SegmentCommitter::work() noexcept {
     if (!(taken_ < submitted_ && !failed_)) return;  // stopped, nothing left
     SealedSegment &s = slot(taken_++);
     lock.unlock();
-    bool ok = true;
-    try {
-      // Each worker keeps its own compression state (a zstd context is not
-      // shared between threads); made on its first segment.
+    // Each worker keeps its own compression state (a zstd context is not
+    // shared between threads); made on its first segment.
+    const bool ok = attempt([&] {
       if (!c) c = std::make_unique<Compressor>(method_, level_);
       compress(*c, s);
-    } catch (...) {
-      record_failure();
-      ok = false;
-    }
+    });
     lock.lock();
     if (!ok) {
       failed_ = true;
@@ -132,13 +128,7 @@ void SegmentCommitter::commit_ready(std::unique_lock<std::mutex> &lock) noexcept
   while (!failed_ && committed_ < submitted_ && slot(committed_).done_) {
     SealedSegment &s = slot(committed_);
     lock.unlock();
-    bool ok = true;
-    try {
-      commit(s);
-    } catch (...) {
-      record_failure();
-      ok = false;
-    }
+    const bool ok = attempt([&] { commit(s); });
     lock.lock();
     if (!ok) {
       failed_ = true;

@@ -92,6 +92,17 @@ class SegmentCommitter {
   void compress(Compressor &c, SealedSegment &s);
   void commit(SealedSegment &s);  // the file writes; throws Error
   void record_failure() noexcept; // the current exception into error_
+  // f(); false when it threw (recorded).
+  template <class F>
+  bool attempt(F &&f) noexcept {
+    try {
+      f();
+      return true;
+    } catch (...) {
+      record_failure();
+      return false;
+    }
+  }
   [[noreturn]] void rethrow_failure() const;  // error_ as an Error
 
   FileSink &sink_;

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include <filesystem>
 #include <fstream>
@@ -66,6 +68,39 @@ class TempDir {
 
  private:
   std::string path_;
+};
+
+// A file-size limit for this process (RLIMIT_FSIZE, soft) with SIGXFSZ
+// ignored, so that a write past it fails with EFBIG instead of killing the
+// test: how the writer's IO errors on its background threads are made.
+// Restores both on destruction.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    struct sigaction ign {};
+    ign.sa_handler = SIG_IGN;
+    ok_ = sigaction(SIGXFSZ, &ign, &old_action_) == 0 && getrlimit(RLIMIT_FSIZE, &saved_) == 0;
+    rlimit lim = saved_;
+    lim.rlim_cur = bytes;
+    ok_ = ok_ && setrlimit(RLIMIT_FSIZE, &lim) == 0;
+    if (!ok_) ADD_FAILURE() << "could not set a file-size limit";
+  }
+  ~FileSizeLimit() { release(); }
+  // Back to the saved limit and signal action (idempotent).
+  void release() {
+    if (released_) return;
+    released_ = true;
+    setrlimit(RLIMIT_FSIZE, &saved_);
+    sigaction(SIGXFSZ, &old_action_, nullptr);
+  }
+  bool ok() const { return ok_; }
+  FileSizeLimit(const FileSizeLimit &) = delete;
+  FileSizeLimit &operator=(const FileSizeLimit &) = delete;
+
+ private:
+  struct sigaction old_action_ {};
+  rlimit saved_{};
+  bool ok_ = false, released_ = false;
 };
 
 }  // namespace uscope::test

@@ -1015,25 +1015,22 @@ TEST(WriterMisuse, OlderShorterOptionsStructIsAccepted) {
 // A file-size limit makes the encoder's write fail with EFBIG: the error
 // reaches the simulation thread as a sticky IO status, close() returns it,
 // and the file keeps every segment committed before the failure.
-TEST(WriterMisuse, EncoderWriteErrorIsStickyIo) {
+// With compress_threads: the failing write is the encoder thread's
+// (INLINE) or a compression worker's.
+void expect_write_error_is_sticky_io(uint32_t compress_threads) {
   TempDir dir;
   const std::string path = dir.file("t.usc");
   uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
   o.checkpoint_interval_ps = 10'000;
   o.compression = USCOPE_COMPRESSION_NONE;  // predictable sizes
+  o.compress_threads = compress_threads;
   uscope_schema_t *s = make_schema();
   uscope_writer_t *w = nullptr;
   ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK);
   uscope_schema_free(s);
 
-  struct sigaction ign {}, old {};
-  ign.sa_handler = SIG_IGN;
-  ASSERT_EQ(sigaction(SIGXFSZ, &ign, &old), 0);
-  rlimit saved{};
-  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
-  rlimit lim = saved;
-  lim.rlim_cur = 64 * 1024;
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+  uscope::test::FileSizeLimit limit(64 * 1024);
+  ASSERT_TRUE(limit.ok());
 
   // Cycles of 40 wide ops (~650 bytes): segments of 10 cycles are ~6.5 KiB,
   // so the 64 KiB limit is hit after about ten segments.
@@ -1051,8 +1048,7 @@ TEST(WriterMisuse, EncoderWriteErrorIsStickyIo) {
     if (st == USCOPE_OK) ++completed;
     if (t > 400'000) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  setrlimit(RLIMIT_FSIZE, &saved);
-  sigaction(SIGXFSZ, &old, nullptr);
+  limit.release();
 
   ASSERT_EQ(st, USCOPE_ERR_IO) << "the encoder's write error never reached the simulation thread";
   const std::string msg = "writing " + path;
@@ -1092,5 +1088,7 @@ TEST(WriterMisuse, EncoderWriteErrorIsStickyIo) {
   }
   EXPECT_LE(expect_t - 1000, completed * 1000);
 }
+TEST(WriterMisuse, EncoderWriteErrorIsStickyIo) { expect_write_error_is_sticky_io(USCOPE_COMPRESS_THREADS_INLINE); }
+TEST(WriterMisuse, CompressionWorkerWriteErrorIsStickyIo) { expect_write_error_is_sticky_io(4); }
 
 }  // namespace
