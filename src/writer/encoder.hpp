@@ -1,8 +1,9 @@
 // The encoder: runs on the writer's background thread. It drains the record
 // stream, encodes frames (choosing compact or wide per frame), tracks storage
-// state for checkpoints, computes the TSUM summary, cuts segments, compresses
-// them and commits them to the file. Nothing here runs on the simulation
-// thread until close, after the thread has been joined.
+// state for checkpoints, computes the TSUM summary and cuts segments, which
+// its SegmentCommitter compresses (on worker threads, or here) and commits to
+// the file in order. Nothing here runs on the simulation thread until close,
+// after the thread has been joined.
 #pragma once
 
 #include <atomic>
