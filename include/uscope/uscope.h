@@ -483,6 +483,62 @@ USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_writer_close(uscope_writer_t *
  */
 USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_writer_finish(uscope_writer_t *writer);
 
+/* ── Several producers (multi-threaded models) ──────────────────────── */
+
+/** At most this many producers per writer. */
+#define USCOPE_MAX_PRODUCERS 64u
+
+/**
+ * Add a producer to writer: a handle of its own, for another thread (one per
+ * core model, one per Verilator thread), that takes every per-cycle call
+ * (uscope_begin_cycle ... uscope_end_cycle, the uscope_cpu_* / uscope_noc_* /
+ * uscope_npu_* protocol calls) exactly as a writer does. Each producer has its
+ * own queue (options.queue_bytes, allocated and pre-faulted here) and the same
+ * hot path: no lock, no allocation, no system call in steady state. The
+ * writer's encoder thread merges the producers' cycles into one trace:
+ *
+ *  - The cycles of all producers at one time_ps are one cycle of the trace.
+ *    Its items are producer 1's, then producer 2's, ... (the order of the
+ *    uscope_writer_add_producer calls), each in the order it recorded them.
+ *    The file is byte for byte the one a single thread would write recording
+ *    those items in that order, with the same options.
+ *  - A producer's times must strictly increase (TIME_BACKWARDS otherwise).
+ *  - A time is written once every open producer has recorded its cycle at
+ *    that time, or a later one. So each producer must keep recording (an
+ *    empty begin/end pair is enough) or be closed: a producer that stops
+ *    without closing holds the others back until their queues fill. Each
+ *    producer's cycle is handed to the encoder at its uscope_end_cycle (a
+ *    single release store), so threads that meet at a barrier every cycle
+ *    never wait on each other through the writer.
+ *
+ * Rules, each checked (BAD_STATE):
+ *  - Add every producer before any of them records a cycle, from the
+ *    writer's thread; at most USCOPE_MAX_PRODUCERS (LIMIT).
+ *  - Once it has producers, the writer itself records no cycles (its
+ *    per-cycle calls return BAD_STATE, not sticky): create a producer for
+ *    the main thread's model too. uscope_writer_flush() and
+ *    uscope_string_insert() stay available on the writer; a checkpoint
+ *    callback cannot be combined with producers.
+ *  - uscope_writer_close(producer) (or _finish) ends the producer: its
+ *    unfinished cycle is discarded, its handle stops recording, and its
+ *    memory is freed with the writer. Close every producer before the
+ *    writer. Closing the writer first still finalizes the trace with every
+ *    cycle the open producers had ended, returns BAD_STATE, and makes their
+ *    later calls fail; but their threads must have stopped calling by then.
+ *  - A producer handle is invalid once its writer is closed (freed).
+ *
+ * uscope_string_insert() on a producer interns into the writer's table
+ * (shared, under a lock: call it outside the hot loop where possible).
+ * uscope_writer_stats() on a producer gives its own cycles, ops, events,
+ * drops and stalls with the writer's encoder figures; on the writer, after
+ * its producers are closed, the sums over them.
+ *
+ * Errors: BAD_STATE (see above; or writer is itself a producer), LIMIT,
+ * NO_MEMORY (the producer's queue), INVALID_ARGUMENT (NULL).
+ */
+USCOPE_MUST_USE USCOPE_API uscope_status_t uscope_writer_add_producer(uscope_writer_t *writer,
+                                                                      uscope_writer_t **out_producer);
+
 /**
  * The per-handle message of the writer's sticky error, or "" when there is
  * none. Owned by the writer; valid until the next call on it.

@@ -90,8 +90,16 @@ USCOPE_API uscope_status_t uscope_writer_finish(uscope_writer_t *w) {
 USCOPE_API uscope_status_t uscope_writer_close(uscope_writer_t *w) {
   if (!w) return USCOPE_OK;
   const uscope_status_t s = guard([&] { return w->impl.close(); });
-  delete w;
+  if (!w->impl.is_producer()) delete w;  // a producer is freed with its writer
   return s;
+}
+
+USCOPE_API uscope_status_t uscope_writer_add_producer(uscope_writer_t *w, uscope_writer_t **out) {
+  return guard([&] {
+    USCOPE_CHECK_ARG(w, "uscope_writer_add_producer: writer is NULL");
+    USCOPE_CHECK_ARG(out, "uscope_writer_add_producer: out_producer is NULL");
+    return w->impl.add_producer(out);
+  });
 }
 
 USCOPE_API const char *uscope_writer_error(const uscope_writer_t *w) {

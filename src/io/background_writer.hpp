@@ -69,6 +69,9 @@ class RoomWait {
 //     error. Everything published so far is skipped (the published position
 //     is a record boundary). Return true to skip everything published from
 //     then on too (the producer never waits on a consumer that gave up).
+//   bool poll() noexcept: the ring is idle; do other work (the µScope
+//     encoder merges its producers' rings here) and return true if there
+//     was some, so that the thread polls again instead of sleeping.
 //   void drained() noexcept: the ring is stopped and empty; last call.
 class BackgroundWriter {
  public:
@@ -113,6 +116,10 @@ class BackgroundWriter {
     for (;;) {
       const uint64_t pub = ring_.published.load(std::memory_order_acquire);
       if (pos == pub) {
+        if (c.poll()) {
+          idle.resume();
+          continue;
+        }
         if (ring_.stop.load(std::memory_order_acquire) &&
             ring_.published.load(std::memory_order_acquire) == pos)
           break;

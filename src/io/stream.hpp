@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "format/frame_codec.hpp"
 #include "format/wire.hpp"
 
 namespace uscope::stream {
@@ -42,6 +43,30 @@ inline constexpr uint8_t kPad = 0xFF;              // skip to the start of the r
 inline constexpr size_t kBeginSize = 16;
 inline constexpr size_t kCkptBeginSize = 16;
 inline constexpr size_t kCkptChunk = 64 * 1024;   // checkpoint data travels in pieces
+
+// The op and event records at p, up to `avail` bytes: their size in bytes,
+// stopping at the first record of another kind. Counts them into `items`
+// and clears `compact` when an op needs the wide form (frame_codec.hpp).
+inline size_t scan_items(const uint8_t *p, uint64_t avail, bool &compact, uint32_t &items) {
+  const uint8_t *r = p;
+  const uint8_t *const end = p + avail;
+  bool c = compact;
+  uint32_t n = 0;
+  while (r < end) {
+    if (r[0] == kOp) {
+      c &= op_fits_compact(wire::get_u16(r + 2), wire::get_u64(r + 8));
+      r += wire::kWideOpSize;
+    } else if (r[0] == kEvent) {
+      r += wire::kEventItemHeaderSize + wire::get_u32(r + 4);
+    } else {
+      break;
+    }
+    ++n;
+  }
+  compact = c;
+  items += n;
+  return static_cast<size_t>(r - p);
+}
 
 struct Ring {
   uint8_t *buf = nullptr;

@@ -63,43 +63,14 @@ uint64_t Encoder::consume(uint64_t pos, uint64_t end) {
       case stream::kEvent: {
         // A run of items: scan sizes and compactness, then copy the run at once.
         const uint64_t lap_end = pos - idx + cap;
-        const uint64_t stop = end < lap_end ? end : lap_end;
-        const uint8_t *r = p;
-        uint64_t q = pos;
-        bool compact = cycle_compact_;
-        uint32_t n_items = 0;
-        while (q < stop) {
-          if (r[0] == stream::kOp) {
-            compact &= op_fits_compact(wire::get_u16(r + 2), wire::get_u64(r + 8));
-            r += wire::kWideOpSize;
-            q += wire::kWideOpSize;
-          } else if (r[0] == stream::kEvent) {
-            const size_t n = wire::kEventItemHeaderSize + wire::get_u32(r + 4);
-            r += n;
-            q += n;
-          } else {
-            break;
-          }
-          ++n_items;
-        }
-        append_scratch(p, static_cast<size_t>(r - p));
-        cycle_compact_ = compact;
-        cycle_items_ += n_items;
-        pos = q;
+        const size_t n = stream::scan_items(p, (end < lap_end ? end : lap_end) - pos, cycle_compact_,
+                                            cycle_items_);
+        append_scratch(p, n);
+        pos += n;
         break;
       }
       case stream::kBegin:
-        cycle_time_ = wire::get_u64(p + 8);
-        in_cycle_ = true;
-        // v0.1: a cycle at the time of the open group joins it; another time
-        // closes the group first.
-        if (!(group_open_ && cycle_time_ == group_time_)) {
-          if (group_open_) emit_group();
-          scratch_len_ = 0;
-        }
-        cycle_start_ = scratch_len_;
-        cycle_items_ = 0;
-        cycle_compact_ = true;
+        start_cycle(wire::get_u64(p + 8));
         pos += stream::kBeginSize;
         break;
       case stream::kEnd:
@@ -140,6 +111,20 @@ uint64_t Encoder::consume(uint64_t pos, uint64_t end) {
     }
   }
   return pos;
+}
+
+void Encoder::start_cycle(uint64_t time) {
+  cycle_time_ = time;
+  in_cycle_ = true;
+  // v0.1: a cycle at the time of the open group joins it; another time
+  // closes the group first.
+  if (!(group_open_ && cycle_time_ == group_time_)) {
+    if (group_open_) emit_group();
+    scratch_len_ = 0;
+  }
+  cycle_start_ = scratch_len_;
+  cycle_items_ = 0;
+  cycle_compact_ = true;
 }
 
 void Encoder::apply_checkpoint_override() {

@@ -6,6 +6,7 @@
 // after the thread has been joined.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <exception>
@@ -62,6 +63,19 @@ struct EncoderConfig {
   unsigned compress_workers = 0;
 };
 
+// The rings of a writer's producers (uscope_writer_add_producer): filled by
+// the main writer's thread, read by the encoder thread. A fixed array and a
+// count published with release, so that the encoder never takes a lock to see
+// a new producer.
+struct ProducerTable {
+  static constexpr uint32_t kMax = USCOPE_MAX_PRODUCERS;
+  std::array<std::atomic<stream::Ring *>, kMax> rings{};
+  std::atomic<uint32_t> count{0};
+  // The main writer is finishing: each producer still open ends at what it
+  // has published (its unfinished cycle, if any, is discarded).
+  std::atomic<bool> closing{false};
+};
+
 // Over-aligned, so that the encoder's own state, written every cycle, shares
 // no cache line with a heap neighbour the simulation thread reads.
 class alignas(kCacheLine) Encoder {
@@ -75,9 +89,20 @@ class alignas(kCacheLine) Encoder {
   // producer never waits forever.
   uint64_t drain(uint64_t pos, uint64_t end) { return consume(pos, end); }
   bool failed(const std::exception &e) noexcept;
-  // The stream has ended: the segments still compressing are committed
-  // before the writer goes on to close the file.
-  void drained() noexcept { committer_.wait_idle(); }
+  // The stream has ended: the producers' rings are merged to their ends
+  // and the segments still compressing are committed before the writer goes
+  // on to close the file.
+  void drained() noexcept;
+  // The main ring is idle: merge what the producers have published. True
+  // when something was consumed (the caller then polls again at once).
+  bool poll() noexcept;
+  // Main writer's thread: register a producer's ring (before any cycle).
+  void add_producer(stream::Ring &ring) {
+    const uint32_t n = producers_.count.load(std::memory_order_relaxed);
+    producers_.rings[n].store(&ring, std::memory_order_relaxed);
+    producers_.count.store(n + 1, std::memory_order_release);
+  }
+  void close_producers() { producers_.closing.store(true, std::memory_order_release); }
   // Progress is reported every 256 KiB, so that a producer waiting on a full
   // queue resumes as soon as some room is free, not after the whole batch.
   static constexpr uint64_t kProgressStep = 256u << 10;
@@ -95,11 +120,40 @@ class alignas(kCacheLine) Encoder {
  private:
   uint64_t consume(uint64_t pos, uint64_t end);
   void append_scratch(const uint8_t *p, size_t n);
+  void start_cycle(uint64_t time);
   void end_cycle();
   void apply_cycle();
   void apply_checkpoint_override();
   void emit_group();
   void flush_segment();
+
+  // ── several producers: their cycles merged by time (encoder_merge.cpp) ──
+  // One producer's ring, and its next cycle copied out of it: a producer
+  // never waits for the others, only for this copy (bounded by one cycle).
+  struct Source {
+    stream::Ring *ring = nullptr;
+    uint32_t index = 0;       // its place in the order of equal-time items
+    uint64_t pos = 0;         // next ring position to read
+    uint64_t end = UINT64_MAX;  // main writer closing: the last position read
+    bool loading = false;     // a cycle's records are being copied
+    bool pending = false;     // `cycle` holds one whole cycle, not merged yet
+    bool started = false;     // a cycle of it has been merged
+    bool done = false;        // closed and drained
+    uint64_t time = 0;        // the loading or pending cycle's time
+    uint64_t last = 0;        // the time of its last merged cycle
+    std::vector<uint8_t> cycle;
+    size_t len = 0;
+    uint32_t items = 0;
+    bool compact = true;
+  };
+  bool merge();
+  bool load(Source &s, bool closing);
+  bool discard_sources();
+  void sync_sources();
+  std::vector<Source> sources_;
+  bool merged_any_ = false;
+  uint64_t merged_time_ = 0;
+  ProducerTable producers_;
 
   stream::Ring &ring_;
   FileSink &sink_;

@@ -200,10 +200,67 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
   queue_.start(*encoder_, Encoder::kProgressStep);
 }
 
+Writer::Writer(uscope_writer_t *handle, Writer &parent)
+    : storages_(parent.storages_),
+      ranges_(parent.ranges_),
+      event_sizes_(parent.event_sizes_),
+      num_storages_(parent.num_storages_),
+      num_event_types_(parent.num_event_types_),
+      publish_batch_(0),
+      time_step_(1),
+      handle_(handle),
+      interval_(parent.interval_),
+      backpressure_(parent.backpressure_),
+      drop_headroom_(parent.drop_headroom_),
+      parent_(&parent),
+      schema_(parent.schema_) {
+  // The same queue size as the writer's, pre-faulted for the same reason.
+  if (!queue_.allocate(parent.queue_.cap()))
+    fail(USCOPE_ERR_NO_MEMORY, "cannot allocate a %llu-byte queue for the producer",
+         static_cast<unsigned long long>(parent.queue_.cap()));
+  std::memset(queue_.buf(), 0, queue_.cap());
+  w_ = queue_.buf();
+  wlimit_ = queue_.buf() + queue_.cap();
+  next_checkpoint_ = interval_;
+}
+
 Writer::~Writer() { stop_encoder(); }
 
+uscope_status_t Writer::add_producer(uscope_writer_t **out) {
+  if (parent_)
+    fail(USCOPE_ERR_BAD_STATE, "uscope_writer_add_producer: this handle is a producer; add producers to its writer");
+  if (state_ == kClosed) fail(USCOPE_ERR_BAD_STATE, "uscope_writer_add_producer after the writer was finished");
+  if (state_ == kFailed) return not_recording(0, 0);
+  if (state_ != kIdle && state_ != kCoordinating)
+    fail(USCOPE_ERR_BAD_STATE, "uscope_writer_add_producer inside a cycle or the checkpoint callback");
+  if (have_time_)
+    fail(USCOPE_ERR_BAD_STATE,
+         "uscope_writer_add_producer: this writer has recorded cycles itself; a writer with producers "
+         "records none");
+  if (producers_started_.load(std::memory_order_relaxed))
+    fail(USCOPE_ERR_BAD_STATE,
+         "uscope_writer_add_producer: a producer has recorded a cycle already; add every producer "
+         "before the first cycle");
+  if (callback_)
+    fail(USCOPE_ERR_BAD_STATE, "uscope_writer_add_producer: a checkpoint callback is set, which producers cannot have");
+  if (producers_.size() >= USCOPE_MAX_PRODUCERS)
+    fail(USCOPE_ERR_LIMIT, "uscope_writer_add_producer: this writer has %u producers already (USCOPE_MAX_PRODUCERS)",
+         USCOPE_MAX_PRODUCERS);
+  producers_.reserve(producers_.size() + 1);  // so that the push below cannot throw
+  auto p = std::make_unique<uscope_writer>(*this);
+  encoder_->add_producer(p->impl.queue_.ring());
+  producers_.push_back(std::move(p));
+  state_ = kCoordinating;
+  *out = producers_.back().get();
+  return USCOPE_OK;
+}
+
 void Writer::stop_encoder() noexcept {
-  if (!encoder_) return;  // the constructor failed before the thread started
+  if (!encoder_) return;  // the constructor failed before the thread started, or a producer
+  // Before the main ring stops: the encoder then ends each producer at what
+  // it has published.
+  finishing_.store(true, std::memory_order_release);
+  encoder_->close_producers();
   publish();
   queue_.stop();
 }
@@ -244,12 +301,20 @@ bool Writer::refill(size_t n) noexcept {
 }
 
 bool Writer::check_encoder() noexcept {
-  const uscope_status_t s = enc_error_.status.load(std::memory_order_acquire);
-  if (USCOPE_LIKELY(s == USCOPE_OK)) return true;
+  const EncoderError &e = parent_ ? parent_->enc_error_ : enc_error_;
+  const uscope_status_t s = e.status.load(std::memory_order_acquire);
+  if (USCOPE_LIKELY(s == USCOPE_OK) &&
+      USCOPE_LIKELY(!parent_ || !parent_->finishing_.load(std::memory_order_acquire)))
+    return true;
   if (sticky_ == USCOPE_OK) {
-    sticky_ = s;
-    message_ = enc_error_.message;
-    set_thread_error(message_);
+    try {
+      sticky_ = s != USCOPE_OK ? s : USCOPE_ERR_BAD_STATE;
+      message_ = s != USCOPE_OK ? e.message
+                                : "the writer of this producer was finished before the producer was closed";
+      set_thread_error(message_);
+    } catch (...) {
+      // Out of memory for the message: the status still says what happened.
+    }
   }
   state_ = kFailed;
   return false;
@@ -268,9 +333,13 @@ uscope_status_t Writer::begin_cycle(uint64_t t) noexcept {
     ++errors_;
     return sticky_;
   }
-  if (USCOPE_UNLIKELY(have_time_ && t < last_time_))
-    return misuse(USCOPE_ERR_TIME_BACKWARDS, "begin_cycle(%llu) is before the previous cycle at %llu ps",
-                  static_cast<unsigned long long>(t), static_cast<unsigned long long>(last_time_));
+  if (USCOPE_UNLIKELY(have_time_ && t < last_time_ + time_step_))
+    return misuse(USCOPE_ERR_TIME_BACKWARDS, "begin_cycle(%llu) is %s the previous cycle at %llu ps",
+                  static_cast<unsigned long long>(t),
+                  time_step_ ? "not after (a producer's times strictly increase)" : "before",
+                  static_cast<unsigned long long>(last_time_));
+  if (USCOPE_UNLIKELY(!have_time_) && parent_)
+    parent_->producers_started_.store(true, std::memory_order_relaxed);
   last_time_ = t;
   have_time_ = true;
   if (backpressure_ == USCOPE_BACKPRESSURE_DROP &&
@@ -313,7 +382,7 @@ uscope_status_t Writer::end_cycle() noexcept {
   // waking for every cycle; a segment boundary always publishes, so the
   // segment is committed (and visible to live readers) without delay.
   const bool boundary = last_time_ >= next_checkpoint_;
-  if (boundary || write_pos() - published_pos_ >= kPublishBatch) publish();
+  if (boundary || write_pos() - published_pos_ >= publish_batch_) publish();
   // The same boundary rule as the encoder (COMPAT 10), so the callback runs
   // exactly where a segment ends.
   if (USCOPE_UNLIKELY(boundary)) {
@@ -327,7 +396,7 @@ uscope_status_t Writer::end_cycle() noexcept {
 }
 
 uscope_status_t Writer::flush() noexcept {
-  if (state_ != kIdle) {
+  if (state_ != kIdle && state_ != kCoordinating) {
     if (state_ == kRecording || state_ == kDropping)
       return misuse(USCOPE_ERR_BAD_STATE, "uscope_writer_flush inside a cycle");
     return not_recording(0, 0);
@@ -352,6 +421,11 @@ uscope_status_t Writer::not_recording(uint32_t ops, uint32_t events) noexcept {
       return misuse(USCOPE_ERR_BAD_STATE, "only uscope_checkpoint_storage may be called inside the checkpoint callback");
     case kClosed:
       ++errors_;
+      return USCOPE_ERR_BAD_STATE;
+    case kCoordinating:  // not sticky: the writer itself is fine
+      ++errors_;
+      set_thread_error("this writer has producers (uscope_writer_add_producer) and records no cycle "
+                       "itself: record through a producer");
       return USCOPE_ERR_BAD_STATE;
     default:
       return misuse(USCOPE_ERR_BAD_STATE, "%s outside a begin_cycle/end_cycle pair",
@@ -380,6 +454,11 @@ uscope_status_t Writer::misuse(uscope_status_t code, const char *fmt, ...) noexc
   }
   sticky_ = code;
   state_ = kFailed;
+  // A failed producer records nothing more: the merge need not wait for it.
+  if (parent_) {
+    publish();
+    queue_.ring().stop.store(true, std::memory_order_release);
+  }
   return code;
 }
 
@@ -423,6 +502,8 @@ uscope_status_t Writer::bad_payload(uint16_t id, uint32_t size) noexcept {
 uscope_status_t Writer::set_checkpoint_callback(uscope_checkpoint_fn fn, void *ud) {
   if (state_ == kRecording || state_ == kDropping || state_ == kInCallback)
     return misuse(USCOPE_ERR_BAD_STATE, "set_checkpoint_callback inside a cycle or callback");
+  if (parent_ || state_ == kCoordinating)
+    fail(USCOPE_ERR_BAD_STATE, "set_checkpoint_callback: a writer with producers has no checkpoint callback");
   callback_ = fn;
   callback_ud_ = ud;
   return USCOPE_OK;
@@ -440,7 +521,7 @@ uscope_status_t Writer::checkpoint_storage(uint16_t sid, const uint8_t *mask, co
   // Misuse is sticky, as for the per-cycle calls: misuse() records the status
   // and message for uscope_writer_error() and fails the writer.
   if (state_ != kInCallback) {
-    if (state_ == kFailed || state_ == kClosed) return not_recording(0, 0);
+    if (state_ == kFailed || state_ == kClosed || state_ == kCoordinating) return not_recording(0, 0);
     return misuse(USCOPE_ERR_BAD_STATE, "uscope_checkpoint_storage is only valid inside the checkpoint callback");
   }
   if (sid >= layouts_.size())
@@ -496,6 +577,14 @@ uscope_status_t Writer::checkpoint_storage(uint16_t sid, const uint8_t *mask, co
 
 uscope_status_t Writer::string_insert(const char *str, uint32_t *out) {
   if (state_ == kClosed) fail(USCOPE_ERR_BAD_STATE, "string_insert after close");
+  // One table for the trace: a producer's strings go to its writer's.
+  Writer &owner = parent_ ? *parent_ : *this;
+  if (owner.producers_.empty()) return insert_string(str, out);
+  std::lock_guard<std::mutex> lock(owner.strings_mutex_);
+  return owner.insert_string(str, out);
+}
+
+uscope_status_t Writer::insert_string(const char *str, uint32_t *out) {
   // The lookup key reuses one buffer: a temporary std::string per call would
   // allocate for every string longer than the small-string buffer, on the
   // simulation thread, even when the string is already interned.
@@ -538,6 +627,30 @@ void Writer::stats(uscope_writer_stats_t *out) const {
   s.compress_threads = encoder_ ? encoder_->compress_workers() : 0;
   s.compress_waits = enc_stats_.compress_waits.load(std::memory_order_relaxed);
   s.compress_wait_ns = enc_stats_.compress_wait_ns.load(std::memory_order_relaxed);
+  if (parent_) {  // its own counts, with its writer's encoder figures
+    const EncoderStats &e = parent_->enc_stats_;
+    s.sticky_status = sticky_ != USCOPE_OK ? sticky_ : parent_->enc_error_.status.load(std::memory_order_acquire);
+    s.frames = e.frames.load(std::memory_order_relaxed);
+    s.segments = e.segments.load(std::memory_order_relaxed);
+    s.raw_bytes = e.raw_bytes.load(std::memory_order_relaxed);
+    s.compressed_bytes = e.compressed_bytes.load(std::memory_order_relaxed);
+    s.checkpoint_bytes = e.checkpoint_bytes.load(std::memory_order_relaxed);
+    s.file_bytes = e.file_bytes.load(std::memory_order_relaxed);
+    s.compress_threads = parent_->encoder_->compress_workers();
+    s.compress_waits = e.compress_waits.load(std::memory_order_relaxed);
+    s.compress_wait_ns = e.compress_wait_ns.load(std::memory_order_relaxed);
+  }
+  // A writer's own counts (none, once it has producers) plus those of its
+  // closed producers.
+  s.cycles += totals_.cycles.load(std::memory_order_relaxed);
+  s.ops += totals_.ops.load(std::memory_order_relaxed);
+  s.events += totals_.events.load(std::memory_order_relaxed);
+  s.errors += totals_.errors.load(std::memory_order_relaxed);
+  s.dropped_cycles += totals_.dropped_cycles.load(std::memory_order_relaxed);
+  s.dropped_ops += totals_.dropped_ops.load(std::memory_order_relaxed);
+  s.dropped_events += totals_.dropped_events.load(std::memory_order_relaxed);
+  s.stalls += totals_.stalls.load(std::memory_order_relaxed);
+  s.stall_ns += totals_.stall_ns.load(std::memory_order_relaxed);
   const uint32_t n = out->struct_size < sizeof(s) ? out->struct_size : sizeof(s);
   std::memcpy(out, &s, n);
   out->struct_size = n;
@@ -547,6 +660,18 @@ void Writer::stats(uscope_writer_stats_t *out) const {
 
 uscope_status_t Writer::close() {
   if (state_ == kClosed) return close_status_;  // finished already
+  if (parent_) return close_producer();
+  size_t open_producers = 0;
+  for (const auto &p : producers_)
+    open_producers += !p->impl.producer_closed_.load(std::memory_order_acquire);
+  if (open_producers && sticky_ == USCOPE_OK) {
+    // Not sticky before now: the trace is still finalized with every cycle
+    // the producers had ended (stop_encoder tells the encoder to end them).
+    sticky_ = USCOPE_ERR_BAD_STATE;
+    message_ = format_message("%zu of the %zu producers were not closed before their writer; the trace "
+                              "keeps every cycle they had ended",
+                              open_producers, producers_.size());
+  }
   if (state_ == kRecording) {  // an unfinished cycle is discarded
     if (w_ != wlimit_ || refill(1)) *w_++ = stream::kAbort;
     ops_ = cycle_ops_;
@@ -580,13 +705,51 @@ uscope_status_t Writer::close() {
     } catch (const Error &) {
     }
   }
-  if (status == USCOPE_OK && dropped_cycles_) {
-    status = USCOPE_ERR_DATA_DROPPED;
-    message_ = format_message("%llu cycles (%llu ops, %llu events) were dropped by the DROP backpressure policy",
-                              static_cast<unsigned long long>(dropped_cycles_),
-                              static_cast<unsigned long long>(dropped_ops_),
-                              static_cast<unsigned long long>(dropped_events_));
+  add_drop_status(status);
+  if (status != USCOPE_OK) set_thread_error(message_);
+  close_status_ = status;
+  return status;
+}
+
+void Writer::add_drop_status(uscope_status_t &status) {
+  const uint64_t cycles = dropped_cycles_ + totals_.dropped_cycles.load(std::memory_order_relaxed);
+  if (status != USCOPE_OK || !cycles) return;
+  status = USCOPE_ERR_DATA_DROPPED;
+  message_ = format_message("%llu cycles (%llu ops, %llu events) were dropped by the DROP backpressure policy",
+                            static_cast<unsigned long long>(cycles),
+                            static_cast<unsigned long long>(dropped_ops_ + totals_.dropped_ops.load(std::memory_order_relaxed)),
+                            static_cast<unsigned long long>(dropped_events_ + totals_.dropped_events.load(std::memory_order_relaxed)));
+}
+
+uscope_status_t Writer::close_producer() {
+  if (state_ == kRecording) {  // an unfinished cycle is discarded
+    if (w_ != wlimit_ || refill(1)) *w_++ = stream::kAbort;
+    ops_ = cycle_ops_;
+    events_ = cycle_events_;
   }
+  // Its last records, then the stop (the encoder reads the stop first, then
+  // whether everything published is merged).
+  publish();
+  queue_.ring().request_stop();
+  uscope_status_t status = sticky_;
+  const uscope_status_t enc = parent_->enc_error_.status.load(std::memory_order_acquire);
+  if (status == USCOPE_OK && enc != USCOPE_OK) {
+    status = enc;
+    message_ = parent_->enc_error_.message;
+  }
+  add_drop_status(status);
+  ProducerTotals &t = parent_->totals_;
+  t.cycles.fetch_add(cycles_, std::memory_order_relaxed);
+  t.ops.fetch_add(ops_, std::memory_order_relaxed);
+  t.events.fetch_add(events_, std::memory_order_relaxed);
+  t.errors.fetch_add(errors_, std::memory_order_relaxed);
+  t.dropped_cycles.fetch_add(dropped_cycles_, std::memory_order_relaxed);
+  t.dropped_ops.fetch_add(dropped_ops_, std::memory_order_relaxed);
+  t.dropped_events.fetch_add(dropped_events_, std::memory_order_relaxed);
+  t.stalls.fetch_add(stalls_, std::memory_order_relaxed);
+  t.stall_ns.fetch_add(stall_ns_, std::memory_order_relaxed);
+  state_ = kClosed;
+  producer_closed_.store(true, std::memory_order_release);
   if (status != USCOPE_OK) set_thread_error(message_);
   close_status_ = status;
   return status;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -53,6 +54,9 @@ class Writer {
   Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
          const uscope_dut_property_t *props, uint32_t num_props,
          const uscope_writer_options_t *opts);
+  // A producer of parent (uscope_writer_add_producer): the same per-cycle
+  // calls into a ring of its own, which parent's encoder merges. Throws Error.
+  Writer(uscope_writer_t *handle, Writer &parent);
   ~Writer();  // stops the encoder if close() was never reached
   Writer(const Writer &) = delete;
   Writer &operator=(const Writer &) = delete;
@@ -113,6 +117,9 @@ class Writer {
   }
 
   // ── other calls ──
+  // uscope_writer_add_producer. Throws Error.
+  uscope_status_t add_producer(uscope_writer_t **out);
+  bool is_producer() const { return parent_ != nullptr; }
   uscope_status_t flush() noexcept;
   uscope_status_t string_insert(const char *str, uint32_t *out);
   uscope_status_t set_checkpoint_callback(uscope_checkpoint_fn fn, void *ud);
@@ -127,7 +134,8 @@ class Writer {
   uscope_status_t close();
 
  private:
-  enum State : uint8_t { kIdle, kRecording, kDropping, kInCallback, kFailed, kClosed };
+  // kCoordinating: a writer with producers, which records no cycle itself.
+  enum State : uint8_t { kIdle, kRecording, kDropping, kInCallback, kFailed, kClosed, kCoordinating };
   struct StorageInfo {
     uint16_t num_slots;
     uint16_t num_fields;
@@ -176,6 +184,9 @@ class Writer {
   void run_callback(uint64_t time_ps) noexcept;
   void stop_encoder() noexcept;
   void finalize(uscope_status_t &status);
+  uscope_status_t close_producer();
+  uscope_status_t insert_string(const char *str, uint32_t *out);
+  void add_drop_status(uscope_status_t &status);
 
   // Hot state first, on its own cache lines (the object is over-aligned by
   // the encoder's members below); the tables it reads are in whole lines of
@@ -196,7 +207,13 @@ class Writer {
   uint64_t next_checkpoint_ = 0;
   uint64_t wrap_base_ = 0;      // ring position of ring_.buf[0] in the current lap
   uint64_t published_pos_ = 0;  // last position made visible to the encoder
+  // A writer publishes every 256 KiB (the encoder sleeps between batches); a
+  // producer at every end_cycle, since the merge waits for each producer's
+  // cycle (encoder_merge.cpp). A producer's times must also strictly
+  // increase: time_step_ is 1 for it, 0 for a writer.
   static constexpr uint64_t kPublishBatch = 256 * 1024;
+  uint64_t publish_batch_ = kPublishBatch;
+  uint64_t time_step_ = 0;
   uint64_t consumed_cache_ = 0;
 
   uscope_writer_t *handle_;
@@ -214,6 +231,21 @@ class Writer {
   std::string message_;
   uscope_status_t close_status_ = USCOPE_OK;
   bool summary_omitted_ = false;  // set by finalize(), after the encoder has stopped
+
+  // ── several producers ──
+  Writer *parent_ = nullptr;  // a producer's writer
+  // A writer's producers, freed with it (their rings outlive the encoder).
+  std::vector<std::unique_ptr<uscope_writer>> producers_;
+  std::mutex strings_mutex_;  // strings_ once producers may intern into it
+  // The counts of the producers closed so far, for the writer's stats.
+  struct ProducerTotals {
+    std::atomic<uint64_t> cycles{0}, ops{0}, events{0}, errors{0}, dropped_cycles{0},
+        dropped_ops{0}, dropped_events{0}, stalls{0}, stall_ns{0};
+  };
+  ProducerTotals totals_;
+  std::atomic<bool> producers_started_{false};  // a producer has begun a cycle
+  std::atomic<bool> finishing_{false};          // the writer is finishing (read by producers)
+  std::atomic<bool> producer_closed_{false};    // this producer has been closed
 
   Schema schema_;
   std::vector<StorageLayout> layouts_;
@@ -242,5 +274,6 @@ struct uscope_writer {
                          const uscope_dut_property_t *props, uint32_t num_props,
                          const uscope_writer_options_t *opts)
       : impl(this, path, schema, props, num_props, opts) {}
+  explicit uscope_writer(uscope::Writer &parent) : impl(this, parent) {}
   uscope::Writer impl;
 };

@@ -53,6 +53,7 @@ struct Summer {
     errors.push_back(e.what());
     return give_up;
   }
+  bool poll() noexcept { return false; }
   void drained() noexcept { drained_called = true; }
 };
 

@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/test_util.hpp"
@@ -319,6 +320,48 @@ TEST(WriterAlloc, SteadyStateMakesNoAllocationOnTheSimulationThread) {
   EXPECT_EQ(frames, kWarmup + kMeasured);
   // The last cycle (105,000) is itself a boundary, so no partial segment follows.
   EXPECT_EQ(t.segments.size(), (kWarmup + kMeasured) / 100);
+}
+
+// The same proof for producers (uscope_writer_add_producer): two threads,
+// each counting its own allocations while the encoder merges their rings.
+TEST(WriterAlloc, ProducersMakeNoAllocationOnTheirThreads) {
+  TempDir dir;
+  const std::string path = dir.file("producers.usc");
+  Boom b;
+  uscope_schema_t *s = boom_schema(b);
+  uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
+  o.checkpoint_interval_ps = 100 * 1000;
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK) << uscope_last_error();
+  uscope_schema_free(s);
+  uscope_writer_t *prod[2] = {};
+  for (auto &p : prod) ASSERT_EQ(uscope_writer_add_producer(w, &p), USCOPE_OK) << uscope_last_error();
+  struct Result {
+    uscope_status_t bad = 0;
+    Counts before{}, after{};
+  } res[2];
+  auto run = [&](unsigned i) {
+    Result &r = res[i];
+    uint64_t c = 1;
+    for (; c <= kWarmup; ++c) r.bad |= boom_cycle(prod[i], b, c);
+    r.before = counts();
+    for (uint64_t end = c + kMeasured; c < end; ++c) r.bad |= boom_cycle(prod[i], b, c);
+    r.after = counts();
+    r.bad |= uscope_writer_close(prod[i]);
+  };
+  std::thread t0(run, 0), t1(run, 1);
+  t0.join();
+  t1.join();
+  for (const Result &r : res) {
+    EXPECT_EQ(r.bad, 0);
+    EXPECT_EQ(r.after.allocs - r.before.allocs, 0u) << "allocations on a producer's thread";
+    EXPECT_EQ(r.after.frees - r.before.frees, 0u) << "frees on a producer's thread";
+  }
+  ASSERT_EQ(uscope_writer_close(w), USCOPE_OK) << uscope_last_error();
+  const auto t = uscope::test::read_trace_file(path);
+  uint64_t frames = 0;
+  for (const auto &seg : t.segments) frames += seg.header.num_frames;
+  EXPECT_EQ(frames, kWarmup + kMeasured);  // both producers' cycles of a time are one frame
 }
 
 TEST(WriterAlloc, BackpressureWaitMakesNoAllocationOnTheSimulationThread) {
