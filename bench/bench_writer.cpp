@@ -63,6 +63,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "boom_workload.hpp"
@@ -636,6 +637,88 @@ BENCHMARK_CAPTURE(BM_Writer, LZ4_Model, Variant{USCOPE_COMPRESSION_LZ4, USCOPE_F
 BENCHMARK_CAPTURE(BM_Writer, LZ4_Model1us, Variant{USCOPE_COMPRESSION_LZ4, USCOPE_FRAMES_V02, 5})
     ->Name("BM_Writer_LZ4_Model1us")
     ->Apply(OneFile);
+
+// Several producers (uscope_writer_add_producer): N threads each record the
+// BOOM-like workload for g_cycles cycles into one trace, merged by time on
+// the encoder thread. The baseline, in the same run, is the file those
+// producers are equivalent to: one writer recording, in each cycle, the N
+// producers' items one after the other (the same file, byte for byte).
+// items_per_s is end to end (open .. close).
+struct ItemsOnly {  // a cycle's items only: the baseline's nested copies
+  TraceSink inner;
+  int begin(uint64_t) { return 0; }
+  int set(uint16_t sid, uint16_t slot, uint16_t f, uint64_t v) { return inner.set(sid, slot, f, v); }
+  int clear(uint16_t sid, uint16_t slot) { return inner.clear(sid, slot); }
+  int add(uint16_t sid, uint16_t slot, uint16_t f, uint64_t v) { return inner.add(sid, slot, f, v); }
+  int event(uint16_t id, const void *p, uint32_t n) { return inner.event(id, p, n); }
+  int end() { return 0; }
+};
+
+void BM_Writer_Producers(benchmark::State &state, bool producers) {
+  const auto n = static_cast<unsigned>(state.range(0));
+  Ids ids{};
+  uscope_schema_t *schema = build_schema(ids);
+  uscope_writer_options_t opts;
+  uscope_writer_options_init(&opts);
+  opts.checkpoint_interval_ps = kCheckpointPs;
+  double wall_ns = 0, items = 0, stalls = 0, rss = 0;
+  for (auto _ : state) {
+    const std::string path = g_dir + "/bench_" + std::to_string(g_file_seq.fetch_add(1)) + ".uscope";
+    reset_peak_rss();
+    const uint64_t t0 = now_ns();
+    uscope_writer_t *w = nullptr;
+    CHECK_OK(uscope_writer_open(&w, path.c_str(), schema, nullptr, 0, &opts));
+    std::atomic<int> st{0};
+    if (producers) {
+      std::vector<uscope_writer_t *> prod(n);
+      for (auto &p : prod) CHECK_OK(uscope_writer_add_producer(w, &p));
+      std::vector<std::thread> threads;
+      for (unsigned i = 0; i < n; ++i)
+        threads.emplace_back([&, i] {
+          TraceSink sink{prod[i]};
+          int bad = 0;
+          for (uint64_t c = 0; c < g_cycles; ++c) bad |= run_cycle(sink, ids, c);
+          bad |= uscope_writer_close(prod[i]);
+          st |= bad;
+        });
+      for (auto &t : threads) t.join();
+    } else {
+      TraceSink sink{w};
+      ItemsOnly copy{sink};
+      int bad = 0;
+      for (uint64_t c = 0; c < g_cycles; ++c) {
+        bad |= sink.begin(c * kPeriodPs);
+        for (unsigned i = 0; i < n; ++i) bad |= run_cycle(copy, ids, c);
+        bad |= sink.end();
+      }
+      st |= bad;
+    }
+    uscope_writer_stats_t fin;
+    fin.struct_size = sizeof fin;
+    const uscope_status_t fs = uscope_writer_finish(w);
+    CHECK_OK(uscope_writer_stats(w, &fin));
+    const uscope_status_t cs = fs != USCOPE_OK ? fs : uscope_writer_close(w);
+    const uint64_t t1 = now_ns();
+    if (st.load() != 0 || cs != USCOPE_OK) die("the producers' run", cs, nullptr);
+    state.PauseTiming();
+    rss = std::max(rss, peak_rss_mb());
+    wall_ns += static_cast<double>(t1 - t0);
+    items += static_cast<double>(fin.ops + fin.events);
+    stalls += static_cast<double>(fin.stalls);
+    std::remove(path.c_str());
+    state.ResumeTiming();
+  }
+  uscope_schema_free(schema);
+  const double iters = static_cast<double>(state.iterations());
+  using benchmark::Counter;
+  state.counters["items_per_s"] = Counter(items / (wall_ns / 1e9));
+  state.counters["wall_ms"] = Counter(wall_ns / iters / 1e6);
+  state.counters["items"] = Counter(items / iters);
+  state.counters["stalls"] = Counter(stalls / iters);
+  state.counters["peak_rss_MB"] = Counter(rss);
+}
+BENCHMARK_CAPTURE(BM_Writer_Producers, merged, true)->Arg(1)->Arg(2)->Arg(4)->Apply(OneFile);
+BENCHMARK_CAPTURE(BM_Writer_Producers, one_thread, false)->Arg(1)->Arg(2)->Arg(4)->Apply(OneFile);
 
 }  // namespace
 

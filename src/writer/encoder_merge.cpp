@@ -144,7 +144,14 @@ bool Encoder::merge() {
     start_cycle(t);
     for (Source &s : sources_) {
       if (!s.pending || s.time != t) continue;
-      append_scratch(s.cycle.data(), s.len);
+      if (scratch_len_ == 0) {
+        // The first items of the cycle: take the buffer instead of copying it
+        // (the source keeps the emptied one for its next cycle).
+        scratch_.swap(s.cycle);
+        scratch_len_ = s.len;
+      } else {
+        append_scratch(s.cycle.data(), s.len);
+      }
       cycle_items_ += s.items;
       cycle_compact_ = cycle_compact_ && s.compact;
       s.pending = false;
