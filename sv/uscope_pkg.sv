@@ -101,6 +101,9 @@ package uscope_pkg;
   import "DPI-C" function chandle uscope_open_opts(string path, chandle schema, string options);
   import "DPI-C" function chandle uscope_open_json(string path, string schema_json_path);
   import "DPI-C" function int     uscope_close(chandle w);
+  // A producer of w for another simulation thread (uscope_writer_add_producer):
+  // its own handle, merged by time. docs/dpi.md, "Several threads".
+  import "DPI-C" function chandle uscope_sv_add_producer(chandle w);
   // Frames from SV (no harness around the clock edges): makes the frame at
   // time_ps the open one, ending the previous one. docs/dpi.md, "Frames".
   import "DPI-C" function int     uscope_sv_cycle(chandle w, longint unsigned time_ps);

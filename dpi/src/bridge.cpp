@@ -31,6 +31,7 @@ struct WriterState {
   std::shared_ptr<const Names> names;  // null for a writer opened in C
   bool frame_open = false;             // a frame begun by uscope_sv_cycle
   uint64_t frame_time = 0;
+  void *parent = nullptr;              // a producer's writer (uscope_sv_add_producer)
 };
 
 // Set-up state shared by every thread. Schemas and writers are used by one
@@ -367,8 +368,19 @@ int close(void *writer) noexcept {
         g.writers.erase(it);
         g_writers_erased.fetch_add(1, std::memory_order_release);  // every CycleCache is stale
       }
+      // A writer frees its producers: forget their handles and names too.
+      std::set<void *> gone{writer};
+      for (auto p = g.writers.begin(); p != g.writers.end();) {
+        if (p->second.parent != writer) {
+          ++p;
+          continue;
+        }
+        gone.insert(p->first);
+        p = g.writers.erase(p);
+        g_writers_erased.fetch_add(1, std::memory_order_release);
+      }
       for (auto r = g.registry.begin(); r != g.registry.end();)
-        r = r->second == writer ? g.registry.erase(r) : std::next(r);
+        r = gone.count(r->second) ? g.registry.erase(r) : std::next(r);
     }
     uscope_writer_t *w = static_cast<uscope_writer_t *>(writer);
     // The last frame opened by uscope_sv_cycle is complete: keep it (close
@@ -379,6 +391,29 @@ int close(void *writer) noexcept {
     const uscope_status_t st = uscope_writer_close(w);
     if (st != USCOPE_OK) fail(st, sticky.empty() ? std::string(uscope_last_error()) : sticky);
     return USCOPE_OK;
+  });
+}
+
+void *add_producer(void *writer) noexcept {
+  return guarded<void *>(nullptr, "uscope_sv_add_producer", [&] {
+    if (!writer) fail(USCOPE_DPI_ERR_BAD_HANDLE, "writer is null");
+    Globals &g = globals();
+    std::shared_ptr<const Names> names;
+    {
+      std::lock_guard<std::mutex> lock(g.mu);
+      if (g.schemas.count(static_cast<Schema *>(writer)))
+        fail(USCOPE_DPI_ERR_BAD_HANDLE, "the chandle is a schema, not a writer");
+      auto it = g.writers.find(writer);
+      if (it != g.writers.end()) names = it->second.names;
+    }
+    uscope_writer_t *p = nullptr;
+    check(uscope_writer_add_producer(static_cast<uscope_writer_t *>(writer), &p), "uscope_sv_add_producer");
+    // Known to uscope_sv_find (the writer's names) and to uscope_close.
+    std::lock_guard<std::mutex> lock(g.mu);
+    WriterState &st = g.writers[p];
+    st.names = std::move(names);
+    st.parent = writer;
+    return static_cast<void *>(p);
   });
 }
 

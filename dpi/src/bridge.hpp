@@ -40,6 +40,7 @@ int find(void *handle, const char *kind, const char *name) noexcept;
 void *open(const char *path, void *schema, const char *options) noexcept;
 void *open_json(const char *path, const char *json_path) noexcept;
 int close(void *writer) noexcept;
+void *add_producer(void *writer) noexcept;
 int cycle(void *writer, uint64_t time_ps) noexcept;
 int event_raw(void *writer, uint16_t event_type_id, const unsigned char *payload,
               uint32_t len) noexcept;

@@ -67,6 +67,7 @@ void *uscope_open_json(const char *path, const char *schema_json_path) {
   return b::open_json(path, schema_json_path);
 }
 int uscope_close(void *writer) { return b::close(writer); }
+void *uscope_sv_add_producer(void *writer) { return b::add_producer(writer); }
 int uscope_sv_cycle(void *writer, unsigned long long time_ps) { return b::cycle(writer, time_ps); }
 
 int uscope_event_raw(void *writer, unsigned short event_type_id, const unsigned char *payload,

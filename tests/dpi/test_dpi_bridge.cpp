@@ -4,9 +4,11 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
-#include <utility>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "dpi_test_util.hpp"
@@ -787,6 +789,51 @@ TEST(DpiWriter, SvCycleInsideAHarnessFrameIsBadState) {
   ASSERT_EQ(uscope_begin_cycle(static_cast<uscope_writer_t *>(w), 0), USCOPE_OK);
   EXPECT_EQ(uscope_sv_cycle(w, 0), USCOPE_ERR_BAD_STATE);
   EXPECT_EQ(uscope_close(w), USCOPE_ERR_BAD_STATE);
+}
+
+// Two simulation threads, each with its producer (uscope_sv_add_producer)
+// and frames from uscope_sv_cycle, as SV hooks of a multi-threaded model
+// would: one trace, both threads' values at every time.
+TEST(DpiWriter, ProducersFromSeveralThreads) {
+  TempDir dir;
+  const std::string path = dir.file("p.uscope");
+  void *w = small_writer(path);
+  ASSERT_NE(w, nullptr) << last_error();
+  EXPECT_EQ(uscope_sv_add_producer(nullptr), nullptr);
+  EXPECT_EQ(uscope_dpi_last_status(), USCOPE_DPI_ERR_BAD_HANDLE);
+  void *prod[2] = {uscope_sv_add_producer(w), uscope_sv_add_producer(w)};
+  ASSERT_NE(prod[0], nullptr) << last_error();
+  ASSERT_NE(prod[1], nullptr) << last_error();
+  EXPECT_EQ(uscope_sv_add_producer(prod[0]), nullptr);  // not from a producer
+  EXPECT_EQ(uscope_dpi_last_status(), USCOPE_ERR_BAD_STATE);
+  EXPECT_EQ(uscope_sv_find(prod[1], "storage", "st"), 0);  // the writer's names
+  std::atomic<int> bad{0};
+  auto run = [&](unsigned i) {
+    uscope_writer_t *p = static_cast<uscope_writer_t *>(prod[i]);
+    for (uint64_t c = 0; c < 1000; ++c) {
+      bad |= uscope_sv_cycle(prod[i], c * 1000);
+      bad |= uscope_slot_set(p, 0, static_cast<uint16_t>(i), 0, 10 * c + i);
+    }
+    bad |= uscope_close(prod[i]);  // ends its last frame
+  };
+  std::thread t0(run, 0), t1(run, 1);
+  t0.join();
+  t1.join();
+  EXPECT_EQ(bad.load(), 0) << last_error();
+  EXPECT_EQ(uscope_close(w), USCOPE_OK) << last_error();
+  Reader r(path);
+  EXPECT_EQ(r.item_times().size(), 1000u);
+  for (uint64_t c : {0u, 1u, 500u, 999u}) {
+    EXPECT_EQ(r.slot(c * 1000, 0, 0, 0), 10 * c) << c;
+    EXPECT_EQ(r.slot(c * 1000, 0, 1, 0), 10 * c + 1) << c;
+  }
+  // The writer closed before its producer: BAD_STATE, and the producer's
+  // handle is forgotten with it.
+  void *w2 = small_writer(dir.file("q.uscope"));
+  void *q = uscope_sv_add_producer(w2);
+  ASSERT_NE(q, nullptr) << last_error();
+  EXPECT_EQ(uscope_close(w2), USCOPE_ERR_BAD_STATE);
+  EXPECT_NE(last_error().find("not closed before their writer"), std::string::npos) << last_error();
 }
 
 TEST(DpiWriter, OpenFailsOnBadPath) {

@@ -220,6 +220,18 @@ void *uscope_open_json(const char *path, const char *schema_json_path);
 int uscope_close(void *writer);
 
 /**
+ * A producer of writer (uscope_writer_add_producer in uscope.h, whose rules
+ * apply): a writer handle of its own for another simulation thread (a
+ * Verilator --threads partition, one core model), taking every per-cycle call
+ * and uscope_sv_cycle; the writer's encoder merges the producers' cycles by
+ * time. Add every producer before any records a cycle. Close each producer
+ * with uscope_close() before the writer; uscope_close() of the writer also
+ * forgets its producers' handles. NULL with the last error set on failure
+ * (USCOPE_DPI_ERR_BAD_HANDLE for a NULL handle or a schema).
+ */
+void *uscope_sv_add_producer(void *writer);
+
+/**
  * Frames from SystemVerilog, for a testbench whose harness does not call
  * uscope_begin_cycle / uscope_end_cycle around its clock edges (an
  * event-driven simulator, or a Verilator model whose sim_main knows nothing
