@@ -8,6 +8,12 @@
 set -euo pipefail
 python=$1 src=$2 work=$3 so=$4
 rm -rf "$work"
+# pip builds the package with the interpreter's own setuptools and wheel: say so if either is
+# missing rather than leave pip's "invalid command 'bdist_wheel'".
+"$python" -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ('pip', 'setuptools', 'wheel')))" || {
+  echo "pip install: $python lacks pip, setuptools or wheel (Debian: python3-pip python3-setuptools python3-wheel)" >&2
+  exit 1
+}
 mkdir -p "$work"
 cp -r "$src" "$work/src"
 rm -rf "$work/src/tests"

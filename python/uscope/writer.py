@@ -262,6 +262,9 @@ class Writer:
             if fmt is None:
                 raise InvalidArgumentError(-1, "event type %d: its field types are unknown here (a schema "
                                            "loaded from JSON, or not an event): pass the payload as bytes" % t)
+            if len(values) != len(fmt.format) - 1:  # the format starts with "<"
+                raise InvalidArgumentError(-1, "event type %d takes %d values, not %d"
+                                           % (t, len(fmt.format) - 1, len(values)))
             try:
                 payload = fmt.pack(*values)
             except struct.error as e:
