@@ -373,15 +373,16 @@ class _EventBatches:
         q, i32 = self._q, self._i
         # uscope_item_t as 8-byte words: [0] time_ps, [1] is_event (low half), [4] event type
         # id (its low 16 bits) and payload_size (high half), [5] the payload pointer.
-        flags = i32[2:12 * n:12]
         times = q[0:6 * n:6].tolist()
         types = self._hw[16:24 * n:24].tolist()
         ptrs = q[5:6 * n:6].tolist()
-        ends = map(operator.add, ptrs, i32[9:12 * n:12].tolist())
-        payloads = map(bytes, map(_MEMORY.__getitem__, map(slice, ptrs, ends)))
+        sizes = i32[9:12 * n:12].tolist()
+        flags = i32[2:12 * n:12]
+        if 0 in flags:  # ops among the items: keep the events' columns only
+            flags = flags.tolist()
+            times, types, ptrs, sizes = (list(itertools.compress(c, flags)) for c in (times, types, ptrs, sizes))
+        payloads = map(bytes, map(_MEMORY.__getitem__, map(slice, ptrs, map(operator.add, ptrs, sizes))))
         events = zip(times, types, payloads)
-        if 0 in flags:  # ops among the items: keep the events
-            events = itertools.compress(events, flags.tolist())
         if self._keep is not None:
             keep = self._keep
             events = (e for e in events if e[1] in keep)
