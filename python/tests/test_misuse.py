@@ -165,6 +165,15 @@ class WrongIds(TempDirTest):
         with self.assertRaises(uscope.InvalidArgumentError):
             self.t.events(types=[-1])
 
+    def test_decode_misuse(self):
+        ev = next(iter(self.t.events()))
+        with self.assertRaises(uscope.ArgumentTypeError):
+            self.t.decode(5)
+        with self.assertRaises(uscope.UnknownIdError):
+            self.t.decode((ev[0], 99, ev[2]))
+        with self.assertRaises(uscope.PayloadSizeError):
+            self.t.decode((ev[0], ev[1], ev[2] + b"x"))
+
     def test_no_cpu_scope(self):
         with self.assertRaises(uscope.NotFoundError) as cm:
             self.t.analyze()

@@ -66,6 +66,19 @@ def path(value, what="path", optional=False):
     return b
 
 
+def sequence(value, what):
+    """A list from an iterable that is not a string."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise ArgumentTypeError(-1, "%s must be a list, not %s" % (what, type(value).__name__))
+    return list(value)
+
+
+def mapping(value, what):
+    if not hasattr(value, "items"):
+        raise ArgumentTypeError(-1, "%s must be a dict, not %s" % (what, type(value).__name__))
+    return dict(value)
+
+
 def handle(h, what):
     if not h:
         raise BadStateError(-6, "%s is closed" % what)

@@ -12,6 +12,11 @@ import os
 from ctypes import (POINTER, Structure, c_char_p, c_double, c_int, c_int32, c_uint8, c_uint16,
                     c_uint32, c_uint64, c_void_p)
 
+# The item batches are read as 8-byte words (trace.py) and libuscope's own layout checks
+# assume LP64: a 32-bit interpreter cannot load the 64-bit library anyway.
+if ctypes.sizeof(c_void_p) != 8:
+    raise ImportError("uscope needs a 64-bit Python (libuscope's uscope_item_t layout)")
+
 status_t = c_int32
 u8, u16, u32, u64 = c_uint8, c_uint16, c_uint32, c_uint64
 

@@ -4,13 +4,14 @@ import ctypes
 import html
 import itertools
 import operator
+import sys
 import weakref
 from ctypes import byref, c_char_p, c_int, c_void_p
 
 from . import _args
 from ._lib import (CounterInfo, CpuTraceInfo, CpuTraceOptions, EventTypeInfo, FieldInfo, FileInfo, Insn,
                    Item, PerfReport, ScopeInfo, SchemaCounts, StorageInfo, ClockInfo, lib, u16, u32, u64)
-from .errors import DONE, BadStateError, check
+from .errors import DONE, BadStateError, PayloadSizeError, UnknownIdError, check
 
 UINT64_MAX = (1 << 64) - 1
 
@@ -46,11 +47,11 @@ _INSN_STATUS = {0: "in_flight", 1: "retired", 2: "flushed"}
 # enough (384 KiB) to stay in the caches while Python reads it.
 _BATCH = 8192
 _ITEM_SIZE = ctypes.sizeof(Item)  # 48, checked by tests/test_abi.py
-# The process's address space as one read-only-in-practice byte view: an
+# The process's address space (every address below 2**63) as one byte view: an
 # event's payload is sliced out of it by address (its pointer from the batch)
-# without a ctypes call per event, which costs about three times as much.
-# Only addresses the library has just handed out are ever read.
-_MEMORY = memoryview((ctypes.c_ubyte * ((1 << 47) - 1)).from_address(0)).cast("B")
+# without a ctypes call per event, which costs several times as much. Only the
+# bytes of payloads the library has just handed out are ever read.
+_MEMORY = memoryview((ctypes.c_ubyte * sys.maxsize).from_address(0)).cast("B")
 
 
 def _s(b):
@@ -290,15 +291,23 @@ class Trace:
         if types is not None:
             if isinstance(types, (str, int)):
                 types = [types]
-            keep = frozenset(self.event_type_id(t) for t in types)
+            keep = frozenset(self.event_type_id(t) for t in _args.sequence(types, "types"))
         cur = c_void_p()
         check(lib.uscope_reader_replay(self._h, byref(cur), t0, t1))
         return itertools.chain.from_iterable(_EventBatches(self, cur, keep))
 
     def decode(self, event):
         """An event tuple's fields as a dict {name: value} (signed fields sign-extended)."""
-        _, type_id, payload = event
-        et = self.info.event_types[type_id]
+        try:
+            _, type_id, payload = event
+        except (TypeError, ValueError):
+            raise _args.ArgumentTypeError(-1, "decode: expected an event tuple (time_ps, type_id, payload)") from None
+        types = self.info.event_types
+        if not isinstance(type_id, int) or not 0 <= type_id < len(types):
+            raise UnknownIdError(-12, "decode: event type %r is not in the schema (%d types)" % (type_id, len(types)))
+        et = types[type_id]
+        if not isinstance(payload, (bytes, bytearray, memoryview)) or len(payload) != et.payload_size:
+            raise PayloadSizeError(-13, "decode: a %s event's payload is %d bytes" % (et.name, et.payload_size))
         out = {"event": et.name}
         for f in et.fields:
             v = int.from_bytes(payload[f.offset:f.offset + f.size], "little",
@@ -351,7 +360,10 @@ class _EventBatches:
             lib.uscope_replay_free(cur)
 
     def __del__(self):
-        self.close()
+        try:
+            self.close()
+        except Exception:  # pragma: no cover - interpreter shutdown
+            pass
 
     def __iter__(self):
         return self
@@ -513,12 +525,15 @@ class CpuAnalysis(_Owned):
     def counters(self, names=None, start=0, end=None):
         h = self._handle()
         start = _args.u64(start, "start")
-        end = self._end(end, self.max_cycle)
+        # Past the trace's last cycle a series only repeats its last value (the C call's clamp):
+        # the range is cut there, so that a far end does not allocate a huge array.
+        end = min(self._end(end, self.max_cycle), self.max_cycle)
         if end < start:
-            raise _args.InvalidArgumentError(-1, "counters: end %d is before start %d" % (end, start))
+            raise _args.InvalidArgumentError(-1, "counters: the range %d .. %d is empty (the trace ends at "
+                                             "cycle %d)" % (start, end, self.max_cycle))
         if isinstance(names, str):
             names = [names]
-        names = list(self.counter_names if names is None else names)
+        names = list(self.counter_names) if names is None else _args.sequence(names, "names")
         n = end - start + 1
         out = {}
         for name in names:

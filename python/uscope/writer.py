@@ -112,7 +112,7 @@ class Schema:
         return out.value
 
     def add_enum(self, name, values):
-        values = [_args.text(v, "enum value") for v in values]
+        values = [_args.text(v, "enum value") for v in _args.sequence(values, "values")]
         arr = (c_char_p * max(1, len(values)))(*values)
         out = u8()
         check(lib.uscope_schema_add_enum(self._handle(), byref(out), _args.text(name, "name"), arr,
@@ -163,7 +163,7 @@ class Writer:
         if not isinstance(schema, Schema):
             raise _args.ArgumentTypeError(-1, "schema must be a uscope.Schema, not %s" % type(schema).__name__)
         p = _args.path(path)
-        if compression not in _COMPRESSIONS:
+        if not isinstance(compression, str) or compression not in _COMPRESSIONS:
             raise InvalidArgumentError(-1, "unknown compression %r (lz4, zstd or none)" % (compression,))
         opts = WriterOptions()
         lib.uscope_writer_options_init(byref(opts))
@@ -171,7 +171,7 @@ class Writer:
         opts.checkpoint_interval_ps = _args.u64(checkpoint_interval_ps, "checkpoint_interval_ps")
         opts.value_check = 1 if strict_values else 0
         opts.compress_threads = _args.u32(compress_threads, "compress_threads")
-        dut = dict(dut or {})
+        dut = {} if dut is None else _args.mapping(dut, "dut")
         props = (DutProperty * max(1, len(dut)))()
         keep = []
         for i, (k, v) in enumerate(dut.items()):
