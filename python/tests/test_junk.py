@@ -2,6 +2,7 @@
 ctypes.ArgumentError, no AttributeError, no crash of the interpreter)."""
 import inspect
 import itertools
+import os
 
 import uscope
 
@@ -11,6 +12,12 @@ JUNK = [None, -1, 1 << 64, 1 << 16, 2 ** 31, 3.5, "", "nosuch", "a\0b", b"\xff\x
 
 
 class JunkArguments(TempDirTest):
+    def setUp(self):
+        super().setUp()
+        # Junk strings become relative output paths ("nosuch"): they land in the scratch directory.
+        self.addCleanup(os.chdir, os.getcwd())
+        os.chdir(self.dir)
+
     def sweep(self, fn, valid):
         """Call fn with valid arguments, replacing one at a time by each junk value."""
         calls = 0
