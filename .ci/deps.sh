@@ -21,6 +21,10 @@ USCOPE_PACKAGES=(cmake ninja-build g++ pkg-config liblz4-dev libzstd-dev libdw-d
 # The MCP SDK client test (tests/mcp) runs the TypeScript SDK with node and npm. Debian's npm is
 # a package of its own; nodesource's nodejs brings its own npm (and conflicts with Debian's).
 command -v npm >/dev/null 2>&1 || USCOPE_PACKAGES+=(npm)
+# The Python package's tests (python/CMakeLists.txt) run with the system's python3, which builds
+# and pip-installs the package offline only with pip, setuptools and wheel beside it; numpy, which
+# the package uses when present (counters as arrays), so that that path is tested too.
+USCOPE_PACKAGES+=(python3 python3-pip python3-setuptools python3-wheel python3-numpy)
 
 uscope_install_deps() {
   local missing=()
