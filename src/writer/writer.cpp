@@ -578,8 +578,10 @@ uscope_status_t Writer::checkpoint_storage(uint16_t sid, const uint8_t *mask, co
 uscope_status_t Writer::string_insert(const char *str, uint32_t *out) {
   if (state_ == kClosed) fail(USCOPE_ERR_BAD_STATE, "string_insert after close");
   // One table for the trace: a producer's strings go to its writer's.
+  // The lock only once there are producers (producers_ is the writer
+  // thread's own; a producer never reads it).
+  if (!parent_ && producers_.empty()) return insert_string(str, out);
   Writer &owner = parent_ ? *parent_ : *this;
-  if (owner.producers_.empty()) return insert_string(str, out);
   std::lock_guard<std::mutex> lock(owner.strings_mutex_);
   return owner.insert_string(str, out);
 }
