@@ -220,6 +220,46 @@ void cpu_json(Json &j, const CpuTrace &c, const Window &w, const ViewRequest &rq
   j.end_object();
 }
 
+// The npu scopes' contexts (tenant, model, head, ... of spec §3.2) at the window's end, by ctx
+// id: {"ID": {field: value}}. Events carry only their ctx id; the page's filters on those axes
+// look them up here. Contexts are interned for the whole run, so the state at the end of the
+// window holds every one its events name.
+void contexts_json(Json &j, const Trace &t, const std::vector<bool> &scope_npu, uint64_t time_ps) {
+  j.key("contexts");
+  j.begin_object();
+  uscope_state_t *st = nullptr;
+  if (uscope_reader_state_at(t.r(), &st, time_ps) != USCOPE_OK) {
+    j.end_object();
+    return;
+  }
+  const std::unique_ptr<uscope_state_t, void (*)(uscope_state_t *)> guard(st, uscope_state_free);
+  const auto counts = t.counts();
+  for (uint32_t k = 0; k < counts.storages; ++k) {
+    const auto sid = static_cast<uint16_t>(k);
+    const auto s = t.storage(sid);
+    if (std::strcmp(s.name, "contexts") != 0 || s.scope_id >= scope_npu.size() || !scope_npu[s.scope_id]) continue;
+    for (uint16_t slot = 0; slot < s.num_slots; ++slot) {
+      int valid = 0;
+      if (uscope_state_slot_valid(st, &valid, sid, slot) != USCOPE_OK || !valid) continue;
+      j.key(std::to_string(slot).c_str());
+      j.begin_object();
+      for (uint16_t f = 0; f < s.num_fields; ++f) {
+        const auto fi = t.field(sid, f, false);
+        uint64_t v = 0;
+        check(uscope_state_slot_field(st, &v, sid, slot, f), "contexts");
+        // The npu protocol's "absent" and "null" are a field's two largest values
+        // (docs/npu-protocol.md); a context key the run never set is left out.
+        const uint64_t max = fi.size >= 8 ? UINT64_MAX : (uint64_t{1} << (8 * fi.size)) - 1;
+        if (fi.size >= 2 && v >= max - 1) continue;
+        j.key(fi.name);
+        json_value(j, t, fi, v);
+      }
+      j.end_object();
+    }
+  }
+  j.end_object();
+}
+
 void npu_json(Json &j, const Trace &t, uscope_npu_analysis_t *a, const Window &w, std::vector<std::string> *notes) {
   uscope_npu_report_t r{};
   r.struct_size = sizeof r;
@@ -277,6 +317,7 @@ void npu_json(Json &j, const Trace &t, uscope_npu_analysis_t *a, const Window &w
   if (truncated)
     notes->push_back("the npu views show the first " + std::to_string(kViewMaxEvents) +
                      " events of the window; choose a narrower range for the rest");
+  contexts_json(j, t, scope_npu, w.end_ps());
   j.end_object();
 }
 

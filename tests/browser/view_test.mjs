@@ -147,6 +147,19 @@ async function checkPage(mode, name, url) {
     await page.evaluate(() => window.uscopeView.filter('phase', String(window.uscopeView.data().npu.analyze.npu.phases[0].name)));
     s = await page.evaluate(() => window.uscopeView.stats.npu);
     assert.equal(s.commandBars, data.npu.analyze.npu.phases[0].commands, 'filter on a phase: its commands');
+    // A context axis (spec §3.2): events carry a ctx id, the page looks its tenant up.
+    const ctxs = data.npu.contexts || {};
+    const tenants = new Set(Object.values(ctxs).map((c) => c.tenant_id).filter((v) => v !== undefined));
+    if (tenants.size) {
+      const tenant = [...tenants][0];
+      const enq = new Map(data.npu.events.filter((e) => e.type.toLowerCase() === 'cmd_enqueue')
+        .map((e) => [e.fields.cmd_id, (ctxs[e.fields.ctx] || {}).tenant_id]));
+      const want = data.npu.events.filter((e) => e.type.toLowerCase() === 'cmd_end' && enq.get(e.fields.cmd_id) === tenant).length;
+      await page.evaluate((v) => window.uscopeView.filter('tenant_id', v), String(tenant));
+      s = await page.evaluate(() => window.uscopeView.stats.npu);
+      assert.ok(want > 0, 'no command of tenant ' + tenant);
+      assert.equal(s.commandBars, Math.min(want, 60), `filter tenant_id=${tenant}`);
+    }
     await page.evaluate(() => window.uscopeView.filter('cmd_id', ''));
   }
 

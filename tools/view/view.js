@@ -369,6 +369,9 @@
                     dram_tx: ['DRAM', 'channel', 'tx_id'], noc_tx: ['NoC', 'link_id', 'tx_id'] };
     for (const e of npu.events) {
       const type = e.type.toLowerCase(), f = e.fields;
+      // The event's context (tenant, model, head, ...), for the filters; its own fields win.
+      const ctx = f.ctx !== undefined && f.ctx !== null ? (npu.contexts || {})[f.ctx] : null;
+      if (ctx) for (const [k, v] of Object.entries(ctx)) if ((f[k] === undefined || f[k] === null) && v !== null) f[k] = v;
       if (type === 'cmd_enqueue') Object.assign(cmdOf(f.cmd_id), { enq: e.time_ps, fields: Object.assign({}, f) });
       else if (type === 'cmd_start') cmdOf(f.cmd_id).start = e.time_ps;
       else if (type === 'cmd_end') Object.assign(cmdOf(f.cmd_id), { end: e.time_ps, status: f.status });
@@ -393,14 +396,15 @@
       const t0 = c.start !== undefined ? c.start : (c.enq !== undefined ? c.enq : wStart);
       return Object.assign(c, { t0, t1: c.end, clipped: c.start === undefined });
     }).sort((a, b) => a.t0 - b.t0 || a.id - b.id);
-    // Each job and transfer inherits its command's phase and layer, so the filters find it.
+    // Each job, transfer and marker inherits its command's axes, so the filters find it.
+    const INHERITED = ['phase', 'layer_id', 'block_id', 'token', 'tenant_id', 'head_id', 'model_name'];
     for (const b of bars) {
       const c = cmds.get(b.fields.cmd_id);
-      if (c) for (const k of ['phase', 'layer_id', 'token', 'block_id']) if (b.fields[k] === undefined) b.fields[k] = c.fields[k];
+      if (c) for (const k of INHERITED) if (b.fields[k] === undefined || b.fields[k] === null) b.fields[k] = c.fields[k];
     }
     for (const m of marks) {
       const c = cmds.get(m.fields.cmd_id);
-      if (c) for (const k of ['phase', 'layer_id']) if (m.fields[k] === undefined) m.fields[k] = c.fields[k];
+      if (c) for (const k of INHERITED) if (m.fields[k] === undefined || m.fields[k] === null) m.fields[k] = c.fields[k];
     }
     return { P, commands, bars, marks, queued: [...cmds.values()].filter((c) => c.enq !== undefined) };
   }
