@@ -138,7 +138,11 @@ void cpu_json(Json &j, const CpuTrace &c, const Window &w, const ViewRequest &rq
   // The window: the analyze table, its counters per bucket, buffer occupancy, instructions.
   uscope_perf_report_t p{};
   p.struct_size = sizeof p;
-  check(uscope_cpu_trace_analyze(c.h(), &p, w.start, std::min(w.end + 1, c.max_cycle())), "analyze");
+  // analyze takes [start, end) with start < end; a window on the last cycle analyzes the one before.
+  uint64_t a_end = std::min(w.end + 1, c.max_cycle());
+  const uint64_t a_start = std::min(w.start, a_end > 0 ? a_end - 1 : 0);
+  if (a_start >= a_end) a_end = a_start + 1;
+  check(uscope_cpu_trace_analyze(c.h(), &p, a_start, a_end), "analyze");
   j.key("analyze");
   j.begin_object();
   cpu_report_json(

@@ -452,7 +452,7 @@
                                          items: M.bars.filter((b) => b.res === res && b.unit === u) });
     }
     const sg = section('gantt', 'NPU Gantt per resource', 'Command queue waits (CMD_ENQUEUE → CMD_START), TE and VE ' +
-      'jobs, DMA, DRAM and NoC transfers of the window; hatched ends were cut by the window.');
+      'jobs, DMA, DRAM and NoC transfers of the window; a bar the window cuts ends at its edge (the hover says so).');
     sg.append(legend(Object.entries(RES_COLORS).filter(([k]) => k !== 'CMD')));
     const LABEL = 90, ROW = 16, TOP = 20;
     function bar(ctx, hits, b, y, left, width, color, text, h) {
