@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # uscope view in a real browser (ctest: view_browser): makes the demo trace (the Verilator
-# testbench) and an NPU JSON-Lines trace (make_npu_jsonl.mjs, converted by uscope convert),
+# testbench), an NPU JSON-Lines trace (make_npu_jsonl.mjs, converted by uscope convert) and a
+# trace of a cpu without buffers or npu (the pipeline example),
 # writes their pages, serves the NPU trace, and has headless Chromium check every view through
 # puppeteer-core (view_test.mjs, the exact version pinned in package.json and package-lock.json).
 # The screenshots (view-*.png) are left in WORK_DIR; docs/view-*.png are copies of them.
 #
-#   run_view_test.sh USCOPE USCOPE_TB SOURCE_DIR WORK_DIR
+#   run_view_test.sh USCOPE USCOPE_TB USCOPE_EXAMPLE_PIPELINE SOURCE_DIR WORK_DIR
 #
 # `npm ci` installs puppeteer-core into WORK_DIR (the source tree stays clean). No Chromium, no
 # node, no npm or no registry is a failure, never a skip.
 set -euo pipefail
-uscope=$1 tb=$2 src=$3 work=$4
+uscope=$1 tb=$2 example=$3 src=$4 work=$5
 
 fail() { echo "view browser: FAILED: $*" >&2; exit 1; }
 chromium=${USCOPE_CHROMIUM:-$(command -v chromium || true)}
@@ -27,7 +28,7 @@ if ! cmp -s package-lock.json node_modules/.uscope-lock 2>/dev/null; then
   npm ci --no-audit --no-fund --loglevel=error || fail "npm ci could not install puppeteer-core (registry unreachable?)"
   cp package-lock.json node_modules/.uscope-lock
 fi
-rm -f ./*.png ./*.html demo.uscope npu.uscope npu.jsonl serve.log
+rm -f ./*.png ./*.html demo.uscope npu.uscope npu.jsonl cpu.uscope serve.log
 
 # Bad input: a clear message and exit status 1, no page.
 if "$uscope" view missing.uscope -o bad.html 2>err.txt; then fail "view of a missing file succeeded"; fi
@@ -55,6 +56,10 @@ node make_npu_jsonl.mjs npu.jsonl
 "$uscope" convert npu.jsonl -o npu.uscope >/dev/null
 "$uscope" view npu.uscope -o npu.html
 
+# A cpu without buffers, and no npu scope.
+USCOPE_BENCH_CYCLES=20000 "$example" cpu.uscope >/dev/null
+"$uscope" view cpu.uscope -o cpu.html
+
 # Serve mode on a free port of 127.0.0.1; the server runs until this script stops it.
 "$uscope" view npu.uscope --serve --port 0 >serve.log 2>&1 &
 server=$!
@@ -69,6 +74,6 @@ done
 [ -n "$url" ] || fail "the server printed no URL: $(cat serve.log)"
 case "$url" in http://127.0.0.1:*) ;; *) fail "the server is not on loopback: $url" ;; esac
 
-node view_test.mjs "$chromium" "$work" "static:demo:$work/demo.html" "static:npu:$work/npu.html" \
+node view_test.mjs "$chromium" "$work" "static:demo:$work/demo.html" "static:npu:$work/npu.html" "static:cpu:$work/cpu.html" \
   "serve:npu-served:$url" "api:npu-api:$url"
 kill -0 $server 2>/dev/null || fail "the server died during the test: $(cat serve.log)"

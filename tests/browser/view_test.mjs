@@ -83,7 +83,9 @@ async function checkPage(mode, name, url) {
   for (const [id, canvas, label] of expected) {
     const text = await page.$eval('#view-' + id, (s) => s.textContent);
     assert.ok(text.includes(label), `view ${id}: no label "${label}"`);
-    if (canvas) {
+    if (id === 'buffers' && !data.cpu.buffers.length) {
+      assert.ok(text.includes('has no buffers'), 'a trace without buffers: no note in the buffer view');
+    } else if (canvas) {
       const drawn = await page.evaluate((n) => {
         const c = document.querySelector(`canvas[data-view="${n}"]`);
         if (!c) return null;

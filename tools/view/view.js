@@ -268,7 +268,8 @@
 
     // IPC: the whole trace (overview, from the TSUM) and the window.
     const committed = (list) => (list || []).find((c) => c.name === 'committed_insns') || (list || [])[0];
-    const si = section('ipc', 'IPC over time', 'Committed instructions per cycle: the whole trace in ' +
+    const ctr = committed(cpu.counters);
+    const si = section('ipc', 'IPC over time', (ctr ? ctr.name : 'no counter') + ' per cycle: the whole trace in ' +
       ((committed(OVERVIEW) || {}).start || []).length + ' buckets (the window shaded), then the window.');
     si.append(legend([['IPC (bucket mean)', '#1f6fb2'], ['peak per-cycle commits', '#f28e2b'], ['window', '#fde9c8']]));
     function series(ctx, w, h, s, x0ps, x1ps, shade, scaleX) {
@@ -313,9 +314,11 @@
     }, true);
 
     // Buffer occupancy over the window.
-    const sb = section('buffers', 'Buffer occupancy', 'Occupied slots (the maximum of each bucket) over the window.');
-    sb.append(legend(cpu.buffers.map((b, i) => [b.name + ' (' + b.capacity + ')', STAGE_COLORS[i % STAGE_COLORS.length]])));
-    canvasView(sb, 'buffers', 140, (ctx, w, h) => {
+    const sb = section('buffers', 'Buffer occupancy', cpu.buffers.length
+      ? 'Occupied slots (the maximum of each bucket) over the window.'
+      : 'The cpu scope has no buffers (storages with the buffer flag): nothing to show.');
+    if (cpu.buffers.length) sb.append(legend(cpu.buffers.map((b, i) => [b.name + ' (' + b.capacity + ')', STAGE_COLORS[i % STAGE_COLORS.length]])));
+    if (cpu.buffers.length) canvasView(sb, 'buffers', 140, (ctx, w, h) => {
       const L = 46, T = 22, W = w - L - 6, H = h - T - 6;
       timeAxis(ctx, L, W, 0, P, 'cpu');
       if (!cpu.buffers.length) { ctx.fillText('no buffers in this trace', L, T + 14); return 0; }
