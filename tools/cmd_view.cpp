@@ -89,7 +89,9 @@ class Server {
   void serve_one(int fd) {
     std::string req;
     char buf[2048];
-    while (req.find("\r\n\r\n") == std::string::npos) {
+    for (;;) {
+      const size_t head_end = req.find("\r\n\r\n");
+      if (head_end != std::string::npos && head_end <= kMaxRequest) break;
       if (req.size() > kMaxRequest) {
         respond(fd, 431, "Request Header Fields Too Large", "application/json",
                 error_json("request head longer than 8192 bytes"));
@@ -108,9 +110,10 @@ class Server {
       if (n <= 0) return;
       req.append(buf, static_cast<size_t>(n));
     }
-    const size_t sp1 = req.find(' '), sp2 = sp1 == std::string::npos ? sp1 : req.find(' ', sp1 + 1);
+    const std::string line = req.substr(0, req.find("\r\n"));  // METHOD TARGET VERSION
+    const size_t sp1 = line.find(' '), sp2 = sp1 == std::string::npos ? sp1 : line.find(' ', sp1 + 1);
     if (sp2 == std::string::npos) return bad(fd, "malformed request line");
-    const std::string method = req.substr(0, sp1), target = req.substr(sp1 + 1, sp2 - sp1 - 1);
+    const std::string method = line.substr(0, sp1), target = line.substr(sp1 + 1, sp2 - sp1 - 1);
     if (method != "GET") return respond(fd, 405, "Method Not Allowed", "application/json", error_json("only GET"));
     const size_t q = target.find('?');
     const std::string path = target.substr(0, q), query = q == std::string::npos ? "" : target.substr(q + 1);
