@@ -176,6 +176,13 @@ async function checkPage(mode, name, url) {
     assert.equal(d2.window.start, w.start);
     if (d2.npu) assert.ok(d2.npu.commands <= data.npu.commands, 'a narrower window counts more commands');
     await page.screenshot({ path: `${outDir}/view-${name}-served-range.png`, fullPage: true });
+    // Zooming out past the data fetches the cycles in view from the server.
+    await page.focus('canvas');
+    await page.keyboard.press('-');
+    await page.keyboard.press('-');
+    await page.waitForFunction((e) => window.uscopeView.data().window.end > e, {}, d2.window.end);
+    const d3 = await page.evaluate(() => window.uscopeView.data());
+    assert.ok(d3.window.end - d3.window.start > d2.window.end - d2.window.start, 'zoom out fetched no wider window');
   }
   assert.deepEqual(problems, [], 'console or network problems');
   await page.close();

@@ -181,18 +181,38 @@
                  ' or serve the trace (uscope view ' + D.file + ' --serve) to move through it here.');
       return;
     }
-    out.textContent = 'loading cycles ' + m[1] + ':' + m[2] + ' …';
+    await loadRange(m[1], m[2]);
+  }
+
+  // Serve mode: the data of cycles a..b from the server, drawn in place of the current window.
+  async function loadRange(a, b) {
+    const out = document.getElementById('range-result');
+    out.textContent = 'loading cycles ' + a + ':' + b + ' …';
     try {
-      const r = await fetch('/api/view?range=' + m[1] + ':' + m[2]);
+      const r = await fetch('/api/view?range=' + a + ':' + b);
       const body = await r.json();
-      if (!r.ok) { out.textContent = 'the server refused: ' + body.error; return; }
-      if (OVERVIEW) body.cpu.overview = OVERVIEW;
+      if (!r.ok) { document.getElementById('range-result').textContent = 'the server refused: ' + body.error; return; }
+      if (OVERVIEW && body.cpu) body.cpu.overview = OVERVIEW;
       D = body;
       render();
-      document.getElementById('range-result').textContent = 'showing cycles ' + m[1] + ':' + m[2];
+      document.getElementById('range-result').textContent = 'showing cycles ' + a + ':' + b;
     } catch (e) {
-      out.textContent = 'the server did not answer: ' + e;
+      document.getElementById('range-result').textContent = 'the server did not answer: ' + e;
     }
+  }
+
+  // Serve mode: once zooming or panning shows cycles the data lacks, fetch the cycles in view
+  // (at most a million, around the view's centre) after the keys pause.
+  let fetchTimer = null;
+  function fetchViewSoon() {
+    if (MODE !== 'serve') return;
+    const P = D.clock.period_ps, max = D.clock.max_cycle;
+    let a = Math.max(0, Math.floor(view.x0 / P)), b = Math.min(max, Math.ceil(view.x1 / P) - 1);
+    if (a >= D.window.start && b <= D.window.end) return;
+    if (b - a > 1000000) { const c = Math.floor((a + b) / 2); a = Math.max(0, c - 500000); b = Math.min(max, a + 999999); }
+    if (a > b) return;
+    clearTimeout(fetchTimer);
+    fetchTimer = setTimeout(() => loadRange(a, b), 300);
   }
 
   // ── CPU views ──────────────────────────────────────────────────────────
@@ -616,12 +636,14 @@
     view.x0 = c - span / 2;
     view.x1 = c + span / 2;
     redrawAll();
+    fetchViewSoon();
   }
   function pan(f) {
     const d = (view.x1 - view.x0) * f;
     view.x0 += d;
     view.x1 += d;
     redrawAll();
+    fetchViewSoon();
   }
   document.addEventListener('keydown', (ev) => {
     if (ev.target && (ev.target.tagName === 'INPUT' || ev.target.tagName === 'SELECT')) return;
