@@ -17,7 +17,9 @@ USCOPE_PACKAGES=(cmake ninja-build g++ pkg-config liblz4-dev libzstd-dev libdw-d
                  libbenchmark-dev libsimdjson-dev libcli11-dev zlib1g-dev libdeflate-dev
                  clang libclang-rt-14-dev
                  verilator gcc-riscv64-unknown-elf gtkwave libdevel-nytprof-perl
-                 nodejs protobuf-compiler)
+                 nodejs protobuf-compiler
+                 chromium)
+# chromium: the headless browser of the uscope view test (tests/browser, ctest view_browser).
 # The MCP SDK client test (tests/mcp) runs the TypeScript SDK with node and npm. Debian's npm is
 # a package of its own; nodesource's nodejs brings its own npm (and conflicts with Debian's).
 command -v npm >/dev/null 2>&1 || USCOPE_PACKAGES+=(npm)

@@ -264,4 +264,85 @@ void schema_json(Json &j, const Trace &t, const char *type_key, bool enums) {
   j.end_object();
 }
 
+void cpu_report_json(Json &j, const uscope_perf_report_t &p, const std::function<std::string(uint32_t)> &stage_name,
+                     const std::function<std::string(uint32_t)> &counter_name,
+                     const std::function<std::string(uint32_t)> &buffer_name) {
+  j.field("start_cycle", p.start_cycle);
+  j.field("end_cycle", p.end_cycle);
+  j.field("range_cycles", p.range_cycles);
+  j.key("instructions");
+  j.begin_object();
+  j.field("total", p.total);
+  j.field("retired", p.retired);
+  j.field("flushed", p.flushed);
+  j.field("in_flight", p.in_flight);
+  j.field("flush_rate", p.flush_rate);
+  j.end_object();
+  j.field("ipc", p.ipc);
+  j.field("retired_in_range", p.retired_in_range);
+  j.field("commit_ipc", p.commit_ipc);
+  counter_summaries_json(j, p, counter_name);
+  j.key("buffer_snapshots");
+  j.begin_array();
+  for (uint32_t i = 0; i < p.num_buffers; ++i) {
+    const auto &b = p.buffers[i];
+    j.begin_object();
+    j.field("name", buffer_name(b.buffer));
+    j.field("capacity", b.capacity);
+    buffer_samples_json(j, b);
+    j.end_object();
+  }
+  j.end_array();
+  stage_latencies_json(j, p, stage_name);
+  j.key("stalls");
+  j.begin_array();
+  for (uint32_t i = 0; i < p.num_stalls; ++i) {
+    j.begin_object();
+    j.field("reason", p.stalls[i].name ? p.stalls[i].name : std::to_string(p.stalls[i].reason).c_str());
+    j.field("count", p.stalls[i].count);
+    j.end_object();
+  }
+  j.end_array();
+}
+
+void npu_report_json(Json &j, const uscope_npu_report_t &r) {
+  j.key("npu");
+  j.begin_object();
+  j.field("start_cycle", r.start_cycle);
+  j.field("end_cycle", r.end_cycle);
+  j.field("range_cycles", r.range_cycles);
+  j.field("max_cycle", r.max_cycle);
+  j.field("period_ps", r.period_ps);
+  npu_engines_json(j, r);
+  latency_json(j, "command_latency", r.command_latency);
+  j.key("phases");
+  j.begin_array();
+  for (uint32_t i = 0; i < r.num_phases; ++i) {
+    const uscope_npu_phase_t &p = r.phases[i];
+    j.begin_object();
+    j.field("name", p.name);
+    j.field("commands", p.commands);
+    j.field("total_cycles", p.total_cycles);
+    j.field("min_cycles", p.min_cycles);
+    j.field("max_cycles", p.max_cycles);
+    j.key("mean_cycles");
+    j.fixed(p.mean_cycles, 6);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("dma");
+  j.begin_object();
+  j.field("transfers", r.dma_transfers);
+  j.field("bytes", r.dma_bytes);
+  j.key("bytes_per_cycle");
+  j.fixed(r.dma_bytes_per_cycle, 6);
+  j.end_object();
+  j.key("sram");
+  j.begin_object();
+  j.field("accesses", r.sram_accesses);
+  j.field("conflicts", r.sram_conflicts);
+  j.end_object();
+  j.end_object();
+}
+
 }  // namespace uscope_cli

@@ -54,6 +54,14 @@ void buffer_samples_json(Json &j, const uscope_buffer_snapshot_t &b);
 void stage_latencies_json(Json &j, const uscope_perf_report_t &p,
                           const std::function<std::string(uint32_t)> &stage_name);
 
+// The cpu figures of analyze (analyze_performance's keys), as fields of the
+// open object j; names of stages, counters and buffers by index.
+void cpu_report_json(Json &j, const uscope_perf_report_t &p, const std::function<std::string(uint32_t)> &stage_name,
+                     const std::function<std::string(uint32_t)> &counter_name,
+                     const std::function<std::string(uint32_t)> &buffer_name);
+// The "npu" key and object of analyze: engines, command latency, phases, dma, sram.
+void npu_report_json(Json &j, const uscope_npu_report_t &r);
+
 // The "schema" key and object of a trace: storages (fields, properties,
 // flags), event types (fields) and, with enums, the enums with their values.
 // type_key names a field's type ("field_type" in info, "type" in MCP).

@@ -89,6 +89,7 @@ std::unique_ptr<Command> npu_report_command();  // cmd_npu_report.cpp
 std::unique_ptr<Command> noc_latency_command(); // cmd_noc_latency.cpp
 std::unique_ptr<Command> export_command();      // cmd_export.cpp
 std::unique_ptr<Command> import_konata_command(); // cmd_import_konata.cpp
+std::unique_ptr<Command> view_command();        // cmd_view.cpp (the page: view_page.cpp, tools/view/)
 std::unique_ptr<Command> mcp_command();         // cmd_mcp.cpp (with USCOPE_CLI_MCP: needs simdjson)
 // The cpu commands, over the cpu analysis of <uscope/analysis.h> (cli_cpu.hpp).
 std::unique_ptr<Command> timeline_command();    // cmd_timeline.cpp

@@ -41,49 +41,6 @@
 namespace uscope_cli {
 namespace {
 
-// The cpu figures, as fields of the open object j.
-void cpu_json(Json &j, const CpuTrace &c, const uscope_perf_report_t &p, const std::vector<uscope_counter_info_t> &ctr,
-              const std::vector<uscope_buffer_info_t> &buf) {
-  j.field("start_cycle", p.start_cycle);
-  j.field("end_cycle", p.end_cycle);
-  j.field("range_cycles", p.range_cycles);
-  j.key("instructions");
-  j.begin_object();
-  j.field("total", p.total);
-  j.field("retired", p.retired);
-  j.field("flushed", p.flushed);
-  j.field("in_flight", p.in_flight);
-  j.field("flush_rate", p.flush_rate);
-  j.end_object();
-  j.field("ipc", p.ipc);
-  j.field("retired_in_range", p.retired_in_range);
-  j.field("commit_ipc", p.commit_ipc);
-  counter_summaries_json(j, p, [&](uint32_t k) -> std::string {
-    return k < ctr.size() ? (ctr[k].name ? ctr[k].name : "") : "?";
-  });
-  j.key("buffer_snapshots");
-  j.begin_array();
-  for (uint32_t i = 0; i < p.num_buffers; ++i) {
-    const auto &b = p.buffers[i];
-    j.begin_object();
-    j.field("name", b.buffer < buf.size() ? buf[b.buffer].name : "?");
-    j.field("capacity", b.capacity);
-    buffer_samples_json(j, b);
-    j.end_object();
-  }
-  j.end_array();
-  stage_latencies_json(j, p, [&](uint32_t stage) { return c.stage(stage); });
-  j.key("stalls");
-  j.begin_array();
-  for (uint32_t i = 0; i < p.num_stalls; ++i) {
-    j.begin_object();
-    j.field("reason", p.stalls[i].name ? p.stalls[i].name : std::to_string(p.stalls[i].reason).c_str());
-    j.field("count", p.stalls[i].count);
-    j.end_object();
-  }
-  j.end_array();
-}
-
 void cpu_csv(Csv &csv, const CpuTrace &c, const uscope_perf_report_t &p, const std::vector<uscope_counter_info_t> &ctr,
              const std::vector<uscope_buffer_info_t> &buf) {
   const auto row = [&](const char *section, const std::string &name, const std::string &cycle, const char *metric,
@@ -271,46 +228,6 @@ void noc_text(const uscope_noc_report_t &r) {
   std::printf("\n");
 }
 
-void npu_json(Json &j, const uscope_npu_report_t &r) {
-  j.key("npu");
-  j.begin_object();
-  j.field("start_cycle", r.start_cycle);
-  j.field("end_cycle", r.end_cycle);
-  j.field("range_cycles", r.range_cycles);
-  j.field("max_cycle", r.max_cycle);
-  j.field("period_ps", r.period_ps);
-  npu_engines_json(j, r);
-  latency_json(j, "command_latency", r.command_latency);
-  j.key("phases");
-  j.begin_array();
-  for (uint32_t i = 0; i < r.num_phases; ++i) {
-    const uscope_npu_phase_t &p = r.phases[i];
-    j.begin_object();
-    j.field("name", p.name);
-    j.field("commands", p.commands);
-    j.field("total_cycles", p.total_cycles);
-    j.field("min_cycles", p.min_cycles);
-    j.field("max_cycles", p.max_cycles);
-    j.key("mean_cycles");
-    j.fixed(p.mean_cycles, 6);
-    j.end_object();
-  }
-  j.end_array();
-  j.key("dma");
-  j.begin_object();
-  j.field("transfers", r.dma_transfers);
-  j.field("bytes", r.dma_bytes);
-  j.key("bytes_per_cycle");
-  j.fixed(r.dma_bytes_per_cycle, 6);
-  j.end_object();
-  j.key("sram");
-  j.begin_object();
-  j.field("accesses", r.sram_accesses);
-  j.field("conflicts", r.sram_conflicts);
-  j.end_object();
-  j.end_object();
-}
-
 void npu_csv(Csv &csv, const uscope_npu_report_t &r) {
   csv.row({"npu", "", "", "start_cycle", cell(r.start_cycle)});
   csv.row({"npu", "", "", "end_cycle", cell(r.end_cycle)});
@@ -464,9 +381,13 @@ class Analyze final : public TraceCommand {
       case Format::kJson: {
         Json j;
         j.begin_object();
-        if (cpu) cpu_json(j, *c, p, ctr, buf);
+        if (cpu)
+          cpu_report_json(
+              j, p, [&](uint32_t stage) { return c->stage(stage); },
+              [&](uint32_t k) -> std::string { return k < ctr.size() ? (ctr[k].name ? ctr[k].name : "") : "?"; },
+              [&](uint32_t i) -> std::string { return i < buf.size() && buf[i].name ? buf[i].name : "?"; });
         if (has_noc) noc_json(j, nr);
-        if (npu) npu_json(j, pr);
+        if (npu) npu_report_json(j, pr);
         j.end_object();
         j.end();
         break;

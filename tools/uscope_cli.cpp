@@ -15,6 +15,7 @@
 //   uscope npu-report FILE [--json]  (NPU metrics of .jsonl / .uscope / .pccx; cmd_npu_report.cpp)
 //   uscope export FILE --to F -o OUT (konata, perfetto, chrome-json, nytprof, hpctoolkit, fst, vcd; cmd_export.cpp)
 //   uscope import-konata LOG -o OUT  (a Kanata log as a µScope trace; cmd_import_konata.cpp)
+//   uscope view FILE [-o OUT.html] [--range A:B] [--serve [--port P]]  (web viewer; cmd_view.cpp)
 //   uscope mcp --trace FILE          (MCP server over stdio; cmd_mcp.cpp, mcp_server.cpp)
 //
 // Each command is a Command (cli_command.hpp), listed once below; this file
@@ -68,6 +69,7 @@ int uscope_cli_main(int argc, char **argv) {
       info_command(),     dump_command(),     state_command(),    events_command(),  timeline_command(),
       counters_command(), buffers_command(),  analyze_command(),  summary_command(), check_command(),
       convert_command(),  npu_report_command(), noc_latency_command(), export_command(), import_konata_command(),
+      view_command(),
 #ifdef USCOPE_CLI_MCP
       mcp_command(),
 #endif

@@ -175,6 +175,7 @@ const std::map<std::string, std::vector<std::string>> kCommandOptions = {
     {"mcp", {"--trace", "--log"}},
     {"export", {"input", "--to", "--output", "--range", "--time-unit", "--chrome-style", "--elf", "--scope", "--no-progress"}},
     {"import-konata", {"input", "--output", "--clock-period-ps", "--dut-name", "--strict", "--no-progress"}},
+    {"view", {"file", "--output", "--range", "--serve", "--port", "--strict"}},
 };
 
 TEST(CliArgs, EveryCommandHasHelp) {

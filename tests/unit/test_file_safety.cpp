@@ -464,7 +464,7 @@ TEST(FileSafety, CommandsRefuseNonRegularFilesPromptly) {
   TempDir dir;
   const char *commands[] = {"info", "summary", "dump --json", "state --time 0", "events --from 0 --to 1",
                             "timeline --entity 0 --range 0:4", "counters", "buffers --cycle 0",
-                            "analyze --range 0:4", "noc-latency", "npu-report", "convert"};
+                            "analyze --range 0:4", "noc-latency", "npu-report", "convert", "view"};
   // Named as traces, so that npu-report and convert pick the trace reader.
   const std::string fifo = dir.file("f.uscope"), d = dir.file("d.uscope"), null = dir.file("null.uscope");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
@@ -476,6 +476,7 @@ TEST(FileSafety, CommandsRefuseNonRegularFilesPromptly) {
       // timeout(1) turns a hang into a failure (exit status 137).
       std::string cmd = "timeout -s KILL 30 " + std::string(USCOPE_CLI) + " " + c + " '" + p.path + "'";
       if (std::string(c) == "convert") cmd += " -o '" + dir.file("out.jsonl") + "'";
+      if (std::string(c) == "view") cmd += " -o '" + dir.file("out.html") + "'";
       FILE *f = ::popen((cmd + " 2>&1").c_str(), "r");
       ASSERT_TRUE(f);
       std::string out;

@@ -78,6 +78,7 @@ const std::vector<Command> kCommands = {
     {"check --json --strict", kUscope, {"check", "{in}", "--json", "--strict"}},
     {"npu-report", kUscope | kPccx | kJsonl, {"npu-report", "{in}"}},
     {"npu-report --json", kUscope | kPccx | kJsonl, {"npu-report", "{in}", "--json"}},
+    {"view", kUscope, {"view", "{in}", "--range", "0:16", "-o", "{out}.html"}},
     {"convert -> .uscope", kJsonl, {"convert", "{in}", "-o", "{out}.uscope", "--no-progress"}},
     {"convert -> .pccx", kJsonl, {"convert", "{in}", "-o", "{out}.pccx", "--no-progress"}},
     {"convert -> .jsonl", kUscope | kPccx | kJsonl, {"convert", "{in}", "-o", "{out}.jsonl", "--no-progress"}},
