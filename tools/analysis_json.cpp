@@ -195,6 +195,20 @@ void stage_latencies_json(Json &j, const uscope_perf_report_t &p,
   j.end_array();
 }
 
+void clocks_json(Json &j, const Trace &t) {
+  const uint32_t n = t.counts().clocks;
+  j.begin_array();
+  for (uint32_t k = 0; k < n; ++k) {
+    uscope_clock_info_t ck{};
+    check(uscope_reader_clock(t.r(), &ck, k), "clock");
+    j.begin_object();
+    j.field("name", ck.name);
+    j.field("period_ps", ck.period_ps);
+    j.end_object();
+  }
+  j.end_array();
+}
+
 void schema_json(Json &j, const Trace &t, const char *type_key, bool enums) {
   const auto c = t.counts();
   j.key("schema");

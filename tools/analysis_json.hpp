@@ -66,5 +66,7 @@ void npu_report_json(Json &j, const uscope_npu_report_t &r);
 // flags), event types (fields) and, with enums, the enums with their values.
 // type_key names a field's type ("field_type" in info, "type" in MCP).
 void schema_json(Json &j, const Trace &t, const char *type_key, bool enums);
+// The clock domains as [{"name", "period_ps"}] (info, view).
+void clocks_json(Json &j, const Trace &t);
 
 }  // namespace uscope_cli

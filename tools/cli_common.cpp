@@ -122,6 +122,16 @@ void strict_check(const Trace &t, const std::string &path) {
   check(uscope_reader_check(t.r(), nullptr, nullptr), (path + ": --strict").c_str());
 }
 
+bool has_protocol(const Trace &t, const char *protocol) {
+  const auto c = t.counts();
+  for (uint32_t k = 0; k < c.scopes; ++k) {
+    uscope_scope_info_t sc{};
+    check(uscope_reader_scope(t.r(), &sc, k), "scope");
+    if (sc.protocol && std::strcmp(sc.protocol, protocol) == 0) return true;
+  }
+  return false;
+}
+
 std::string file_magic(const std::string &path) {
   // Non-blocking, and regular files only: reading a FIFO's first bytes would
   // wait forever. Anything else goes to the reader, whose error names what

@@ -401,6 +401,8 @@ void strict_check(const Trace &t, const std::string &path);
 // The first 4 bytes of a regular file, or "" (not a regular file, shorter, or
 // unreadable); opened non-blocking, so a FIFO never makes it wait.
 std::string file_magic(const std::string &path);
+// Whether a scope of the trace speaks protocol ("cpu", "noc", "npu").
+bool has_protocol(const Trace &t, const char *protocol);
 // cmd_pccx_info.cpp: `uscope info` on a pccx-lab .pccx file (detected by magic).
 bool is_pccx_file(const std::string &path);
 void cmd_pccx_info(const std::string &path, bool json);

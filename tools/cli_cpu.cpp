@@ -60,15 +60,7 @@ std::vector<std::pair<std::string, std::string>> CpuTrace::metadata() const {
   return v;
 }
 
-bool has_cpu_scope(const Trace &t) {
-  const auto c = t.counts();
-  for (uint32_t k = 0; k < c.scopes; ++k) {
-    uscope_scope_info_t sc{};
-    check(uscope_reader_scope(t.r(), &sc, k), "scope");
-    if (sc.protocol && std::strcmp(sc.protocol, "cpu") == 0) return true;
-  }
-  return false;
-}
+bool has_cpu_scope(const Trace &t) { return has_protocol(t, "cpu"); }
 
 std::unique_ptr<CpuTrace> optional_cpu(const Trace &t, const std::string &path) {
   if (!has_cpu_scope(t)) return nullptr;

@@ -136,16 +136,6 @@ void cpu_text(const CpuTrace &c, const uscope_perf_report_t &p, const std::vecto
 
 // ── noc and npu sections ──────────────────────────────────────────────
 
-bool has_protocol(const Trace &t, const char *protocol) {
-  const auto c = t.counts();
-  for (uint32_t k = 0; k < c.scopes; ++k) {
-    uscope_scope_info_t sc{};
-    check(uscope_reader_scope(t.r(), &sc, k), "scope");
-    if (sc.protocol && std::strcmp(sc.protocol, protocol) == 0) return true;
-  }
-  return false;
-}
-
 void latency_csv(Csv &csv, const char *section, const std::string &name, const char *prefix,
                  const uscope_latency_t &l) {
   const std::string p = prefix;

@@ -136,16 +136,7 @@ void cmd_info(const Trace &t, const std::string &path, bool json) {
     }
     j.end_object();
     j.key("clocks");
-    j.begin_array();
-    for (uint32_t k = 0; k < c.clocks; ++k) {
-      uscope_clock_info_t ck{};
-      check(uscope_reader_clock(t.r(), &ck, k), "clock");
-      j.begin_object();
-      j.field("name", ck.name);
-      j.field("period_ps", ck.period_ps);
-      j.end_object();
-    }
-    j.end_array();
+    clocks_json(j, t);
     j.key("scopes");
     j.begin_array();
     for (uint32_t k = 0; k < c.scopes; ++k) {

@@ -32,16 +32,6 @@ struct NpuHandle {
   ~NpuHandle() { uscope_npu_analysis_close(a); }
 };
 
-bool has_protocol(const Trace &t, const char *protocol) {
-  const auto c = t.counts();
-  for (uint32_t k = 0; k < c.scopes; ++k) {
-    uscope_scope_info_t sc{};
-    check(uscope_reader_scope(t.r(), &sc, k), "scope");
-    if (sc.protocol && std::strcmp(sc.protocol, protocol) == 0) return true;
-  }
-  return false;
-}
-
 // The view's clock and window, in its cycles and in ps.
 struct Window {
   uint64_t period_ps = 1000, max_cycle = 0;
@@ -398,16 +388,7 @@ std::string view_data(const Trace &t, const std::string &label, const ViewReques
   }
   j.end_array();
   j.key("clocks");
-  j.begin_array();
-  for (uint32_t k = 0; k < counts.clocks; ++k) {
-    uscope_clock_info_t ck{};
-    check(uscope_reader_clock(t.r(), &ck, k), "clock");
-    j.begin_object();
-    j.field("name", ck.name);
-    j.field("period_ps", ck.period_ps);
-    j.end_object();
-  }
-  j.end_array();
+  clocks_json(j, t);
   j.end_object();
   j.key("clock");
   j.begin_object();
