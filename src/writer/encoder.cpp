@@ -48,6 +48,7 @@ bool Encoder::failed(const std::exception &e) noexcept {
 }
 
 void Encoder::append_scratch(const uint8_t *p, size_t n) {
+  if (n == 0) return;  // p may be an empty vector's null data()
   if (scratch_len_ + n > scratch_.size()) scratch_.resize((scratch_len_ + n) * 2);
   std::memcpy(scratch_.data() + scratch_len_, p, n);
   scratch_len_ += n;

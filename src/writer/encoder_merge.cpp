@@ -144,7 +144,9 @@ bool Encoder::merge() {
     start_cycle(t);
     for (Source &s : sources_) {
       if (!s.pending || s.time != t) continue;
-      if (scratch_len_ == 0) {
+      if (s.len == 0) {
+        // An empty cycle (a producer marking its progress): nothing to add.
+      } else if (scratch_len_ == 0) {
         // The first items of the cycle: take the buffer instead of copying it
         // (the source keeps the emptied one for its next cycle).
         scratch_.swap(s.cycle);
