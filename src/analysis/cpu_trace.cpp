@@ -919,7 +919,7 @@ const SegmentDecode &CpuTrace::decode(size_t i, uint64_t upto) {
   return cache_.front();
 }
 
-std::string CpuTrace::disasm(const Insn &i) {
+const std::string &CpuTrace::disasm(const Insn &i) {
   if (i.head.disasm_text != UINT32_MAX) return string_at(i.head.disasm_text);
   // The text depends on pc and the bits only (the ELF is fixed), and a
   // program's hot code repeats: a direct-mapped cache skips the decoder's

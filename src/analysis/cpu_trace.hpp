@@ -255,7 +255,8 @@ class CpuTrace {
   uint64_t segment_first_cycle(size_t i) const;
   uint64_t segment_last_cycle(size_t i) const;
   // The disassembly text of an instruction ("0x<pc> <mnemonic operands>").
-  std::string disasm(const Insn &i);
+  // Valid until the next call (a cached text, or the trace's string).
+  const std::string &disasm(const Insn &i);
   const std::string &string_at(uint32_t index) const;
 
   // ── analyze ──

@@ -116,7 +116,7 @@ class Emitter {
     size_t k0 = 0;
     const auto &sp = i.spans;
     if (!sp.empty() && sp[0].start_cycle == f) {
-      line({Cmd::Start, id, 0, 0, stage_name(sp[0].stage)});
+      stage_line(Cmd::Start, id, sp[0].stage);
       k0 = 1;
     }
 
@@ -197,6 +197,30 @@ class Emitter {
     raw_.commit(kanata::format_line(raw_.room(kanata::max_line_size(c)), c, &ids_));
   }
 
+  // A lane-0 S or E line: most of a log's lines. Everything after its id
+  // ("\t0\t<stage>\n") depends on the stage only, so it is formatted once
+  // per stage, by format_line itself, and copied after the id.
+  void stage_line(Cmd cmd, uint64_t id, uint32_t stage) {
+    if (stage >= kCachedStages) {  // a value from the trace: no table that large
+      line({cmd, id, 0, 0, stage_name(stage)});
+      return;
+    }
+    if (stage >= tails_.size()) tails_.resize(stage + 1);
+    std::string &tail = tails_[stage];
+    if (tail.empty()) {
+      const std::string &name = stage_name(stage);
+      std::string l;
+      kanata::append_line(l, {Cmd::Start, 0, 0, 0, name});
+      tail = l.substr(l.find('\t', 2));  // past "S\t0"
+    }
+    char *p = raw_.room(2 + 20 + tail.size());
+    p[0] = cmd == Cmd::Start ? 'S' : 'E';
+    p[1] = '\t';
+    p = ids_.put(p + 2, id);
+    std::memcpy(p, tail.data(), tail.size());
+    raw_.commit(p + tail.size());
+  }
+
   // A command is put in the bucket of its cycle when that lies within kRing
   // cycles of the first unwritten one (nearly all: stages last a few
   // cycles), else in the heap: a calendar queue, O(1) for the common case.
@@ -274,11 +298,11 @@ class Emitter {
       }
       case Kind::Start:
       case Kind::End:
-        line({p.kind == Kind::Start ? Cmd::Start : Cmd::End, p.id, 0, 0, stage_name(p.arg)});
+        stage_line(p.kind == Kind::Start ? Cmd::Start : Cmd::End, p.id, p.arg);
         break;
       case Kind::Next:
-        line({Cmd::End, p.id, 0, 0, stage_name(p.arg)});
-        line({Cmd::Start, p.id, 0, 0, stage_name(static_cast<uint32_t>(p.lane))});
+        stage_line(Cmd::End, p.id, p.arg);
+        stage_line(Cmd::Start, p.id, static_cast<uint32_t>(p.lane));
         break;
       case Kind::StartLane:
       case Kind::EndLane:
@@ -323,6 +347,8 @@ class Emitter {
   uint64_t cycle_ = 0;
   bool started_ = false;
   std::string unnamed_, stage_;
+  static constexpr uint32_t kCachedStages = 256;
+  std::vector<std::string> tails_;  // per stage: its S/E lines' text after the id
   std::vector<std::string> lane_names_;
   std::vector<const std::string *> notes_;
   std::vector<LaneSpan> lanes_;
