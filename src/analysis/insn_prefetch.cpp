@@ -7,7 +7,7 @@ InsnPrefetch::InsnPrefetch(CpuTrace &t, uint64_t start, uint64_t end, bool with_
     : t_(t), start_(start), end_(end), with_disasm_(with_disasm), batch_(batch ? batch : 1) {
   for (Batch &b : batches_) {
     b.insns.resize(batch_);
-    if (with_disasm_) b.texts.resize(batch_);
+    if (with_disasm_) b.text_end.resize(batch_);
   }
   inline_ = !worker || std::thread::hardware_concurrency() < 2;
   if (!inline_) worker_ = std::thread([this] { work(); });
@@ -27,6 +27,7 @@ InsnPrefetch::~InsnPrefetch() {
 bool InsnPrefetch::fill(Batch &b) {
   b.n = 0;
   b.last = false;
+  b.texts.clear();  // capacity kept
   if (!stream_) stream_ = std::make_unique<InsnStream>(t_, start_, end_, std::nullopt);
   while (b.n < batch_) {
     const Insn *i = stream_->next();
@@ -36,7 +37,10 @@ bool InsnPrefetch::fill(Batch &b) {
     }
     // Assigning into a reused record keeps its vectors' capacity.
     b.insns[b.n] = *i;
-    if (with_disasm_) b.texts[b.n] = t_.disasm(*i);
+    if (with_disasm_) {
+      b.texts += t_.disasm(*i);
+      b.text_end[b.n] = b.texts.size();
+    }
     ++b.n;
   }
   return true;
@@ -69,7 +73,10 @@ void InsnPrefetch::work() {
 const Insn *InsnPrefetch::next() {
   for (;;) {
     if (cur_ && pos_ < cur_->n) {
-      if (with_disasm_) text_ = &cur_->texts[pos_];
+      if (with_disasm_) {
+        const size_t from = pos_ ? cur_->text_end[pos_ - 1] : 0;
+        text_ = std::string_view(cur_->texts).substr(from, cur_->text_end[pos_] - from);
+      }
       return &cur_->insns[pos_++];
     }
     if (ended_ || (cur_ && cur_->last)) {

@@ -74,7 +74,7 @@ class Emitter {
   Emitter(analysis::CpuTrace &t, OutFile &out) : t_(t), out_(out) {}
 
   // disasm: the instruction's disassembly (CpuTrace::disasm).
-  void add(const Insn &i, const std::string &disasm) {
+  void add(const Insn &i, std::string_view disasm) {
     const uint64_t f = i.head.first_cycle;
     flush_before(f);
     const uint64_t id = next_id_++;

@@ -295,9 +295,10 @@ void Model::cpu_slices(Cpu &c) {
     h.sim_id = i->sim_id(slots);
     // "0x<pc> <text>": the pc is an argument, so that the names (interned
     // by the Perfetto encoder) repeat with the code rather than never.
-    const std::string &d = is.disasm();
-    const size_t sp = d.size() > 2 && d[0] == '0' && d[1] == 'x' ? d.find(' ') : std::string::npos;
-    h.name.assign(d, sp == std::string::npos ? 0 : sp + 1);
+    const std::string_view d = is.disasm();
+    const size_t sp = d.size() > 2 && d[0] == '0' && d[1] == 'x' ? d.find(' ') : std::string_view::npos;
+    const size_t from = sp == std::string_view::npos ? 0 : sp + 1;
+    h.name.assign(d.data() + from, d.size() - from);
     if (i->head.status == USCOPE_INSN_FLUSHED) h.name += " (flushed)";
     // A dependency joins the newest earlier instruction of its source
     // entity still held, when both show a slice.

@@ -590,7 +590,7 @@ TEST_F(CpuAnalysis, PrefetchedInstructionsAreTheStreams) {
         SCOPED_TRACE("window " + std::to_string(a) + " batch " + std::to_string(batch) + (worker ? " worker" : " inline"));
         std::vector<Rec> got;
         uscope::analysis::InsnPrefetch p(t, a, b, true, batch, worker);
-        while (const auto *i = p.next()) got.push_back(rec(*i, p.disasm()));
+        while (const auto *i = p.next()) got.push_back(rec(*i, std::string(p.disasm())));
         EXPECT_EQ(p.next(), nullptr) << "the end stays the end";
         ASSERT_EQ(got.size(), want.size());
         EXPECT_TRUE(got == want);
