@@ -6,7 +6,7 @@ namespace uscope::analysis {
 InsnPrefetch::InsnPrefetch(CpuTrace &t, uint64_t start, uint64_t end, bool with_disasm, size_t batch, bool worker)
     : t_(t), start_(start), end_(end), with_disasm_(with_disasm), batch_(batch ? batch : 1) {
   for (Batch &b : batches_) {
-    b.insns.resize(batch_);
+    b.heads.resize(batch_);
     if (with_disasm_) b.text_end.resize(batch_);
   }
   inline_ = !worker || std::thread::hardware_concurrency() < 2;
@@ -27,7 +27,11 @@ InsnPrefetch::~InsnPrefetch() {
 bool InsnPrefetch::fill(Batch &b) {
   b.n = 0;
   b.last = false;
-  b.texts.clear();  // capacity kept
+  // Capacities kept from batch to batch.
+  b.spans.clear();
+  b.annotations.clear();
+  b.deps.clear();
+  b.texts.clear();
   if (!stream_) stream_ = std::make_unique<InsnStream>(t_, start_, end_, std::nullopt);
   while (b.n < batch_) {
     const Insn *i = stream_->next();
@@ -35,8 +39,17 @@ bool InsnPrefetch::fill(Batch &b) {
       b.last = true;
       return false;
     }
-    // Assigning into a reused record keeps its vectors' capacity.
-    b.insns[b.n] = *i;
+    InsnPiece &h = b.heads[b.n];
+    h = i->head;
+    h.span_begin = static_cast<uint32_t>(b.spans.size());
+    h.span_count = static_cast<uint32_t>(i->spans.size());
+    b.spans.insert(b.spans.end(), i->spans.begin(), i->spans.end());
+    h.ann_begin = static_cast<uint32_t>(b.annotations.size());
+    h.ann_count = static_cast<uint32_t>(i->annotations.size());
+    b.annotations.insert(b.annotations.end(), i->annotations.begin(), i->annotations.end());
+    h.dep_begin = static_cast<uint32_t>(b.deps.size());
+    h.dep_count = static_cast<uint32_t>(i->deps.size());
+    b.deps.insert(b.deps.end(), i->deps.begin(), i->deps.end());
     if (with_disasm_) {
       b.texts += t_.disasm(*i);
       b.text_end[b.n] = b.texts.size();
@@ -70,14 +83,20 @@ void InsnPrefetch::work() {
   }
 }
 
-const Insn *InsnPrefetch::next() {
+const InsnView *InsnPrefetch::next() {
   for (;;) {
     if (cur_ && pos_ < cur_->n) {
+      const Batch &b = *cur_;
       if (with_disasm_) {
-        const size_t from = pos_ ? cur_->text_end[pos_ - 1] : 0;
-        text_ = std::string_view(cur_->texts).substr(from, cur_->text_end[pos_] - from);
+        const size_t from = pos_ ? b.text_end[pos_ - 1] : 0;
+        text_ = std::string_view(b.texts).substr(from, b.text_end[pos_] - from);
       }
-      return &cur_->insns[pos_++];
+      const InsnPiece &h = b.heads[pos_++];
+      view_.head = h;
+      view_.spans = {b.spans.data() + h.span_begin, h.span_count};
+      view_.annotations = {b.annotations.data() + h.ann_begin, h.ann_count};
+      view_.deps = {b.deps.data() + h.dep_begin, h.dep_count};
+      return &view_;
     }
     if (ended_ || (cur_ && cur_->last)) {
       if (!ended_) {

@@ -24,6 +24,35 @@
 
 namespace uscope::analysis {
 
+// Read-only view of n contiguous T (std::span is C++20).
+template <class T>
+class ArrayView {
+ public:
+  ArrayView() = default;
+  ArrayView(const T *p, size_t n) : p_(p), n_(n) {}
+  const T *begin() const { return p_; }
+  const T *end() const { return p_ + n_; }
+  const T *data() const { return p_; }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  const T &operator[](size_t i) const { return p_[i]; }
+  const T &back() const { return p_[n_ - 1]; }
+
+ private:
+  const T *p_ = nullptr;
+  size_t n_ = 0;
+};
+
+// An instruction as InsnPrefetch gives it: Insn's fields, its arrays viewed
+// in its batch's buffers.
+struct InsnView {
+  InsnPiece head;  // ids, status, cycles; the ranges in it are the batch's
+  ArrayView<uscope_stage_span_t> spans;
+  ArrayView<uint32_t> annotations;
+  ArrayView<uint32_t> deps;
+  uint64_t sim_id(uint32_t slots) const { return head.first_cycle * slots + head.slot; }
+};
+
 class InsnPrefetch {
  public:
   // Instructions meeting [start, end] in fetch order, as InsnStream gives
@@ -36,9 +65,9 @@ class InsnPrefetch {
   InsnPrefetch(const InsnPrefetch &) = delete;
   InsnPrefetch &operator=(const InsnPrefetch &) = delete;
 
-  // The next instruction, or nullptr at the end; valid until the next call.
-  // Rethrows what the worker threw.
-  const Insn *next();
+  // The next instruction, or nullptr at the end; valid (its arrays too)
+  // until the next call. Rethrows what the worker threw.
+  const InsnView *next();
   // The disassembly of the instruction next() returned last (with_disasm);
   // valid until the next call.
   std::string_view disasm() const { return text_; }
@@ -48,12 +77,16 @@ class InsnPrefetch {
   static constexpr size_t kBatches = 4, kBatchSize = 2048;
 
  private:
+  // A batch's instructions with their arrays one after another in a few
+  // buffers (heads[k]'s ranges index them), and their texts likewise
+  // (instruction k's ending at text_end[k]). The caller reads them in
+  // order, so they stream from the worker's core: a record with vectors of
+  // its own per instruction, scattered on the heap, cost the encoding
+  // thread a cache miss on each (the texts alone ~6% of a Perfetto export).
   struct Batch {
-    std::vector<Insn> insns;
-    // The texts one after another, instruction k's ending at text_end[k]:
-    // the caller reads them in order, so they stream from the worker's
-    // core rather than missing the cache once per instruction (a string
-    // each, scattered on the heap, cost the exporters' encoding thread ~6%).
+    std::vector<InsnPiece> heads;
+    std::vector<uscope_stage_span_t> spans;
+    std::vector<uint32_t> annotations, deps;
     std::string texts;
     std::vector<size_t> text_end;
     size_t n = 0;
@@ -85,6 +118,7 @@ class InsnPrefetch {
   size_t pos_ = 0;
   bool ended_ = false;
   std::string_view text_;
+  InsnView view_;
   std::vector<uint64_t> stalls_;
 };
 

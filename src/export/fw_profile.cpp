@@ -151,7 +151,7 @@ void FwProfile::run(uint64_t start, uint64_t end, const Hook &hook, Progress *pr
   // needs no disassembly (info() decodes the bits and reads the ELF here,
   // which the worker never touches).
   analysis::InsnPrefetch s(t_, start, end, false);
-  while (const analysis::Insn *insn = s.next()) {
+  while (const analysis::InsnView *insn = s.next()) {
     const analysis::InsnPiece &h = insn->head;
     if (h.status != USCOPE_INSN_RETIRED || h.last_cycle < start || h.last_cycle > end) continue;
     const PcInfo pi = info(h.pc, h.inst_bits, (h.flags & analysis::InsnPiece::kHasBits) != 0);

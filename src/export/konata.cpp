@@ -43,7 +43,7 @@ namespace uscope::exporter {
 
 namespace {
 
-using analysis::Insn;
+using analysis::InsnView;
 using analysis::InsnPiece;
 using kanata::Cmd;
 using kanata::Command;
@@ -74,7 +74,7 @@ class Emitter {
   Emitter(analysis::CpuTrace &t, OutFile &out) : t_(t), out_(out) {}
 
   // disasm: the instruction's disassembly (CpuTrace::disasm).
-  void add(const Insn &i, std::string_view disasm) {
+  void add(const InsnView &i, std::string_view disasm) {
     const uint64_t f = i.head.first_cycle;
     flush_before(f);
     const uint64_t id = next_id_++;
@@ -381,7 +381,7 @@ void export_konata(Job &job) {
   // (stage names, the string table, sim_id's slots).
   analysis::InsnPrefetch stream(t, start, end, true);
   uint64_t n = 0;
-  while (const Insn *i = stream.next()) {
+  while (const InsnView *i = stream.next()) {
     e.add(*i, stream.disasm());
     if ((++n & 0xFFF) == 0 && job.progress)
       job.progress->update(std::max(i->head.first_cycle, start) - start, end - start + 1, "cycles");

@@ -281,7 +281,7 @@ void Model::cpu_slices(Cpu &c) {
   // Decoded and disassembled on a worker while this thread encodes.
   analysis::InsnPrefetch is(t, w.a, w.b, true);
   uint64_t n = 0;
-  while (const analysis::Insn *i = is.next()) {
+  while (const analysis::InsnView *i = is.next()) {
     if (count == kDepRing) flush_one();
     Held &h = ring[(head + count) % kDepRing];
     ++count;

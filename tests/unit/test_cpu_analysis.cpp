@@ -569,7 +569,7 @@ TEST_F(CpuAnalysis, PrefetchedInstructionsAreTheStreams) {
              spans == x.spans && text == x.text;
     }
   };
-  auto rec = [](const uscope::analysis::Insn &i, std::string text) {
+  auto rec = [](const auto &i, std::string text) {
     Rec x{i.head.entity_id, i.head.first_cycle, i.head.last_cycle, i.head.pc, i.head.status, {}, std::move(text)};
     for (const auto &sp : i.spans) {
       x.spans.push_back(sp.stage);
