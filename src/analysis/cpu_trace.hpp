@@ -69,6 +69,8 @@ struct InsnPiece {
   uint32_t span_begin = 0, span_count = 0;
   uint32_t ann_begin = 0, ann_count = 0;
   uint32_t dep_begin = 0, dep_count = 0;
+  // The instruction's simulator id: unique per (fetch cycle, catalog slot).
+  uint64_t sim_id(uint32_t slots) const { return first_cycle * slots + slot; }
 };
 
 struct SegmentDecode {
@@ -98,7 +100,7 @@ struct Insn {
   std::vector<uint32_t> annotations;
   std::vector<uint32_t> deps;
   bool done = false;
-  uint64_t sim_id(uint32_t slots) const { return head.first_cycle * slots + head.slot; }
+  uint64_t sim_id(uint32_t slots) const { return head.sim_id(slots); }
 };
 
 class CpuTrace;

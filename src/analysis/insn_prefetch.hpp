@@ -50,7 +50,7 @@ struct InsnView {
   ArrayView<uscope_stage_span_t> spans;
   ArrayView<uint32_t> annotations;
   ArrayView<uint32_t> deps;
-  uint64_t sim_id(uint32_t slots) const { return head.first_cycle * slots + head.slot; }
+  uint64_t sim_id(uint32_t slots) const { return head.sim_id(slots); }
 };
 
 class InsnPrefetch {
