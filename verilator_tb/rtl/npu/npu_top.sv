@@ -219,6 +219,14 @@ module npu_top
     if (c == int'(C_VE_RD) || c == int'(C_VE_WR)) return "VE";
     return "TE";
   endfunction
+  // The clients that lost bank arbitration to `winner`, as "TE,VE". A function, called only for
+  // a conflict: a string local of the per-bank loop was assigned "" for every bank every cycle.
+  function automatic string stalled_units(input logic [NCLI-1:0] reqs, input int winner);
+    string s = "";
+    for (int c = 0; c < int'(NCLI); c++)
+      if (reqs[c] && c != winner) s = (s.len() == 0) ? unit_name(c) : {s, ",", unit_name(c)};
+    return s;
+  endfunction
   function automatic eng_t unit_eng(input int c);
     if (c == int'(C_DMA)) return ENG_DMA;
     if (c == int'(C_VE_RD) || c == int'(C_VE_WR)) return ENG_VE;
@@ -248,14 +256,9 @@ module npu_top
                 bank_conflict[b] ? 8'd1 : 8'd0, cmd, TRACE_ABSENT32));
           nacc = nacc + 32'd1;
         end
-        if (bank_conflict[b]) begin
-          automatic string stalled = "";
-          for (int c = 0; c < int'(NCLI); c++)
-            if (bank_reqs[b][c] && c != w)
-              stalled = (stalled.len() == 0) ? unit_name(c) : {stalled, ",", unit_name(c)};
+        if (bank_conflict[b])
           tb_trace_pkg::check(uscope_pkg::uscope_npu_sram_conflict(tr_w, tr_npu, trace_ctx(cmd),
-              16'(b), 32'($countones(bank_reqs[b])), 32'd1, stalled, cmd));
-        end
+              16'(b), 32'($countones(bank_reqs[b])), 32'd1, stalled_units(bank_reqs[b], w), cmd));
       end
     end
     tr_nacc <= nacc;
