@@ -44,6 +44,8 @@ TsumBuilder::TsumBuilder(const Schema &schema) {
     if (sparse && !buffer && entities_sid_ > 0xFFFF) entities_sid_ = st.storage_id;
   }
   cycle_delta_.assign(counters_.size(), 0);
+  touched_flag_.assign(counters_.size(), 0);
+  touched_.assign(counters_.size(), 0);
   enabled_ = !counters_.empty() || entities_sid_ <= 0xFFFF;
   // COMPAT 16: buckets are cycles of clock 0. The reference divides by zero
   // when that period is 0; we fall back to the first clock with a known
@@ -57,6 +59,8 @@ TsumBuilder::TsumBuilder(const Schema &schema) {
   }
   if (!schema.clocks.empty() && schema.clocks[0].period_ps) period_ps_ = schema.clocks[0].period_ps;
   max_buckets_ = kMaxSummaryBytes / (4 + wire::kMipmapEntrySize * counters_.size());
+  bucket_span_ps_ = period_ps_ > UINT64_MAX / wire::kTsumBaseInterval ? UINT64_MAX
+                                                                      : period_ps_ * wire::kTsumBaseInterval;
 }
 
 void TsumBuilder::close_bucket() {
@@ -76,20 +80,28 @@ void TsumBuilder::end_cycle(uint64_t time_ps) {
     first_time_ = time_ps;
     started_ = true;
   }
-  const uint64_t bucket = (time_ps - first_time_) / period_ps_ / wire::kTsumBaseInterval;
-  if (bucket > current_bucket_) {
-    if (bucket >= max_buckets_) {
-      omitted_ = true;
-      for (auto &c : counters_) std::vector<MipmapEntry>().swap(c.level0);
-      std::vector<uint32_t>().swap(density_);
-      return;
+  const uint64_t rel = time_ps - first_time_;
+  if (rel >= next_bucket_rel_) {
+    // floor(rel / period / base) as the reference computes it; below
+    // next_bucket_rel_ it is at most current_bucket_.
+    const uint64_t bucket = rel / period_ps_ / wire::kTsumBaseInterval;
+    if (bucket > current_bucket_) {
+      if (bucket >= max_buckets_) {
+        omitted_ = true;
+        for (auto &c : counters_) std::vector<MipmapEntry>().swap(c.level0);
+        std::vector<uint32_t>().swap(density_);
+        return;
+      }
+      while (current_bucket_ < bucket) {
+        close_bucket();
+        ++current_bucket_;
+      }
     }
-    while (current_bucket_ < bucket) {
-      close_bucket();
-      ++current_bucket_;
-    }
+    next_bucket_rel_ = current_bucket_ + 1 > UINT64_MAX / bucket_span_ps_ ? UINT64_MAX
+                                                                           : (current_bucket_ + 1) * bucket_span_ps_;
   }
-  for (size_t i = 0; i < counters_.size(); ++i) {
+  for (size_t k = 0; k < num_touched_; ++k) {
+    const uint32_t i = touched_[k];
     const uint64_t d = cycle_delta_[i];
     if (d > 0) {  // the reference skips zero-delta cycles in min/max/sum
       auto &c = counters_[i];
@@ -98,7 +110,9 @@ void TsumBuilder::end_cycle(uint64_t time_ps) {
       c.bsum += d;
     }
     cycle_delta_[i] = 0;
+    touched_flag_[i] = 0;
   }
+  num_touched_ = 0;
 }
 
 std::vector<uint8_t> TsumBuilder::finish() {

@@ -52,7 +52,15 @@ class TsumBuilder {
   void on_add(uint16_t storage_id, uint64_t value) {
     if (storage_id < counter_of_.size()) {
       const int32_t c = counter_of_[storage_id];
-      if (c >= 0) cycle_delta_[c] += value;
+      // The cycle's touched counters are listed, so that end_cycle visits
+      // those (a cycle touches one or two of a schema's dozens).
+      if (c >= 0) {
+        if (!touched_flag_[c]) {
+          touched_flag_[c] = 1;
+          touched_[num_touched_++] = static_cast<uint32_t>(c);
+        }
+        cycle_delta_[c] += value;
+      }
     }
   }
   void end_cycle(uint64_t time_ps);
@@ -80,6 +88,9 @@ class TsumBuilder {
   };
   std::vector<Counter> counters_;
   std::vector<uint64_t> cycle_delta_;
+  std::vector<uint8_t> touched_flag_;   // per counter: in touched_ this cycle
+  std::vector<uint32_t> touched_;       // sized for every counter at construction
+  size_t num_touched_ = 0;
   std::vector<uint32_t> density_;
   uint32_t density_count_ = 0;
   uint64_t total_instructions_ = 0;
@@ -87,6 +98,10 @@ class TsumBuilder {
   bool started_ = false;
   uint64_t first_time_ = 0;
   uint64_t current_bucket_ = 0;
+  // Time since first_time_ from which the bucket moves on (saturated at
+  // UINT64_MAX): below it end_cycle need not divide.
+  uint64_t next_bucket_rel_ = 0;
+  uint64_t bucket_span_ps_ = 0;  // period_ps_ * kTsumBaseInterval, saturated
   uint64_t max_buckets_ = 0;
 };
 

@@ -126,6 +126,13 @@ class alignas(kCacheLine) Encoder {
   void apply_checkpoint_override();
   void emit_group();
   void flush_segment();
+  // stats_.frames += n. This thread is its only writer, so a plain store of
+  // its own total does: a locked add per cycle (lock add drains the store
+  // buffer, full of this cycle's deltas) was most of end_cycle's time.
+  void publish_frames(uint32_t n) {
+    frames_ += n;
+    stats_.frames.store(frames_, std::memory_order_relaxed);
+  }
 
   // ── several producers: their cycles merged by time (encoder_merge.cpp) ──
   // One producer's ring, and its next cycle copied out of it: a producer
@@ -197,6 +204,7 @@ class alignas(kCacheLine) Encoder {
   uint32_t seg_active_ = 0;
   uint64_t last_frame_time_ = 0;
   uint64_t next_checkpoint_ = 0;
+  uint64_t frames_ = 0;  // published in stats_.frames
 
   // Sealed segments: compressed and committed in order. Last, so that its
   // workers are joined before anything above goes.

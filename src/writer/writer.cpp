@@ -300,12 +300,9 @@ bool Writer::refill(size_t n) noexcept {
   return true;
 }
 
-bool Writer::check_encoder() noexcept {
+bool Writer::encoder_stopped() noexcept {
   const EncoderError &e = parent_ ? parent_->enc_error_ : enc_error_;
   const uscope_status_t s = e.status.load(std::memory_order_acquire);
-  if (USCOPE_LIKELY(s == USCOPE_OK) &&
-      USCOPE_LIKELY(!parent_ || !parent_->finishing_.load(std::memory_order_acquire)))
-    return true;
   if (sticky_ == USCOPE_OK) {
     try {
       sticky_ = s != USCOPE_OK ? s : USCOPE_ERR_BAD_STATE;

@@ -169,7 +169,15 @@ class Writer {
   bool refill(size_t n) noexcept;
   void publish() noexcept;
   uint64_t write_pos() const noexcept { return wrap_base_ + static_cast<uint64_t>(w_ - queue_.buf()); }
-  bool check_encoder() noexcept;
+  // Per cycle: inline, its slow part out of line.
+  bool check_encoder() noexcept {
+    const EncoderError &e = parent_ ? parent_->enc_error_ : enc_error_;
+    if (USCOPE_LIKELY(e.status.load(std::memory_order_acquire) == USCOPE_OK) &&
+        USCOPE_LIKELY(!parent_ || !parent_->finishing_.load(std::memory_order_acquire)))
+      return true;
+    return encoder_stopped();
+  }
+  bool encoder_stopped() noexcept;  // check_encoder's failure: sets the sticky error, false
   uscope_status_t not_recording(uint32_t ops, uint32_t events) noexcept;
   uscope_status_t misuse(uscope_status_t code, const char *fmt, ...) noexcept
       __attribute__((format(printf, 3, 4), cold, noinline));

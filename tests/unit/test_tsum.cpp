@@ -3,6 +3,7 @@
 // CSUM form (§6.3).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -503,4 +504,82 @@ TEST(TsumReference, ReplayingReferenceTracesReproducesTheirSummaries) {
     ++compared;
   }
   EXPECT_EQ(compared, 7u);
+}
+
+// A long run of cycles at irregular times (first cycle not at 0, steps that
+// land on, just before and past bucket boundaries, several counters touched
+// per cycle in either order, zero adds, sets) against the definition: a
+// cycle's deltas go to bucket floor((t - t0) / period / 1024), and a
+// bucket's min/max/sum are over its cycles with a non-zero delta; its sets
+// count in the bucket still open before it (COMPAT 16, as above). end_cycle
+// skips the division between boundaries and visits only the counters a cycle
+// touched; this checks both against the formula.
+TEST(Tsum, EveryBucketMatchesTheDefinitionOverIrregularTimes) {
+  Schema s = cpu_schema(/*period=*/1000);
+  add_storage(s, "flushes", 1, 0, {w::FT_U64});  // storage 2
+  add_storage(s, "stalls", 1, 0, {w::FT_U64});   // storage 3
+  TsumBuilder b(s);
+  const uint64_t t0 = 777, span = 1000ull * w::kTsumBaseInterval;
+  struct Bucket {
+    uint64_t mn = UINT64_MAX, mx = 0, sum = 0;
+  };
+  std::vector<std::vector<Bucket>> want(3);  // [counter][bucket]
+  std::vector<uint32_t> want_density;
+  uint64_t t = t0, rng = 12345, open_bucket = 0;
+  auto next = [&rng] {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return rng >> 33;
+  };
+  for (int i = 0; i < 20000; ++i) {
+    std::vector<Op> ops;
+    uint64_t delta[3] = {0, 0, 0};
+    uint32_t sets = 0;
+    const uint32_t n = next() % 5;
+    for (uint32_t k = 0; k < n; ++k) {
+      const uint32_t what = next() % 4;
+      if (what == 3) {
+        ops.push_back(set(0, 0));
+        ++sets;
+      } else {
+        const uint64_t v = next() % 3 == 0 ? 0 : next() % 100;
+        ops.push_back(add(static_cast<uint16_t>(what + 1), v));
+        delta[what] += v;
+      }
+    }
+    const uint64_t bucket = (t - t0) / span;
+    for (auto &c : want)
+      if (c.size() <= bucket) c.resize(bucket + 1);
+    if (want_density.size() <= bucket) want_density.resize(bucket + 1);
+    want_density[open_bucket] += sets;
+    open_bucket = bucket;
+    for (int c = 0; c < 3; ++c) {
+      if (!delta[c]) continue;
+      Bucket &e = want[c][bucket];
+      e.mn = std::min(e.mn, delta[c]);
+      e.mx = std::max(e.mx, delta[c]);
+      e.sum += delta[c];
+    }
+    cycle(b, t, ops);
+    // Steps of one cycle, of exactly the time to the next boundary (and one
+    // ps less), and jumps over whole buckets.
+    const uint64_t to_boundary = span - (t - t0) % span;
+    switch (next() % 8) {
+      case 0: t += to_boundary; break;
+      case 1: t += to_boundary > 1 ? to_boundary - 1 : 1; break;
+      case 2: t += span * (1 + next() % 3) + next() % 1000; break;
+      default: t += 1000; break;
+    }
+  }
+  const TraceSummary got = finish_and_decode(b);
+  ASSERT_EQ(got.counters.size(), 3u);
+  ASSERT_EQ(got.density[0].size(), want_density.size());
+  EXPECT_EQ(got.density[0], want_density);
+  for (int c = 0; c < 3; ++c) {
+    SCOPED_TRACE(c);
+    ASSERT_EQ(got.counters[c].levels[0].size(), want[c].size());
+    for (size_t k = 0; k < want[c].size(); ++k) {
+      const Bucket &e = want[c][k];
+      expect_entry(got.counters[c].levels[0][k], e.mn == UINT64_MAX ? 0 : e.mn, e.mx, e.sum);
+    }
+  }
 }

@@ -625,6 +625,32 @@ TEST(WriterRoundtrip, EveryOptionDecodesToTheSameItems) {
   }
 }
 
+// The encoder follows its position in the ring incrementally (no division
+// per record): a small ring of an odd size, which wraps hundreds of times
+// with records padded at every end, gives the very file a large one does.
+TEST(WriterRoundtrip, SmallOddQueueWrapsAndWritesTheSameFile) {
+  const SchemaDesc d = main_schema();
+  const Workload w = random_workload(3, 30000);
+  TempDir dir;
+  std::vector<std::vector<uint8_t>> files;
+  for (uint64_t q : {uint64_t{0}, uint64_t{64 * 1024 + 13}, uint64_t{100'003}}) {
+    SCOPED_TRACE(q);
+    const std::string path = dir.file("q" + std::to_string(q) + ".usc");
+    uscope_writer_options_t o = USCOPE_WRITER_OPTIONS_INIT;
+    o.queue_bytes = q;
+    o.checkpoint_interval_ps = 20'000;
+    ASSERT_EQ(write_trace(path, d, w, &o), USCOPE_OK) << uscope_last_error();
+    files.push_back(uscope::test::read_bytes(path));
+  }
+  // The workload is many times the small rings' size.
+  uint64_t raw = 0;
+  for (const auto &seg : uscope::test::read_trace_file(dir.file("q0.usc")).segments)
+    raw += seg.header.deltas_raw_size;
+  EXPECT_GT(raw, 20u * 100'003);
+  EXPECT_EQ(files[1], files[0]);
+  EXPECT_EQ(files[2], files[0]);
+}
+
 TEST(WriterRoundtrip, HeaderFlagsOfDefaultTrace) {
   const SchemaDesc d = main_schema();
   const Workload w = random_workload(2, 50);
