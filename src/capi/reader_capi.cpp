@@ -669,8 +669,14 @@ USCOPE_API uscope_status_t uscope_reader_segment_items(uscope_reader_t *r, uscop
     it->items.clear();
     it->payloads.clear();
     // Payloads are at most the segment's raw deltas: reserved once, so that
-    // they are never copied to a larger buffer while the segment is read.
-    it->payloads.reserve(r->impl.segments()[index].header.deltas_raw_size);
+    // they are rarely copied to a larger buffer while the segment is read.
+    // The header's raw size is only a claim until the blob is decompressed
+    // (a 12 KB file claimed 1 GB, found by fuzz_cli_uscope): the reservation
+    // is capped by what the stored blob can decode to in LZ4, at most 255
+    // bytes per byte (compress.cpp); a zstd blob that decodes to more grows
+    // the vector.
+    const uscope::SegmentHeader &h = r->impl.segments()[index].header;
+    it->payloads.reserve(std::min<uint64_t>(h.deltas_raw_size, uint64_t{255} * h.deltas_compressed_size));
     struct Collect {
       uscope_item_iter &it;
       void frame(uint64_t) {}

@@ -631,6 +631,61 @@ TEST(WriterAlloc, OpenReportsNoMemoryWhenTheQueueCannotBeAllocated) {
   EXPECT_EQ(uscope_writer_close(w), USCOPE_OK);
   uscope_schema_free(s);
 }
+
+// A segment header's deltas_raw_size is only a claim until its blob is
+// decompressed. uscope_reader_segment_items once reserved that much for the
+// payloads up front: a 12 KB file claiming 1 GB allocated 1 GB (found by
+// fuzz_cli_uscope). With allocations of 64 MiB and more failing, the items of
+// such a segment must come back (none: it does not decode) instead of
+// USCOPE_ERR_NO_MEMORY.
+TEST(ReaderAlloc, SegmentItemsReserveNoMoreThanTheBlobCanHold) {
+  const std::string src = uscope::test::kCorpusDir + "02_multiseg.uscope";
+  std::vector<uint8_t> bytes = uscope::test::read_bytes(src);
+  ASSERT_FALSE(bytes.empty()) << src;
+  uscope_reader_t *r = nullptr;
+  ASSERT_EQ(uscope_reader_open(&r, src.c_str()), USCOPE_OK) << uscope_last_error();
+  uscope_file_info_t fi{};
+  fi.struct_size = sizeof fi;
+  ASSERT_EQ(uscope_reader_info(r, &fi), USCOPE_OK);
+  ASSERT_GE(fi.num_segments, 2u);
+  const uint32_t last = fi.num_segments - 1;
+  uscope_segment_info_t seg{};
+  ASSERT_EQ(uscope_reader_segment(r, &seg, last), USCOPE_OK);
+  uscope_reader_close(r);
+  // §8.1: the segment header's deltas_raw_size, a u32 at byte 40. 2^30 is the
+  // most the reader indexes; the blob holds a few hundred bytes.
+  const uint32_t claim = 1u << 30;
+  for (int k = 0; k < 4; ++k) bytes[seg.offset + 40 + k] = static_cast<uint8_t>(claim >> (8 * k));
+  TempDir dir;
+  const std::string path = dir.file("claims_1gib.uscope");
+  {
+    FILE *f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+    std::fclose(f);
+  }
+  ASSERT_EQ(uscope_reader_open(&r, path.c_str()), USCOPE_OK) << uscope_last_error();
+  ASSERT_EQ(uscope_reader_segment(r, &seg, last), USCOPE_OK);
+  ASSERT_EQ(seg.deltas_raw_size, claim);
+  auto items_of = [&](uint32_t i, uscope_status_t *st) {
+    uscope_item_iter_t *it = nullptr;
+    size_t n = 0;
+    t_fail_from = size_t{64} << 20;
+    *st = uscope_reader_segment_items(r, &it, i);
+    t_fail_from = 0;
+    uscope_item_t item{};
+    if (it)
+      while (uscope_item_iter_next(it, &item) == USCOPE_OK) ++n;
+    uscope_item_iter_free(it);
+    return n;
+  };
+  uscope_status_t st = USCOPE_OK;
+  EXPECT_EQ(items_of(last, &st), 0u);
+  EXPECT_EQ(st, USCOPE_OK) << uscope_last_error();
+  EXPECT_GT(items_of(0, &st), 0u);  // the segments before it still read
+  EXPECT_EQ(st, USCOPE_OK) << uscope_last_error();
+  uscope_reader_close(r);
+}
 #endif
 
 }  // namespace
