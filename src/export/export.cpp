@@ -19,6 +19,10 @@
 #include <thread>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "base/error.hpp"
 #include "convert/convert.hpp"
 #include "reader/trace_reader.hpp"
@@ -91,61 +95,60 @@ void Progress::finish() {
 
 // ── OutFile ──
 
-// The writing thread of an OutFile. The caller's thread hands it full
-// buffers, up to kQueued waiting (each swapped with one already written, so
-// neither side copies nor allocates in steady state); it copies the bytes
-// into an aligned staging area and
-// writes whole blocks of it with O_DIRECT, keeping the tail of less than a
-// block for the next buffer or for finish(), which writes it without.
+// The writing thread of an OutFile, and the blocks: the caller's thread
+// fills a block and hands it over, up to kQueued waiting, and takes an empty
+// one (written, or new while fewer than kBlocks exist), so that neither side
+// copies or allocates in steady state. Full blocks are written with O_DIRECT
+// from where they are; the tail (the last block, partial) without.
 struct OutFile::Writer {
   // O_DIRECT wants the buffer, the offset and the length aligned to the
   // device's logical block: 4 KiB covers the 512-byte and 4 KiB ones.
-  static constexpr size_t kAlign = 4096, kStage = 8 << 20;
+  static constexpr size_t kAlign = 4096, kBlock = 4 << 20;
+  static constexpr size_t kQueued = 4, kBlocks = kQueued + 2;
 
   Writer(int fd, const std::string &path) : fd_(fd), path_(path) {
     struct stat st {};
     // Only a regular file: on a pipe, O_DIRECT means packet mode.
     if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-      void *m = nullptr;
       const int flags = ::fcntl(fd, F_GETFL);
-      if (flags >= 0 && ::posix_memalign(&m, kAlign, kStage + kAlign) == 0) {
-        stage_.reset(static_cast<char *>(m));
-        direct_ = ::fcntl(fd, F_SETFL, flags | O_DIRECT) == 0;
-      }
+      direct_ = flags >= 0 && ::fcntl(fd, F_SETFL, flags | O_DIRECT) == 0;
     }
     thread_ = std::thread([this] { run(); });
   }
   ~Writer() { stop(); }
 
-  // Takes buf's first n bytes, swapping buf with a buffer already written
-  // (stale contents, or empty); waits while kQueued are waiting already.
-  void hand(std::string &buf, size_t n) {
+  // An empty block: a written one, or a new one while fewer than kBlocks
+  // exist; else waits for one.
+  char *block() {
+    std::unique_lock<std::mutex> l(m_);
+    if (free_.empty() && blocks_.size() < kBlocks) {
+      void *m = nullptr;
+      if (::posix_memalign(&m, kAlign, kBlock) != 0) fail(USCOPE_ERR_NO_MEMORY, "no memory for the output's buffers");
+      blocks_.emplace_back(static_cast<char *>(m));
+      return blocks_.back().get();
+    }
+    cv_.wait(l, [&] { return !free_.empty() || !error_.empty(); });
+    if (!error_.empty()) fail(USCOPE_ERR_IO, "%s", error_.c_str());
+    char *b = free_.back();
+    free_.pop_back();
+    return b;
+  }
+  // Queues block b's first n bytes (n < kBlock: the last one); waits while
+  // kQueued are waiting already.
+  void hand(char *b, size_t n) {
     std::unique_lock<std::mutex> l(m_);
     cv_.wait(l, [&] { return full_.size() < kQueued || !error_.empty(); });
-    if (!error_.empty()) fail(USCOPE_ERR_IO, "%s", error_.c_str());
-    full_.push_back(Block{std::string(), n});
-    full_.back().data.swap(buf);
-    if (!free_.empty()) {
-      buf.swap(free_.back());
-      free_.pop_back();
+    if (!error_.empty()) {
+      free_.push_back(b);
+      fail(USCOPE_ERR_IO, "%s", error_.c_str());
     }
+    full_.push_back(Block{b, n});
     cv_.notify_all();
   }
-  // Writes everything handed over and the staged tail; throws the error the
-  // thread met.
+  // Writes everything handed over; throws the error the thread met.
   void finish() {
     stop();
     if (!error_.empty()) fail(USCOPE_ERR_IO, "%s", error_.c_str());
-    if (staged_) {
-      // The tail is not a whole block: written through the page cache.
-      const int flags = ::fcntl(fd_, F_GETFL);
-      if (direct_ && (flags < 0 || ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT) != 0))
-        fail(USCOPE_ERR_IO, "cannot write %s: %s", path_.c_str(), std::strerror(errno));
-      direct_ = false;
-      const std::string err = write_all(stage_.get(), staged_);
-      if (!err.empty()) fail(USCOPE_ERR_IO, "%s", err.c_str());
-      staged_ = 0;
-    }
   }
 
  private:
@@ -157,42 +160,34 @@ struct OutFile::Writer {
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
   }
-  // Writes the queued buffers in order; once stopped, those still queued
+  // Writes the queued blocks in order; once stopped, those still queued
   // first.
   void run() {
     std::unique_lock<std::mutex> l(m_);
     for (;;) {
       cv_.wait(l, [&] { return !full_.empty() || stop_; });
       if (full_.empty()) return;
-      Block b = std::move(full_.front());
+      const Block b = full_.front();
       full_.pop_front();
       const bool failed = !error_.empty();
       l.unlock();
-      std::string err = failed ? std::string() : take(b.data.data(), b.n);
+      std::string err = failed ? std::string() : take(b.p, b.n);
       l.lock();
-      if (!err.empty()) error_ = std::move(err);
-      free_.push_back(std::move(b.data));
+      if (!err.empty() && error_.empty()) error_ = std::move(err);
+      free_.push_back(b.p);
       cv_.notify_all();
     }
   }
   // Returns the error met, or "".
-  std::string take(const char *b, size_t size) {
-    // (Once direct_ dropped, bytes still staged keep their place: they go
-    // out with the staging area, before anything handed later.)
-    if (!stage_ || (!direct_ && staged_ == 0)) return write_all(b, size);
-    size_t at = 0;
-    while (at < size) {
-      const size_t n = std::min(kStage - staged_, size - at);
-      std::memcpy(stage_.get() + staged_, b + at, n);
-      staged_ += n;
-      at += n;
-      if (staged_ == kStage) {
-        std::string err = write_all(stage_.get(), kStage);
-        if (!err.empty()) return err;
-        staged_ = 0;
-      }
+  std::string take(const char *b, size_t n) {
+    if (direct_ && n % kAlign != 0) {
+      // The tail is not a whole block: written through the page cache.
+      const int flags = ::fcntl(fd_, F_GETFL);
+      if (flags < 0 || ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT) != 0)
+        return format_message("cannot write %s: %s", path_.c_str(), std::strerror(errno));
+      direct_ = false;
     }
-    return std::string();
+    return write_all(b, n);
   }
   std::string write_all(const char *p, size_t n) {
     while (n) {
@@ -220,28 +215,60 @@ struct OutFile::Writer {
   };
   int fd_;
   std::string path_;
-  std::unique_ptr<char, Free> stage_;
-  size_t staged_ = 0;
-  bool direct_ = false;
+  bool direct_ = false;  // the writing thread's, once it runs
   std::mutex m_;
   std::condition_variable cv_;
-  // Buffers handed over and not yet written (at most kQueued: the caller
-  // waits beyond, so memory stays bounded), and those written, to hand back.
-  static constexpr size_t kQueued = 4;
   struct Block {
-    std::string data;
-    size_t n;  // the bytes of data to write
+    char *p;
+    size_t n;  // the bytes of p to write
   };
-  std::deque<Block> full_;
-  std::vector<std::string> free_;
+  std::vector<std::unique_ptr<char, Free>> blocks_;  // every block made: at most kBlocks
+  std::deque<Block> full_;  // handed over, not yet written: at most kQueued
+  std::vector<char *> free_;
   bool stop_ = false;
   std::string error_;  // the first write error; under m_
   std::thread thread_;
 };
 
+namespace {
+
+// Copies into a block that the device reads and the CPU never does again:
+// non-temporal stores write whole lines to memory without first reading
+// each destination line into the cache. An sfence must follow before the
+// block changes hands (end_block).
+void copy_to_block(char *d, const char *s, size_t n) {
+#if defined(__SSE2__)
+  if (n >= 1024) {
+    const size_t head = (16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15;
+    std::memcpy(d, s, head);
+    d += head, s += head, n -= head;
+    for (; n >= 64; d += 64, s += 64, n -= 64) {
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + 16));
+      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + 32));
+      const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + 48));
+      _mm_stream_si128(reinterpret_cast<__m128i *>(d), a);
+      _mm_stream_si128(reinterpret_cast<__m128i *>(d + 16), b);
+      _mm_stream_si128(reinterpret_cast<__m128i *>(d + 32), c);
+      _mm_stream_si128(reinterpret_cast<__m128i *>(d + 48), e);
+    }
+  }
+#endif
+  std::memcpy(d, s, n);
+}
+
+// The block's non-temporal stores are visible to the thread it goes to.
+void end_block() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+}  // namespace
+
 OutFile::OutFile(const std::string &path) : path_(path) {
   fd_ = file_.create(path, O_WRONLY);
-  buf_.reserve(kFlushBytes + (64 << 10));
+  front_.reserve(kFrontBytes + (64 << 10));
 }
 
 OutFile::~OutFile() {
@@ -249,21 +276,42 @@ OutFile::~OutFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void OutFile::flush() {
-  if (buf_.empty()) return;
-  if (!w_) w_ = std::make_unique<Writer>(fd_, path_);
-  const size_t n = buf_.size();
-  w_->hand(buf_, n);
-  buf_.clear();
-  bytes_ += n;
-  if (buf_.capacity() < kFlushBytes) buf_.reserve(kFlushBytes + (64 << 10));
+void OutFile::put(const char *p, size_t n) {
+  while (n) {
+    if (!block_) {
+      if (!w_) w_ = std::make_unique<Writer>(fd_, path_);
+      block_ = w_->block();
+      used_ = 0;
+    }
+    const size_t k = std::min(n, Writer::kBlock - used_);
+    copy_to_block(block_ + used_, p, k);
+    used_ += k;
+    p += k;
+    n -= k;
+    if (used_ == Writer::kBlock) {
+      char *b = block_;
+      block_ = nullptr;
+      handed_ += used_;
+      used_ = 0;
+      end_block();
+      w_->hand(b, Writer::kBlock);
+    }
+  }
 }
-
 
 const std::string &OutFile::temp_path() const { return file_.written_path(); }
 
 void OutFile::publish() {
   flush();
+  if (block_) {
+    char *b = block_;
+    const size_t n = used_;
+    block_ = nullptr;
+    handed_ += n;
+    used_ = 0;
+    end_block();
+    w_->hand(b, n);
+  }
   if (w_) w_->finish();
   w_.reset();
   const int fd = fd_;

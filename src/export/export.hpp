@@ -49,12 +49,13 @@ class Progress {
 //
 // The exporters write several times their input (a Perfetto or Chrome JSON
 // timeline is 9-22x the trace), so the write itself is a large share of an
-// export: full buffers are handed to a thread of their own, which writes a
-// regular file with O_DIRECT in aligned blocks (the page cache's copy cost
+// export. The bytes are copied once, into 4 MiB blocks aligned for O_DIRECT,
+// and each full block is handed to a thread of its own, which writes a
+// regular file with O_DIRECT straight from it (the page cache's copy cost
 // the kernel ~25x more CPU than the device did here: docs/export.md
-// "Performance"), falling back to plain writes where the file system
-// refuses it. An error met by that thread is thrown by the next flush() or
-// by publish().
+// "Performance"); the last, partial block goes through the page cache, and so
+// does everything where the file system refuses O_DIRECT. An error met by
+// that thread is thrown by the next block handed over or by publish().
 class OutFile {
  public:
   explicit OutFile(const std::string &path);
@@ -62,35 +63,48 @@ class OutFile {
   OutFile(const OutFile &) = delete;
   OutFile &operator=(const OutFile &) = delete;
 
-  // Append to the buffer; it goes to the file at kFlushBytes.
+  // Append n bytes (after what buf() holds).
   void write(const void *p, size_t n) {
-    buf_.append(static_cast<const char *>(p), n);
-    if (buf_.size() >= kFlushBytes) flush();
+    if (!front_.empty()) take_front();
+    put(static_cast<const char *>(p), n);
   }
   void write(std::string_view s) { write(s.data(), s.size()); }
-  // The buffer itself, for formatting in place; call maybe_flush() after.
-  std::string &buf() { return buf_; }
+  // A small buffer in front of the blocks, for formatting in place (the
+  // few exporters that write a string at a time); call maybe_flush() after.
+  std::string &buf() { return front_; }
   void maybe_flush() {
-    if (buf_.size() >= kFlushBytes) flush();
+    if (front_.size() >= kFrontBytes) take_front();
   }
-  void flush();
-  uint64_t bytes() const { return bytes_ + buf_.size(); }
+  // What buf() holds goes into the blocks; full blocks go to the file. (The
+  // partial block waits for more, or for publish(): O_DIRECT writes whole
+  // blocks only.)
+  void flush() {
+    if (!front_.empty()) take_front();
+  }
+  uint64_t bytes() const { return handed_ + used_ + front_.size(); }
   // The temporary file's path, for a library that opens the file by name
   // (fstapi): it writes there, this object writes nothing, and publish()
   // still renames it. Valid until publish().
   const std::string &temp_path() const;
-  // Flushes, closes and renames the file over the path.
+  // Writes everything, closes and renames the file over the path.
   void publish();
 
  private:
-  static constexpr size_t kFlushBytes = 4 << 20;
+  static constexpr size_t kFrontBytes = 256 << 10;
   struct Writer;
+  void take_front() {
+    put(front_.data(), front_.size());
+    front_.clear();
+  }
+  void put(const char *p, size_t n);
   std::string path_;
   ReplacingFile file_;
   int fd_ = -1;
-  std::string buf_;
-  uint64_t bytes_ = 0;
-  std::unique_ptr<Writer> w_;  // made at the first flush
+  std::string front_;
+  std::unique_ptr<Writer> w_;  // made at the first byte
+  char *block_ = nullptr;      // the block being filled (w_'s)
+  size_t used_ = 0;            // its bytes
+  uint64_t handed_ = 0;        // bytes in the blocks handed over
 };
 
 // Records formatted in place: a raw buffer in front of an OutFile, handed

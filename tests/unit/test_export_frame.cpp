@@ -247,7 +247,7 @@ TEST(ExportFrame, OutFileReplacesItsPathOnlyWhenPublished) {
   {
     uscope::exporter::OutFile f(path);
     f.write("new ");
-    std::string big(3 << 20, 'z');  // past the 1 MiB buffer: written before publish
+    std::string big(9 << 20, 'z');  // past two 4 MiB blocks: written before publish
     f.write(big);
     EXPECT_EQ(read_all(path), "old");
     EXPECT_EQ(f.bytes(), 4u + big.size());
@@ -267,10 +267,12 @@ TEST(ExportFrame, OutFileReplacesItsPathOnlyWhenPublished) {
   EXPECT_THROW(uscope::exporter::OutFile f(d.file("dir")), uscope::Error);
 }
 
-// The writer thread writes O_DIRECT blocks and the tail through the page
-// cache: every byte lands, in order, for sizes around the block and the
-// staging area, on a file system that takes O_DIRECT (the test's) and on
-// tmpfs (which may refuse it: the plain-write fallback).
+// The writer thread writes full 4 MiB blocks with O_DIRECT and the last,
+// partial one through the page cache: every byte lands, in order, for sizes
+// around the block and the device's 4 KiB, whether the bytes come through
+// write() or buf() (whose contents go first), on a file system that takes
+// O_DIRECT (the test's) and on tmpfs (which may refuse it: the plain-write
+// fallback).
 TEST(ExportFrame, OutFileWritesEveryByteInOrderWhateverTheSize) {
   TempDir d("export_outfile_sizes");
   std::vector<std::string> dirs = {d.path()};
@@ -279,8 +281,9 @@ TEST(ExportFrame, OutFileWritesEveryByteInOrderWhateverTheSize) {
   dirs.push_back(shm);
   std::mt19937_64 rng(42);
   for (const std::string &dir : dirs)
-    for (size_t size : {size_t{0}, size_t{1}, size_t{4095}, size_t{4096}, size_t{4097}, size_t{(4 << 20) + 3},
-                        size_t{(8 << 20) - 4096}, size_t{(13 << 20) + 4097}}) {
+    for (size_t size : {size_t{0}, size_t{1}, size_t{4095}, size_t{4096}, size_t{4097}, size_t{(4 << 20) - 1},
+                        size_t{4 << 20}, size_t{(4 << 20) + 3}, size_t{(8 << 20) - 4096}, size_t{8 << 20},
+                        size_t{(13 << 20) + 4097}, size_t{(29 << 20) + 11}}) {
       SCOPED_TRACE(dir + ": " + std::to_string(size) + " bytes");
       std::string want(size, '\0');
       for (size_t i = 0; i < size; ++i) want[i] = static_cast<char>(rng() >> 56);
