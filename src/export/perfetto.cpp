@@ -10,7 +10,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "base/error.hpp"
@@ -52,6 +51,85 @@ constexpr uint64_t kMainSequence = 1, kSideSequence = 2;
 // Names interned at most: beyond, a name is written inline (TrackEvent.name),
 // so the table stays bounded on a trace of millions of distinct disassemblies.
 constexpr size_t kMaxInterned = 1 << 16;
+
+// The interned event names: iid k (from 1) is the k-th distinct name, up to
+// kMaxInterned. A slice's name is looked up once per instruction (its stages
+// share it, see name_iid), millions of times on a long trace: an
+// open-addressing table over one arena of the texts, hashed 8 bytes at a
+// time, with no string made per lookup (a std::unordered_map<std::string>
+// keyed by a copy of each name was 16% of the slices' thread).
+class NameTable {
+ public:
+  NameTable() : slots_(kMinSlots) {}
+  // name's iid, added when new; 0 when it is new and the table is full.
+  uint64_t find_or_add(std::string_view name) {
+    const uint64_t h = hash(name);
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      Slot &s = slots_[i];
+      if (s.iid == 0) {
+        if (texts_.size() >= kMaxInterned) return 0;
+        s.hash = h;
+        s.iid = static_cast<uint32_t>(texts_.size() + 1);
+        texts_.push_back({arena_.size(), name.size()});
+        arena_.append(name.data(), name.size());
+        if (2 * texts_.size() > slots_.size()) grow();
+        return texts_.size();
+      }
+      if (s.hash == h && text(s.iid) == name) return s.iid;
+    }
+  }
+  std::string_view text(uint64_t iid) const {
+    const Text &t = texts_[iid - 1];
+    return std::string_view(arena_.data() + t.off, t.len);
+  }
+
+ private:
+  // At least twice the names, so that probes stay short; made to fit the
+  // names there are (a firmware's few thousand disassemblies stay in the
+  // cache), up to 2 * kMaxInterned.
+  static constexpr size_t kMinSlots = 1024;
+  void grow() {
+    std::vector<Slot> old(2 * slots_.size());
+    old.swap(slots_);
+    const size_t mask = slots_.size() - 1;
+    for (const Slot &s : old) {
+      if (s.iid == 0) continue;
+      size_t i = s.hash & mask;
+      while (slots_[i].iid != 0) i = (i + 1) & mask;
+      slots_[i] = s;
+    }
+  }
+  static uint64_t hash(std::string_view s) {
+    constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+    uint64_t h = s.size() * kMul;
+    const char *p = s.data();
+    size_t n = s.size();
+    for (; n >= 8; p += 8, n -= 8) {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      h = (h ^ v) * kMul;
+      h ^= h >> 29;
+    }
+    if (n) {
+      uint64_t v = 0;
+      std::memcpy(&v, p, n);
+      h = (h ^ v) * kMul;
+      h ^= h >> 29;
+    }
+    return h ^ (h >> 32);
+  }
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t iid = 0;  // 0: empty
+  };
+  struct Text {
+    size_t off, len;
+  };
+  std::vector<Slot> slots_;
+  std::vector<Text> texts_;
+  std::string arena_;
+};
 
 class PerfettoEncoder final : public timeline::Encoder {
  public:
@@ -178,23 +256,17 @@ class PerfettoEncoder final : public timeline::Encoder {
   // new), or 0: written inline (the table is full).
   uint64_t name_iid(std::string_view name) {
     // Consecutive slices often share a name (an instruction's stages).
-    if (last_iid_ && name == last_name_) return last_iid_;
-    key_.assign(name.data(), name.size());
-    auto it = iids_.find(key_);
-    if (it != iids_.end()) {
-      last_name_ = key_;
-      last_iid_ = it->second;
-      return last_iid_;
+    if (last_iid_ && names_.text(last_iid_) == name) return last_iid_;
+    const uint64_t iid = names_.find_or_add(name);
+    if (iid == 0) return 0;
+    if (iid > defined_) {  // new: defined by the packet that first uses it
+      defined_ = iid;
+      sub_.clear();
+      pb::put_uint(sub_, kEnIid, iid);
+      pb::put_bytes(sub_, kEnName, name);
+      pb::put_bytes(interned_, kIdEventNames, sub_);
     }
-    if (iids_.size() >= kMaxInterned) return 0;
-    const uint64_t iid = iids_.size() + 1;  // iid 0 is "none"
-    iids_.emplace(key_, iid);
-    last_name_ = key_;
     last_iid_ = iid;
-    sub_.clear();
-    pb::put_uint(sub_, kEnIid, iid);
-    pb::put_bytes(sub_, kEnName, name);
-    pb::put_bytes(interned_, kIdEventNames, sub_);
     return iid;
   }
   static size_t uint_size(uint32_t field, uint64_t v) {
@@ -219,24 +291,27 @@ class PerfettoEncoder final : public timeline::Encoder {
   // uses_state: the event names an interned string (a SLICE_END or a
   // counter value does not, and saves the flags).
   char *begin_packet(uint64_t ts, bool uses_state, size_t n) {
-    char fields[4 * pb::kMaxVarintField];
-    char *f = fields;
-    pb::wr_uint(f, kPktTimestamp, ts);
-    pb::wr_uint(f, kPktSequenceId, sequence_);
-    if (first_) {
-      pb::wr_uint(f, kPktSequenceFlags, kSeqIncrementalStateCleared | (uses_state ? kSeqNeedsIncrementalState : 0));
-      pb::wr_uint(f, kPktFirstOnSequence, 1);
-      first_ = false;
-    } else if (uses_state) {
-      pb::wr_uint(f, kPktSequenceFlags, kSeqNeedsIncrementalState);
-    }
-    const size_t fn = static_cast<size_t>(f - fields);
+    // The packet's own fields are sized, then written in place (staged in a
+    // local array, their copy became a memcpy call per packet).
+    uint64_t flags = 0;
+    if (first_)
+      flags = kSeqIncrementalStateCleared | (uses_state ? kSeqNeedsIncrementalState : 0);
+    else if (uses_state)
+      flags = kSeqNeedsIncrementalState;
+    const bool first = first_;
+    first_ = false;
+    const size_t fn = uint_size(kPktTimestamp, ts) + uint_size(kPktSequenceId, sequence_) +
+                      (flags ? uint_size(kPktSequenceFlags, flags) : 0) +
+                      (first ? uint_size(kPktFirstOnSequence, 1) : 0);
     const size_t len = fn + pb::len_field_size(kPktTrackEvent, n) +
                        (interned_.empty() ? 0 : pb::len_field_size(kPktInternedData, interned_.size()));
     char *p = raw_.room(pb::kMaxLenFieldHead + len);
     pb::wr_tag(p, kTracePacket, pb::kLen);
     pb::wr_varint(p, len);
-    for (size_t i = 0; i < fn; ++i) *p++ = fields[i];  // a dozen bytes: no memcpy call
+    pb::wr_uint(p, kPktTimestamp, ts);
+    pb::wr_uint(p, kPktSequenceId, sequence_);
+    if (flags) pb::wr_uint(p, kPktSequenceFlags, flags);
+    if (first) pb::wr_uint(p, kPktFirstOnSequence, 1);
     pb::wr_tag(p, kPktTrackEvent, pb::kLen);
     pb::wr_varint(p, n);
     event_end_ = p + n;
@@ -262,10 +337,10 @@ class PerfettoEncoder final : public timeline::Encoder {
   char *event_end_ = nullptr;
   std::vector<uint64_t> arg_iid_;
   bool first_ = true;
-  std::string sub_, desc_, interned_, pkt_, key_;
-  std::unordered_map<std::string, uint64_t> iids_;
+  std::string sub_, desc_, interned_, pkt_;
+  NameTable names_;
+  uint64_t defined_ = 0;  // names_' iids up to this one are in the file
   std::vector<std::pair<const char *, uint64_t>> arg_iids_;  // the keys outlive the export
-  std::string last_name_;
   uint64_t last_iid_ = 0;
 };
 

@@ -89,6 +89,7 @@ struct Timeline {
   std::map<std::string, uint64_t> slice_names;       // slice name -> count
   std::vector<std::string> processes;
   uint64_t slices_with_pc = 0;
+  uint64_t interned_names = 0, inline_names = 0;  // Perfetto: event names defined; events named inline
   std::multiset<uint64_t> flow_out, flow_in;
   std::vector<uint64_t> slice_ts;                    // begin and end timestamps, in file order
   uint64_t min_ts = UINT64_MAX, max_ts = 0;
@@ -181,6 +182,7 @@ inline Timeline decode_perfetto(const std::string &path) {
         auto &table = f.num == 2 ? names : arg_names;
         EXPECT_EQ(table.count(iid), 0u) << "iid " << iid << " defined twice";
         table[iid] = name;
+        if (f.num == 2) ++t.interned_names;
       }
     }
     if (!td.empty()) {
@@ -226,7 +228,7 @@ inline Timeline decode_perfetto(const std::string &path) {
         if (f.num == 9) type = f.v;
         if (f.num == 11) uuid = f.v;
         if (f.num == 10) iid = f.v;
-        if (f.num == 23) name = std::string(f.bytes);
+        if (f.num == 23) name = std::string(f.bytes), ++t.inline_names;
         if (f.num == 30) value = static_cast<int64_t>(f.v);
         if (f.num == 47) { EXPECT_EQ(f.wt, 1u); t.flow_out.insert(f.v); }
         if (f.num == 48) { EXPECT_EQ(f.wt, 1u); t.flow_in.insert(f.v); }

@@ -338,6 +338,58 @@ TEST_F(PerfettoExport, SecondThreadTellsTheEncodersWhatOneThreadDoes) {
   EXPECT_EQ(a, b);
 }
 
+// Event names are interned up to 65,536 distinct ones (perfetto.cpp,
+// NameTable: a table that grows with them), then written inline: 70,000
+// distinct disassemblies, twice over (a loop), each named right either way,
+// and the second time found in the table. The Chrome JSON export of the
+// same trace, which names every event inline, is the reference.
+TEST(PerfettoNames, PastTheInternTableNamesAreWrittenInline) {
+  TempDir d("export_perfetto_names");
+  const std::string path = d.file("names.uscope");
+  constexpr uint32_t kDistinct = 70000, kInsns = 2 * kDistinct;
+  {
+    uscope_schema_t *s = base_schema(kPeriodPs);
+    uscope_cpu_config_t cfg{};
+    cfg.struct_size = sizeof cfg;
+    cfg.scope_name = "core0";
+    cfg.clock_id = 0;
+    cfg.isa = "rv32i";
+    cfg.stages = kStages;
+    cfg.num_stages = 4;
+    cfg.max_entities = 2;
+    uscope_cpu_t *cpu = nullptr;
+    ASSERT_EQ(uscope_cpu_declare(s, &cpu, &cfg), USCOPE_OK) << uscope_last_error();
+    uscope_writer_t *w = nullptr;
+    ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
+    uscope_schema_free(s);
+    for (uint32_t i = 0; i <= kInsns; ++i) {
+      ASSERT_EQ(uscope_begin_cycle(w, uint64_t{i} * kPeriodPs), USCOPE_OK);
+      if (i > 0) {
+        ASSERT_EQ(uscope_cpu_retire(w, cpu, static_cast<uint16_t>((i - 1) % 2)), USCOPE_OK);
+      }
+      if (i < kInsns) {
+        // addi rd, rs1, imm: 4,096 immediates x 31 destinations, each pair once.
+        const uint32_t k = i % kDistinct, imm = k % 4096, rd = 1 + k / 4096, rs1 = 5;
+        const uint32_t bits = imm << 20 | rs1 << 15 | rd << 7 | 0x13;
+        ASSERT_EQ(uscope_cpu_fetch(w, cpu, static_cast<uint16_t>(i % 2), 0x1000 + 4 * uint64_t{k}, bits), USCOPE_OK);
+      }
+      ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+    }
+    ASSERT_EQ(uscope_writer_close(w), USCOPE_OK) << uscope_last_error();
+    uscope_cpu_free(cpu);
+  }
+  const std::string pf = d.file("names.perfetto-trace"), js = d.file("names.json");
+  run_export(path, pf, USCOPE_EXPORT_PERFETTO);
+  run_export(path, js, USCOPE_EXPORT_CHROME_JSON);
+  const Timeline t = decode_perfetto(pf), c = decode_chrome(js);
+  ASSERT_EQ(c.slice_names.size(), kDistinct);
+  for (const auto &kv : c.slice_names) ASSERT_EQ(kv.second, 2u) << kv.first;
+  EXPECT_TRUE(t.slice_names == c.slice_names) << "the Perfetto trace names its slices unlike the Chrome JSON";
+  // Both ways are used: the table full, the names past it inline (TrackEvent.name).
+  EXPECT_EQ(t.interned_names, 65536u);
+  EXPECT_EQ(t.inline_names, 2 * (kDistinct - 65536u));
+}
+
 TEST_F(PerfettoExport, RangeCutsAndPicosecondsScale) {
   const uint64_t a = 1000, b = 1999;
   const std::string out = dir_->file("range.perfetto-trace");
