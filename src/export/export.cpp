@@ -19,9 +19,6 @@
 #include <thread>
 #include <vector>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "base/error.hpp"
 #include "convert/convert.hpp"
@@ -230,42 +227,6 @@ struct OutFile::Writer {
   std::thread thread_;
 };
 
-namespace {
-
-// Copies into a block that the device reads and the CPU never does again:
-// non-temporal stores write whole lines to memory without first reading
-// each destination line into the cache. An sfence must follow before the
-// block changes hands (end_block).
-void copy_to_block(char *d, const char *s, size_t n) {
-#if defined(__SSE2__)
-  if (n >= 1024) {
-    const size_t head = (16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15;
-    std::memcpy(d, s, head);
-    d += head, s += head, n -= head;
-    for (; n >= 64; d += 64, s += 64, n -= 64) {
-      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s));
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + 16));
-      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + 32));
-      const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + 48));
-      _mm_stream_si128(reinterpret_cast<__m128i *>(d), a);
-      _mm_stream_si128(reinterpret_cast<__m128i *>(d + 16), b);
-      _mm_stream_si128(reinterpret_cast<__m128i *>(d + 32), c);
-      _mm_stream_si128(reinterpret_cast<__m128i *>(d + 48), e);
-    }
-  }
-#endif
-  std::memcpy(d, s, n);
-}
-
-// The block's non-temporal stores are visible to the thread it goes to.
-void end_block() {
-#if defined(__SSE2__)
-  _mm_sfence();
-#endif
-}
-
-}  // namespace
-
 OutFile::OutFile(const std::string &path) : path_(path) {
   fd_ = file_.create(path, O_WRONLY);
   front_.reserve(kFrontBytes + (64 << 10));
@@ -284,7 +245,7 @@ void OutFile::put(const char *p, size_t n) {
       used_ = 0;
     }
     const size_t k = std::min(n, Writer::kBlock - used_);
-    copy_to_block(block_ + used_, p, k);
+    std::memcpy(block_ + used_, p, k);
     used_ += k;
     p += k;
     n -= k;
@@ -293,7 +254,6 @@ void OutFile::put(const char *p, size_t n) {
       block_ = nullptr;
       handed_ += used_;
       used_ = 0;
-      end_block();
       w_->hand(b, Writer::kBlock);
     }
   }
@@ -309,7 +269,6 @@ void OutFile::publish() {
     block_ = nullptr;
     handed_ += n;
     used_ = 0;
-    end_block();
     w_->hand(b, n);
   }
   if (w_) w_->finish();
