@@ -408,7 +408,7 @@ void CpuTrace::buffer_occupancy(uint32_t b, uint64_t start, uint64_t count, uint
 }
 
 void CpuTrace::series_changes(const std::vector<Series> &series, uint64_t start, uint64_t end,
-                              const std::function<void(uint32_t, uint64_t, uint64_t)> &f) {
+                              const std::function<void(uint32_t, uint64_t, uint64_t)> &f, ScopePresence *seen) {
   if (series.empty() || start > end) return;
   auto read = [](const Series &s, const StorageState &st) -> uint64_t {
     return s.occupancy ? st.occupancy() : st.get(0, 0);
@@ -464,6 +464,7 @@ void CpuTrace::series_changes(const std::vector<Series> &series, uint64_t start,
       cycle = cy;
     }
     void op(uint64_t time, const DeltaOp &o) {
+      if (seen) seen->op(o.storage_id);
       // Ops at or before start are in the first value already.
       if (o.storage_id < by_storage.size() && !by_storage[o.storage_id].empty() && !is_dirty[o.storage_id] &&
           t.cycle_of(time) > start) {
@@ -471,12 +472,20 @@ void CpuTrace::series_changes(const std::vector<Series> &series, uint64_t start,
         dirty.push_back(o.storage_id);
       }
     }
-    void event(uint64_t, uint16_t, const uint8_t *, uint32_t) {}
-  } v{*this, series, by_storage, states, shown, f, read, start, end, 0, {}, {}};
+    void event(uint64_t, uint16_t id, const uint8_t *, uint32_t) {
+      if (seen) seen->event(id);
+    }
+    ScopePresence *seen;
+  } v{*this, series, by_storage, states, shown, f, read, start, end, 0, {}, {}, seen};
   v.is_dirty.assign(nst, 0);
   try {
-    for (size_t i = first; i <= last; ++i) r_.replay(i, states, v);
+    for (size_t i = first; i <= last; ++i) {
+      if (seen) seen->begin(i);
+      const bool whole = r_.replay(i, states, v);
+      if (seen) seen->end(i, whole);
+    }
   } catch (const StopReplay &) {
+    if (seen) seen->end(last, false);  // the segment stopped in is not whole
   }
   v.flush();
 }

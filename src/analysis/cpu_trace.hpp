@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "reader/scope_presence.hpp"
 #include "reader/trace_reader.hpp"
 #include "uscope/analysis.h"
 
@@ -235,8 +236,10 @@ class CpuTrace {
     uint16_t storage_id;
     bool occupancy;  // the buffer's occupied slots, else the counter's value
   };
+  // seen, when given, is told the scopes of every item of the segments the
+  // replay reads whole (scope_presence.hpp), for a later pass to skip by.
   void series_changes(const std::vector<Series> &series, uint64_t start, uint64_t end,
-                      const std::function<void(uint32_t, uint64_t, uint64_t)> &f);
+                      const std::function<void(uint32_t, uint64_t, uint64_t)> &f, ScopePresence *seen = nullptr);
   // Returns true when exact.
   bool counter_downsample(uint32_t c, uint64_t start, uint64_t end, uint32_t n, uscope_counter_bucket_t *out);
 

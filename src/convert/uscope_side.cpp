@@ -12,6 +12,7 @@
 #include "convert/pipeline.hpp"
 #include "format/wire.hpp"
 #include "protocol/npu.hpp"
+#include "reader/scope_presence.hpp"
 #include "reader/trace_reader.hpp"
 #include "schema/schema_builder.hpp"
 #include "writer/writer.hpp"
@@ -705,6 +706,7 @@ Status UscopeIn::run(const Fn &fn, std::string *error) {
   const size_t num_segments = r_->segments().size();
   for (size_t seg = 0; seg < num_segments; ++seg) {
     if (r_->segments()[seg].header.time_start_ps > until_ps_) break;
+    if (seen_ && !seen_->may_hold(seg, scope_)) continue;  // none of its items is the npu scope's
     seg_items.items.clear();
     seg_items.payloads.clear();
     const Status s = guard([&] {

@@ -17,6 +17,7 @@
 
 struct uscope_npu;
 namespace uscope {
+class ScopePresence;
 class TraceReader;
 class Writer;
 }
@@ -89,6 +90,9 @@ class UscopeIn final : public EvSource, public StringSource {
   // run() stops after the events at time_ps (the segments after it are not
   // read); UINT64_MAX (the default): every event.
   void set_until(uint64_t time_ps) { until_ps_ = time_ps; }
+  // run() leaves out the segments that a pass over the same file saw hold no
+  // item of the npu scope (scope_presence.hpp); `seen` must outlive run().
+  void skip_by(const ScopePresence *seen) { seen_ = seen; }
   const TraceReader &reader() const { return *r_; }
   // Every npu event in file order (non-decreasing time); an event the
   // caller does not place is an issue numbered by its 1-based event number.
@@ -128,6 +132,7 @@ class UscopeIn final : public EvSource, public StringSource {
   std::unique_ptr<TraceReader> own_;  // when opened by path
   TraceReader *r_ = nullptr;
   uint64_t until_ps_ = UINT64_MAX;
+  const ScopePresence *seen_ = nullptr;
   TraceMeta meta_;
   uint64_t period_ = 1000;
   uint16_t scope_ = 0, contexts_ = 0xFFFF;

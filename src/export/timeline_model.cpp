@@ -117,7 +117,9 @@ class Model {
   // why). True with nothing in *out when the window lies past its end.
   bool open_cpu(const std::string &scope, uint32_t unit, std::vector<Cpu> *out);
   void cpu_slices(Cpu &c);
-  void cpu_series(analysis::CpuTrace &t, Process &pr, const Window &w, const Clock &clk);
+  // seen: told which scopes each segment holds (the npu pass then skips by it).
+  void cpu_series(analysis::CpuTrace &t, Process &pr, const Window &w, const Clock &clk,
+                  ScopePresence *seen = nullptr);
   // The parts besides the instructions' slices: every cpu scope's counter
   // tracks, the npu scope (npu_name; none when empty and !npu), the noc scopes.
   struct Rest {
@@ -132,7 +134,8 @@ class Model {
   void check_stop() const {
     if (stop_ && stop_->load(std::memory_order_relaxed)) fail(USCOPE_ERR_INTERNAL, "the export stopped");
   }
-  void npu_scope(uint32_t unit, const std::string &scope);
+  // seen: the segments a cpu series pass saw hold no npu item are left out.
+  void npu_scope(uint32_t unit, const std::string &scope, const ScopePresence *presence = nullptr);
   void noc_scopes(uint32_t unit, const char *want);
   void widen(uint64_t first, uint64_t last) {
     first_ = std::min(first_, first);
@@ -323,7 +326,7 @@ void Model::cpu_slices(Cpu &c) {
   while (count) flush_one();
 }
 
-void Model::cpu_series(analysis::CpuTrace &t, Process &pr, const Window &w, const Clock &clk) {
+void Model::cpu_series(analysis::CpuTrace &t, Process &pr, const Window &w, const Clock &clk, ScopePresence *seen) {
   // Counters and buffer occupancy: a sample at the window's start and one
   // per change, all series from one replay.
   std::vector<analysis::CpuTrace::Series> series;
@@ -340,7 +343,7 @@ void Model::cpu_series(analysis::CpuTrace &t, Process &pr, const Window &w, cons
     if ((c_.counter_samples & 0xFFF) == 0) check_stop();
     enc_.counter(tracks[k], clk.ts(cycle), static_cast<int64_t>(v));
     ++c_.counter_samples;
-  });
+  }, seen);
 }
 
 // ── npu: the converters' events, paired into intervals (pairing.hpp) ──
@@ -374,7 +377,7 @@ WorkKey work_key(int kind, const Ev &e) {
   return k;
 }
 
-void Model::npu_scope(uint32_t unit, const std::string &scope) {
+void Model::npu_scope(uint32_t unit, const std::string &scope, const ScopePresence *presence) {
   uscope_convert_options_t co{};
   co.struct_size = sizeof co;
   co.on_issue = job_.opts.on_issue;
@@ -385,6 +388,7 @@ void Model::npu_scope(uint32_t unit, const std::string &scope) {
   if (job_.kind == Job::Input::Uscope) {
     auto u = std::make_unique<convert::UscopeIn>(*job_.reader, o);
     u->others_shown();  // run() notes the scopes the timeline leaves out
+    u->skip_by(presence);
     src = std::move(u);
   } else {
     src = convert::make_source(job_.kind == Job::Input::Pccx ? USCOPE_CONVERT_PCCX : USCOPE_CONVERT_JSONL, o,
@@ -703,12 +707,13 @@ std::vector<std::pair<std::string, std::string>> scopes_of(const TraceReader &r)
 }
 
 void Model::all_on_this_thread(std::vector<Cpu> &cpus, const Rest &rest, uint32_t unit) {
+  ScopePresence seen(job_.reader->schema(), job_.reader->segments().size());
   for (Cpu &c : cpus) {
     cpu_slices(c);
-    cpu_series(*c.t, c.pr, c.w, c.clk);
+    cpu_series(*c.t, c.pr, c.w, c.clk, &seen);
     c.t.reset();  // its decode cache goes before the next scope's fills
   }
-  if (rest.npu) npu_scope(unit, rest.npu_name);
+  if (rest.npu) npu_scope(unit, rest.npu_name, &seen);
   if (rest.noc) noc_scopes(unit, job_.opts.scope);  // every noc scope in one walk of the noc protocol
 }
 
@@ -757,14 +762,15 @@ void Model::rest_on_a_thread(std::vector<Cpu> &cpus, const Rest &rest, uint32_t 
       m.stop_ = &stop;
       m.next_pid_ = first_pid;
       m.next_flow_ = kSideFlows;
+      ScopePresence seen(reader->schema(), reader->segments().size());
       for (Series &c : series) {
         uscope_cpu_trace_options_t o{};
         o.struct_size = sizeof o;
         o.scope = c.scope.c_str();
         analysis::CpuTrace t(*reader, o);
-        m.cpu_series(t, c.pr, c.w, c.clk);
+        m.cpu_series(t, c.pr, c.w, c.clk, &seen);
       }
-      if (rest.npu) m.npu_scope(unit, rest.npu_name);
+      if (rest.npu) m.npu_scope(unit, rest.npu_name, &seen);
       if (rest.noc) m.noc_scopes(unit, job.opts.scope);
       enc->flush();
     } catch (...) {

@@ -22,6 +22,8 @@
 
 #include "export/export.hpp"
 #include "export/timeline_model.hpp"
+#include "analysis/cpu_trace.hpp"
+#include "reader/scope_presence.hpp"
 #include "reader/trace_reader.hpp"
 #include "support/timeline_decode.hpp"
 #include "test_protocol_util.hpp"
@@ -388,6 +390,132 @@ TEST(PerfettoNames, PastTheInternTableNamesAreWrittenInline) {
   // Both ways are used: the table full, the names past it inline (TrackEvent.name).
   EXPECT_EQ(t.interned_names, 65536u);
   EXPECT_EQ(t.inline_names, 2 * (kDistinct - 65536u));
+}
+
+// A core with a counter beside an NPU busy in 5 of the trace's 60 segments:
+// the counters' replay records which scopes each segment holds
+// (reader/scope_presence.hpp), exactly as a replay of each segment finds
+// them, and the timeline's npu pass, which then reads only the segments
+// with npu items, shows every npu event of the export of the npu scope alone
+// (which has no counters' replay and reads every segment).
+TEST(PerfettoSparseNpu, NpuPassReadsOnlyTheSegmentsWithNpuItemsAndLosesNone) {
+  TempDir d("export_sparse_npu");
+  const std::string path = d.file("mixed.uscope");
+  constexpr uint64_t kMixedCycles = 6000, kPeriod = 1000;
+  {
+    uscope_schema_t *s = base_schema(kPeriod);
+    const char *counters[1] = {"bp_misses"};
+    uscope_cpu_config_t cc{};
+    cc.struct_size = sizeof cc;
+    cc.scope_name = "core0";
+    cc.clock_id = 0;
+    cc.isa = "rv32i";
+    cc.stages = kStages;
+    cc.num_stages = 4;
+    cc.max_entities = 2;
+    cc.counters = counters;
+    cc.num_counters = 1;
+    uscope_cpu_t *cpu = nullptr;
+    ASSERT_EQ(uscope_cpu_declare(s, &cpu, &cc), USCOPE_OK) << uscope_last_error();
+    uscope_npu_config_t nc{};
+    nc.struct_size = sizeof nc;
+    nc.scope_name = "npu0";
+    nc.parent_scope_id = 0;
+    nc.clock_id = 0;
+    nc.queue_depth = 4;
+    nc.num_te = 1;
+    nc.num_ve = 1;
+    nc.num_dma_channels = 1;
+    uscope_npu_t *npu = nullptr;
+    ASSERT_EQ(uscope_npu_declare(s, &npu, &nc), USCOPE_OK) << uscope_last_error();
+    uscope_writer_options_t o{};
+    o.struct_size = sizeof o;
+    o.checkpoint_interval_ps = 100 * kPeriod;
+    uscope_writer_t *w = nullptr;
+    ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK) << uscope_last_error();
+    uscope_schema_free(s);
+    // TE runs (start, end): in segments 10, 30 (two) and 55 (across into 56).
+    const std::pair<uint64_t, uint64_t> runs[] = {{1010, 1050}, {3000, 3020}, {3040, 3090}, {5550, 5620}};
+    uint32_t job = 0;
+    for (uint64_t cy = 0; cy < kMixedCycles; ++cy) {
+      ASSERT_EQ(uscope_begin_cycle(w, cy * kPeriod), USCOPE_OK);
+      if (cy > 0) {
+        ASSERT_EQ(uscope_cpu_retire(w, cpu, static_cast<uint16_t>((cy - 1) % 2)), USCOPE_OK);
+      }
+      ASSERT_EQ(uscope_cpu_fetch(w, cpu, static_cast<uint16_t>(cy % 2), 0x1000 + 4 * (cy % 64), 0x00150513u), USCOPE_OK);
+      if (cy % 7 == 0) {
+        ASSERT_EQ(uscope_cpu_counter_add(w, cpu, 0, 1), USCOPE_OK);
+      }
+      for (const auto &[a, b] : runs) {
+        if (cy == a) {
+          ASSERT_EQ(uscope_npu_te_start(w, npu, 0, USCOPE_NPU_NO_CONTEXT, ++job, 0, 8, 8, 8, 8, 8, 8), USCOPE_OK);
+        }
+        if (cy == b) {
+          ASSERT_EQ(uscope_npu_te_end(w, npu, 0, USCOPE_NPU_NO_CONTEXT, job, 0, 512, uint32_t(b - a)), USCOPE_OK);
+        }
+      }
+      ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+    }
+    ASSERT_EQ(uscope_writer_close(w), USCOPE_OK) << uscope_last_error();
+    uscope_cpu_free(cpu);
+    uscope_npu_free(npu);
+  }
+
+  // What the counters' replay records, against each segment replayed alone.
+  uscope::TraceReader r(path);
+  const uscope::Schema &sc = r.schema();
+  uint16_t npu_scope = 0xFFFF;
+  for (size_t i = 0; i < sc.scopes.size(); ++i)
+    if (std::string(sc.name(sc.scopes[i].name)) == "npu0") npu_scope = static_cast<uint16_t>(i);
+  ASSERT_NE(npu_scope, 0xFFFF);
+  uscope::ScopePresence seen(sc, r.segments().size());
+  {
+    uscope_cpu_trace_options_t o{};
+    o.struct_size = sizeof o;
+    o.scope = "core0";
+    uscope::analysis::CpuTrace t(r, o);
+    ASSERT_FALSE(t.counters().empty());
+    for (size_t i = 0; i < r.segments().size(); ++i) EXPECT_TRUE(seen.may_hold(i, npu_scope)) << "nothing seen yet";
+    t.series_changes({{t.counters()[0].storage_id, false}}, 0, kMixedCycles - 1,
+                     [](uint32_t, uint64_t, uint64_t) {}, &seen);
+  }
+  struct Has {
+    const uscope::Schema &sc;
+    uint16_t scope;
+    bool any = false;
+    void frame(uint64_t) {}
+    void op(uint64_t, const uscope::DeltaOp &o) { any |= sc.storages[o.storage_id].scope_id == scope; }
+    void event(uint64_t, uint16_t id, const uint8_t *, uint32_t) {
+      for (const uscope::EventDef &e : sc.events) any |= e.event_type_id == id && e.scope_id == scope;
+    }
+  };
+  ASSERT_EQ(r.segments().size(), 60u);
+  size_t with_npu = 0;
+  auto states = r.initial_state();
+  for (size_t i = 0; i < r.segments().size(); ++i) {
+    Has h{sc, npu_scope};
+    ASSERT_TRUE(r.replay(i, states, h));
+    EXPECT_EQ(seen.may_hold(i, npu_scope), h.any) << "segment " << i;
+    with_npu += h.any;
+  }
+  EXPECT_EQ(with_npu, 5u);
+
+  // The export's npu part, against the npu scope's alone.
+  const std::string full = d.file("full.perfetto-trace"), alone = d.file("npu.perfetto-trace");
+  run_export(path, full, USCOPE_EXPORT_PERFETTO);
+  uscope_export_options_t o;
+  uscope_export_options_init(&o);
+  o.format = USCOPE_EXPORT_PERFETTO;
+  o.scope = "npu0";
+  uscope_export_stats_t st{};
+  st.struct_size = sizeof st;
+  ASSERT_EQ(uscope_export(&st, path.c_str(), alone.c_str(), &o), USCOPE_OK) << uscope_last_error();
+  const Timeline f = decode_perfetto(full), n = decode_perfetto(alone);
+  ASSERT_FALSE(n.slices.empty());
+  for (const auto &[track, count] : n.slices) EXPECT_EQ(f.slices.count(track) ? f.slices.at(track) : 0, count) << track;
+  for (const auto &[track, count] : n.instants)
+    EXPECT_EQ(f.instants.count(track) ? f.instants.at(track) : 0, count) << track;
+  EXPECT_EQ(n.slices.at("TE core 0"), 4u);
 }
 
 TEST_F(PerfettoExport, RangeCutsAndPicosecondsScale) {
