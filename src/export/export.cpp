@@ -19,7 +19,6 @@
 #include <thread>
 #include <vector>
 
-
 #include "base/error.hpp"
 #include "convert/convert.hpp"
 #include "reader/trace_reader.hpp"

@@ -134,7 +134,7 @@ class Model {
   void check_stop() const {
     if (stop_ && stop_->load(std::memory_order_relaxed)) fail(USCOPE_ERR_INTERNAL, "the export stopped");
   }
-  // seen: the segments a cpu series pass saw hold no npu item are left out.
+  // presence: the segments a cpu series pass saw hold no npu item are left out.
   void npu_scope(uint32_t unit, const std::string &scope, const ScopePresence *presence = nullptr);
   void noc_scopes(uint32_t unit, const char *want);
   void widen(uint64_t first, uint64_t last) {

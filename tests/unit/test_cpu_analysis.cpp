@@ -69,14 +69,7 @@ struct Model {
     uscope_schema_t *s = base_schema(kPeriod);
     uscope_cpu_buffer_def_t bufs[1] = {{"rob", 8, nullptr, 0}};
     const char *counters[1] = {"bp_misses"};
-    uscope_cpu_config_t cfg{};
-    cfg.struct_size = sizeof cfg;
-    cfg.scope_name = "core0";
-    cfg.clock_id = 0;
-    cfg.isa = "rv32imac";
-    cfg.stages = kStages;
-    cfg.num_stages = 8;
-    cfg.max_entities = kMaxEntities;
+    uscope_cpu_config_t cfg = cpu_config("core0", "rv32imac", kStages, 8, kMaxEntities);
     cfg.buffers = bufs;
     cfg.num_buffers = 1;
     cfg.counters = counters;
@@ -731,14 +724,7 @@ struct Program {
 void write_program_trace(const std::string &path, const std::string &elf_prop, const char *isa,
                          const std::vector<std::pair<uint64_t, uint32_t>> &insns) {
   uscope_schema_t *s = base_schema(kPeriod);
-  uscope_cpu_config_t cfg{};
-  cfg.struct_size = sizeof cfg;
-  cfg.scope_name = "core0";
-  cfg.clock_id = 0;
-  cfg.isa = isa;
-  cfg.stages = kStages;
-  cfg.num_stages = 8;
-  cfg.max_entities = kMaxEntities;
+  uscope_cpu_config_t cfg = cpu_config("core0", isa, kStages, 8, kMaxEntities);
   cfg.elf_path = elf_prop.c_str();
   uscope_cpu_t *cpu = nullptr;
   ASSERT_EQ(uscope_cpu_declare(s, &cpu, &cfg), USCOPE_OK) << uscope_last_error();
@@ -844,14 +830,7 @@ TEST(CpuAnalysisElf, InstructionsWithoutBitsAcrossSegmentsDisassembleFromTheElf)
   const std::string path = dir.file("t.uscope");
   {
     uscope_schema_t *s = base_schema(kPeriod);
-    uscope_cpu_config_t cfg{};
-    cfg.struct_size = sizeof cfg;
-    cfg.scope_name = "core0";
-    cfg.clock_id = 0;
-    cfg.isa = "rv32imac";
-    cfg.stages = kStages;
-    cfg.num_stages = 8;
-    cfg.max_entities = kMaxEntities;
+    uscope_cpu_config_t cfg = cpu_config("core0", "rv32imac", kStages, 8, kMaxEntities);
     cfg.elf_path = prog.elf.c_str();
     uscope_cpu_t *cpu = nullptr;
     ASSERT_EQ(uscope_cpu_declare(s, &cpu, &cfg), USCOPE_OK) << uscope_last_error();

@@ -701,14 +701,7 @@ void write_cpu_trace(const std::string &path, const Firmware &fw, int cores, uin
   std::vector<std::string> names;
   for (int c = 0; c < cores; ++c) names.push_back("core" + std::to_string(c));
   for (int c = 0; c < cores; ++c) {
-    uscope_cpu_config_t cfg{};
-    cfg.struct_size = sizeof cfg;
-    cfg.scope_name = names[size_t(c)].c_str();
-    cfg.clock_id = 0;
-    cfg.isa = "rv32imac";
-    cfg.stages = kStages;
-    cfg.num_stages = 4;
-    cfg.max_entities = kEntities;
+    uscope_cpu_config_t cfg = cpu_config(names[size_t(c)].c_str(), "rv32imac", kStages, 4, kEntities);
     cfg.elf_path = elf_prop;
     ASSERT_EQ(uscope_cpu_declare(s, &cpu[size_t(c)], &cfg), USCOPE_OK) << uscope_last_error();
   }
@@ -1086,14 +1079,7 @@ TEST(HpctoolkitExport, CoreAndNpuShareOneTimeAxis) {
     uscope_schema_t *s = base_schema(kPeriod);
     uint8_t npu_clk = 0;
     ASSERT_EQ(uscope_schema_add_clock(s, &npu_clk, "npu_clk", 2 * kPeriod), USCOPE_OK);
-    uscope_cpu_config_t cc{};
-    cc.struct_size = sizeof cc;
-    cc.scope_name = "core0";
-    cc.clock_id = 0;
-    cc.isa = "rv32imac";
-    cc.stages = kStages;
-    cc.num_stages = 4;
-    cc.max_entities = kEntities;
+    uscope_cpu_config_t cc = cpu_config("core0", "rv32imac", kStages, 4, kEntities);
     cc.elf_path = fw.elf.c_str();
     uscope_cpu_t *cpu = nullptr;
     ASSERT_EQ(uscope_cpu_declare(s, &cpu, &cc), USCOPE_OK) << uscope_last_error();

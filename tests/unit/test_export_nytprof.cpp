@@ -41,6 +41,7 @@ namespace {
 
 using uscope::test::TempDir;
 using uscope::test::proto::base_schema;
+using uscope::test::proto::cpu_config;
 
 constexpr uint64_t kPeriod = 1000;
 constexpr uint16_t kEntities = 16;
@@ -190,14 +191,7 @@ std::vector<Step> simulate(uscope::analysis::ElfInfo &elf, uint64_t first, size_
 void write_trace(const std::string &path, const std::string &elf_prop, const std::vector<Step> &steps,
                  uint64_t first, const char *isa = "rv32i") {
   uscope_schema_t *s = base_schema(kPeriod);
-  uscope_cpu_config_t cfg{};
-  cfg.struct_size = sizeof cfg;
-  cfg.scope_name = "core0";
-  cfg.clock_id = 0;
-  cfg.isa = isa;
-  cfg.stages = kStages;
-  cfg.num_stages = 2;
-  cfg.max_entities = kEntities;
+  uscope_cpu_config_t cfg = cpu_config("core0", isa, kStages, 2, kEntities);
   cfg.elf_path = elf_prop.empty() ? nullptr : elf_prop.c_str();
   uscope_cpu_t *cpu = nullptr;
   ASSERT_EQ(uscope_cpu_declare(s, &cpu, &cfg), USCOPE_OK) << uscope_last_error();

@@ -55,14 +55,7 @@ void write_cpu_trace(const std::string &path) {
   uscope_schema_t *s = base_schema(kPeriodPs);
   uscope_cpu_buffer_def_t bufs[1] = {{"rob", 8, nullptr, 0}};
   const char *counters[1] = {"bp_misses"};
-  uscope_cpu_config_t cfg{};
-  cfg.struct_size = sizeof cfg;
-  cfg.scope_name = "core0";
-  cfg.clock_id = 0;
-  cfg.isa = "rv32imac";
-  cfg.stages = kStages;
-  cfg.num_stages = 4;
-  cfg.max_entities = kSlots;
+  uscope_cpu_config_t cfg = cpu_config("core0", "rv32imac", kStages, 4, kSlots);
   cfg.buffers = bufs;
   cfg.num_buffers = 1;
   cfg.counters = counters;
@@ -351,14 +344,7 @@ TEST(PerfettoNames, PastTheInternTableNamesAreWrittenInline) {
   constexpr uint32_t kDistinct = 70000, kInsns = 2 * kDistinct;
   {
     uscope_schema_t *s = base_schema(kPeriodPs);
-    uscope_cpu_config_t cfg{};
-    cfg.struct_size = sizeof cfg;
-    cfg.scope_name = "core0";
-    cfg.clock_id = 0;
-    cfg.isa = "rv32i";
-    cfg.stages = kStages;
-    cfg.num_stages = 4;
-    cfg.max_entities = 2;
+    uscope_cpu_config_t cfg = cpu_config("core0", "rv32i", kStages, 4, 2);
     uscope_cpu_t *cpu = nullptr;
     ASSERT_EQ(uscope_cpu_declare(s, &cpu, &cfg), USCOPE_OK) << uscope_last_error();
     uscope_writer_t *w = nullptr;
@@ -405,14 +391,7 @@ TEST(PerfettoSparseNpu, NpuPassReadsOnlyTheSegmentsWithNpuItemsAndLosesNone) {
   {
     uscope_schema_t *s = base_schema(kPeriod);
     const char *counters[1] = {"bp_misses"};
-    uscope_cpu_config_t cc{};
-    cc.struct_size = sizeof cc;
-    cc.scope_name = "core0";
-    cc.clock_id = 0;
-    cc.isa = "rv32i";
-    cc.stages = kStages;
-    cc.num_stages = 4;
-    cc.max_entities = 2;
+    uscope_cpu_config_t cc = cpu_config("core0", "rv32i", kStages, 4, 2);
     cc.counters = counters;
     cc.num_counters = 1;
     uscope_cpu_t *cpu = nullptr;

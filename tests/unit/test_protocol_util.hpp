@@ -247,6 +247,21 @@ inline uscope_schema_t *base_schema(uint32_t period_ps = 1000) {
   return s;
 }
 
+// A cpu scope under the root scope on clock 0, with what every test names;
+// the caller adds the rest (counters, buffers, elf_path).
+inline uscope_cpu_config_t cpu_config(const char *scope, const char *isa, const char *const *stages,
+                                      uint16_t num_stages, uint16_t max_entities) {
+  uscope_cpu_config_t c{};
+  c.struct_size = sizeof c;
+  c.scope_name = scope;
+  c.clock_id = 0;
+  c.isa = isa;
+  c.stages = stages;
+  c.num_stages = num_stages;
+  c.max_entities = max_entities;
+  return c;
+}
+
 inline bool contains(const char *haystack, const char *needle) {
   return haystack && std::strstr(haystack, needle) != nullptr;
 }
