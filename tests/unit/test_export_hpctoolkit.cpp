@@ -1083,15 +1083,7 @@ TEST(HpctoolkitExport, CoreAndNpuShareOneTimeAxis) {
     cc.elf_path = fw.elf.c_str();
     uscope_cpu_t *cpu = nullptr;
     ASSERT_EQ(uscope_cpu_declare(s, &cpu, &cc), USCOPE_OK) << uscope_last_error();
-    uscope_npu_config_t nc{};
-    nc.struct_size = sizeof nc;
-    nc.scope_name = "npu0";
-    nc.parent_scope_id = 0;
-    nc.clock_id = npu_clk;
-    nc.queue_depth = 4;
-    nc.num_te = 1;
-    nc.num_ve = 1;
-    nc.num_dma_channels = 1;
+    uscope_npu_config_t nc = npu_config("npu0", npu_clk, 4, 1, 1, 1);
     uscope_npu_t *npu = nullptr;
     ASSERT_EQ(uscope_npu_declare(s, &npu, &nc), USCOPE_OK) << uscope_last_error();
     uscope_writer_t *w = nullptr;

@@ -262,6 +262,21 @@ inline uscope_cpu_config_t cpu_config(const char *scope, const char *isa, const 
   return c;
 }
 
+// An npu scope under the root scope, with its engines and command queue.
+inline uscope_npu_config_t npu_config(const char *scope, uint8_t clock_id, uint16_t queue_depth, uint16_t num_te,
+                                      uint16_t num_ve, uint16_t num_dma_channels) {
+  uscope_npu_config_t c{};
+  c.struct_size = sizeof c;
+  c.scope_name = scope;
+  c.parent_scope_id = 0;
+  c.clock_id = clock_id;
+  c.queue_depth = queue_depth;
+  c.num_te = num_te;
+  c.num_ve = num_ve;
+  c.num_dma_channels = num_dma_channels;
+  return c;
+}
+
 inline bool contains(const char *haystack, const char *needle) {
   return haystack && std::strstr(haystack, needle) != nullptr;
 }
