@@ -173,6 +173,7 @@ Writer::Writer(uscope_writer_t *handle, const char *path, const Schema &schema,
   q = std::max<uint64_t>({q, kMinQueue, 4 * max_record});
   if (!queue_.allocate(q))
     fail(USCOPE_ERR_NO_MEMORY, "cannot allocate a %llu-byte queue", static_cast<unsigned long long>(q));
+  publish_batch_ = std::min<uint64_t>(kPublishBatch, queue_.cap() / 8);
   // Touch every page now, so that page faults happen at open and not in the
   // first cycles of the simulation.
   std::memset(queue_.buf(), 0, queue_.cap());
