@@ -221,7 +221,7 @@ class Writer {
   // merge waits for each producer's cycle (encoder_merge.cpp). A producer's
   // times must also strictly increase: time_step_ is 1 for it, 0 for a
   // writer. 1 MiB: on the demo testbench, each batch wakes the encoder (a
-  // context switch or two); against 256 KiB it took ~0.05 s of the traced
+  // context switch or two); against 256 KiB it took ~0.04 s of the traced
   // run's CPU off (5,700 -> 4,000 switches), and 2 MiB took no more.
   static constexpr uint64_t kPublishBatch = 1024 * 1024;
   uint64_t publish_batch_ = kPublishBatch;
