@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -512,6 +513,30 @@ TEST_F(PerfettoExport, RangeCutsAndPicosecondsScale) {
   check_cpu(decode_perfetto(out3), expected_cpu(path_, kCycles - 100, kCycles - 1), kCycles - 100, kCycles - 1, 1);
 }
 
+// The "ts" and "dur" numbers of a Chrome JSON document, which are written in
+// their shortest exact form: a whole number of microseconds with no ".000",
+// a fraction with no trailing zero (each one is checked here).
+struct TimeForms {
+  size_t whole = 0, fraction = 0;
+};
+TimeForms time_forms(const std::string &doc) {
+  TimeForms f;
+  for (const char *key : {"\"ts\":", "\"dur\":"}) {
+    for (size_t at = doc.find(key); at != std::string::npos; at = doc.find(key, at + 1)) {
+      const size_t from = at + std::strlen(key), end = doc.find_first_of(",}", from);
+      const std::string num = doc.substr(from, end - from);
+      if (num.find('.') == std::string::npos) {
+        ++f.whole;
+        continue;
+      }
+      ++f.fraction;
+      EXPECT_NE(num.back(), '0') << num;
+      EXPECT_LE(num.size() - num.find('.'), 4u) << num;
+    }
+  }
+  return f;
+}
+
 TEST_F(ChromeJsonExport, CpuTraceParsesAndMatchesTheAnalysis) {
   const std::string out = dir_->file("cpu.json");
   const uscope_export_stats_t st = run_export(path_, out, USCOPE_EXPORT_CHROME_JSON);
@@ -528,6 +553,10 @@ TEST_F(ChromeJsonExport, CpuTraceParsesAndMatchesTheAnalysis) {
   EXPECT_EQ(t.slices, p.slices);
   EXPECT_EQ(t.slices_with_pc, p.slices_with_pc);
   EXPECT_GT(t.slices_with_pc, 1000u);
+  // Cycles as microseconds: 1, 2 and 3 decimals, and whole ones.
+  const TimeForms f = time_forms(read_all(out));
+  EXPECT_GT(f.whole, 0u);
+  EXPECT_GT(f.fraction, 1000u);
   // python3's json module reads it too.
   const std::string cmd = "python3 -c \"import json,sys; d=json.load(open(sys.argv[1])); "
                           "sys.exit(0 if len(d['traceEvents'])>0 else 1)\" '" + out + "'";
@@ -541,6 +570,10 @@ TEST_F(ChromeJsonExport, RangeAndPicoseconds) {
   EXPECT_EQ(st.first_cycle, a);
   EXPECT_EQ(st.last_cycle, b);
   check_cpu(decode_chrome(out), expected_cpu(path_, a, b), a, b, kPeriodPs);
+  // cycle x 2.5 ns: halves of a microsecond and whole ones.
+  const TimeForms f = time_forms(read_all(out));
+  EXPECT_GT(f.whole, 100u);
+  EXPECT_GT(f.fraction, 100u);
 }
 
 TEST_F(ChromeJsonExport, EmptyWindowIsValidJson) {
