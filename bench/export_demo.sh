@@ -7,7 +7,9 @@
 #
 # TRACE defaults to ./trace.uscope, ELF to the firmware the trace names (cpu.elf_path), RUNS to 3.
 # MB/s is input trace bytes per second of wall time; peak RSS is the export's own (the CLI reads its
-# VmHWM). The outputs go to a temporary directory beside nothing else and are removed.
+# VmHWM). The outputs go to a temporary directory beside nothing else and are removed. The last
+# line, "(fstapi)", is fstapi alone writing the FST export's value changes (read from the VCD
+# export, untimed): the floor under the fst line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trace=${1:-trace.uscope}
@@ -49,5 +51,21 @@ for f in konata perfetto chrome-json nytprof hpctoolkit fst vcd; do
   size=$(du -sb "$o" | cut -f1)
   awk -v f="$f" -v t="$t" -v n="$bytes" -v r="$rss" -v s="$size" \
     'BEGIN { printf "%-12s %8.2f %10.0f %10.1f %12.1f\n", f, t, n / 1e6 / t, r, s / 1e6 }'
+  if [ "$f" = vcd ]; then
+    # fstapi on its own, fed this VCD's value changes (the FST export's): the floor under the fst
+    # line's time while fstapi's writer is one thread (bench/fstapi_floor.cpp).
+    floor=$(dirname "$cli")/bench/uscope_bench_fstapi_floor
+    if [ -x "$floor" ]; then
+      fb=999999
+      for _ in $(seq "$runs"); do
+        t=$("$floor" "$o" "$out/floor.fst" | sed -n 's/^fstapi alone: \([0-9.]*\) s.*/\1/p')
+        awk -v a="$t" -v c="$fb" 'BEGIN { exit !(a < c) }' && fb=$t
+        rm -f "$out/floor.fst"
+      done
+      awk -v t="$fb" -v n="$bytes" 'BEGIN { printf "%-12s %8.2f %10.0f %10s %12s\n", "(fstapi)", t, n / 1e6 / t, "-", "-" }'
+    else
+      echo "(fstapi)     not built: cmake --build --preset release --target uscope_bench_fstapi_floor" >&2
+    fi
+  fi
   rm -rf "$o"
 done
