@@ -409,85 +409,126 @@ void CpuTrace::buffer_occupancy(uint32_t b, uint64_t start, uint64_t count, uint
 
 void CpuTrace::series_changes(const std::vector<Series> &series, uint64_t start, uint64_t end,
                               const std::function<void(uint32_t, uint64_t, uint64_t)> &f, ScopePresence *seen) {
-  if (series.empty() || start > end) return;
-  auto read = [](const Series &s, const StorageState &st) -> uint64_t {
-    return s.occupancy ? st.occupancy() : st.get(0, 0);
-  };
-  const uint16_t nst = static_cast<uint16_t>(r_.schema().storages.size());
-  // Per storage, the series that read it (a storage may be read twice).
-  std::vector<std::vector<uint32_t>> by_storage(nst);
-  std::vector<uint64_t> shown(series.size());
+  SeriesPass p(*this, series, start, end, f, seen);
+  p.finish();
+}
+
+// ── SeriesPass ──
+
+SeriesPass::SeriesPass(CpuTrace &t, const std::vector<CpuTrace::Series> &series, uint64_t start, uint64_t end,
+                       Fn f, ScopePresence *seen)
+    : t_(t), series_(series), start_(start), end_(end), f_(std::move(f)), seen_(seen) {
+  if (series_.empty() || start_ > end_) return;  // nothing wanted: next_ > last_
+  const size_t nst = t_.reader().schema().storages.size();
+  by_storage_.resize(nst);
+  is_dirty_.assign(nst, 0);
+  shown_.resize(series_.size());
+  value_.resize(series_.size());
+  is_captured_.assign(series_.size(), 0);
   {
-    const auto st = state_at_cycle(start);
-    for (uint32_t k = 0; k < series.size(); ++k) {
-      const uint16_t sid = series[k].storage_id;
+    const auto st = t_.state_at_cycle(start_);
+    for (uint32_t k = 0; k < series_.size(); ++k) {
+      const uint16_t sid = series_[k].storage_id;
       if (sid >= st.size()) fail(USCOPE_ERR_INVALID_ARGUMENT, "series %u: no storage %u", k, sid);
-      by_storage[sid].push_back(k);
-      shown[k] = read(series[k], st[sid]);
-      f(k, start, shown[k]);
+      by_storage_[sid].push_back(k);
+      shown_[k] = value_[k] = read(k, st[sid]);
+      f_(k, start_, shown_[k]);
     }
   }
   size_t first = 0, last = 0;
-  if (start == end || !segments_for(start + 1, end, &first, &last)) return;
-  auto states = r_.initial_state();
-  // A value is shown at the cycle its frame ends: the storages touched
-  // since the last frame are "dirty" and compared at the next frame (or
-  // the end), so that changes within one cycle count once.
-  struct V {
-    CpuTrace &t;
-    const std::vector<Series> &series;
-    const std::vector<std::vector<uint32_t>> &by_storage;
-    std::vector<StorageState> &st;
-    std::vector<uint64_t> &shown;
-    const std::function<void(uint32_t, uint64_t, uint64_t)> &f;
-    decltype(read) &rd;
-    uint64_t start, end, cycle = 0;
-    std::vector<uint16_t> dirty;
-    std::vector<uint8_t> is_dirty;
-    void flush() {
-      for (uint16_t sid : dirty) {
-        is_dirty[sid] = 0;
-        for (uint32_t k : by_storage[sid]) {
-          const uint64_t v = rd(series[k], st[sid]);
-          if (v != shown[k]) {
-            shown[k] = v;
-            f(k, cycle, v);
-          }
-        }
-      }
-      dirty.clear();
-    }
-    void frame(uint64_t time) {
-      const uint64_t cy = t.cycle_of(time);
-      if (cy != cycle) flush();
-      if (cy > end) throw StopReplay{};
-      cycle = cy;
-    }
-    void op(uint64_t time, const DeltaOp &o) {
-      if (seen) seen->op(o.storage_id);
-      // Ops at or before start are in the first value already.
-      if (o.storage_id < by_storage.size() && !by_storage[o.storage_id].empty() && !is_dirty[o.storage_id] &&
-          t.cycle_of(time) > start) {
-        is_dirty[o.storage_id] = 1;
-        dirty.push_back(o.storage_id);
-      }
-    }
-    void event(uint64_t, uint16_t id, const uint8_t *, uint32_t) {
-      if (seen) seen->event(id);
-    }
-    ScopePresence *seen;
-  } v{*this, series, by_storage, states, shown, f, read, start, end, 0, {}, {}, seen};
-  v.is_dirty.assign(nst, 0);
-  try {
-    for (size_t i = first; i <= last; ++i) {
-      if (seen) seen->begin(i);
-      const bool whole = r_.replay(i, states, v);
-      if (seen) seen->end(i, whole);
-    }
-  } catch (const StopReplay &) {
-    if (seen) seen->end(last, false);  // the segment stopped in is not whole
+  if (start_ == end_ || !t_.segments_for(start_ + 1, end_, &first, &last)) return;
+  next_ = first;
+  last_ = last;
+}
+
+void SeriesPass::begin_segment(size_t i, const std::vector<StorageState> &states) {
+  in_segment_ = taking_ = false;
+  // Segments come in ascending order: one past next_ means next_ was skipped,
+  // and so is everything after it (finish() reads them).
+  if (done_ || i != next_ || next_ > last_) return;
+  in_segment_ = taking_ = true;
+  st_ = &states;
+  if (seen_) seen_->begin(i);
+}
+
+void SeriesPass::frame(uint64_t time) {
+  if (!taking_) return;
+  const uint64_t cy = t_.cycle_of(time);
+  if (cy != cycle_) {
+    capture();
+    tell();
   }
-  v.flush();
+  if (cy > end_) {
+    done_ = true;
+    taking_ = false;
+    if (alone_) throw StopReplay{};  // finish()'s replay: the rest of the segment is not read
+    return;
+  }
+  cycle_ = cy;
+}
+
+void SeriesPass::op(uint64_t time, const DeltaOp &o) {
+  if (!taking_) return;
+  if (seen_) seen_->op(o.storage_id);
+  // Ops at or before start are in the first value already.
+  if (o.storage_id < by_storage_.size() && !by_storage_[o.storage_id].empty() && !is_dirty_[o.storage_id] &&
+      t_.cycle_of(time) > start_) {
+    is_dirty_[o.storage_id] = 1;
+    dirty_.push_back(o.storage_id);
+  }
+}
+
+void SeriesPass::end_segment(size_t i, bool whole) {
+  if (!in_segment_) return;
+  capture();
+  if (seen_) seen_->end(i, whole && !done_);  // the segment stopped in is not whole
+  in_segment_ = taking_ = false;
+  next_ = i + 1;
+}
+
+void SeriesPass::capture() {
+  for (uint16_t sid : dirty_) {
+    is_dirty_[sid] = 0;
+    for (uint32_t k : by_storage_[sid]) {
+      value_[k] = read(k, (*st_)[sid]);
+      if (!is_captured_[k]) {
+        is_captured_[k] = 1;
+        captured_.push_back(k);
+      }
+    }
+  }
+  dirty_.clear();
+}
+
+void SeriesPass::tell() {
+  for (uint32_t k : captured_) {
+    is_captured_[k] = 0;
+    if (value_[k] != shown_[k]) {
+      shown_[k] = value_[k];
+      f_(k, cycle_, value_[k]);
+    }
+  }
+  captured_.clear();
+}
+
+void SeriesPass::finish() {
+  if (!done_ && next_ <= last_) {
+    own_ = t_.reader().initial_state();
+    alone_ = true;
+    try {
+      for (size_t i = next_; i <= last_ && !done_; ++i) {
+        begin_segment(i, own_);
+        const bool whole = t_.reader().replay(i, own_, *this);
+        end_segment(i, whole);
+      }
+    } catch (const StopReplay &) {
+      if (seen_ && in_segment_) seen_->end(next_, false);  // the segment stopped in is not whole
+      in_segment_ = taking_ = false;
+    }
+    alone_ = false;
+  }
+  // Every segment's end captured its changes; the last ones are told here.
+  tell();
 }
 
 bool CpuTrace::counter_downsample(uint32_t c, uint64_t start, uint64_t end, uint32_t n,

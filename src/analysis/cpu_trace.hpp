@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "reader/replay_rider.hpp"
 #include "reader/scope_presence.hpp"
 #include "reader/trace_reader.hpp"
 #include "uscope/analysis.h"
@@ -238,6 +239,7 @@ class CpuTrace {
   };
   // seen, when given, is told the scopes of every item of the segments the
   // replay reads whole (scope_presence.hpp), for a later pass to skip by.
+  // (SeriesPass below is the same as an object, to ride another replay.)
   void series_changes(const std::vector<Series> &series, uint64_t start, uint64_t end,
                       const std::function<void(uint32_t, uint64_t, uint64_t)> &f, ScopePresence *seen = nullptr);
   // Returns true when exact.
@@ -318,6 +320,64 @@ class CpuTrace {
   std::vector<Snapshot> snapshots_;
   bool slots_past_catalog_ = false;  // a decode met COMPAT 27 ops: see Builder::skipped_op
   friend class InsnStream;
+};
+
+// CpuTrace::series_changes as a pass that can ride another pass's replay of
+// the same reader (ReplayRider): the constructor tells each series' value at
+// start, the segments ridden tell the changes, finish() replays on its own
+// what no host gave it and tells the last ones. f is called from the thread
+// that replays (the host's, while riding). The CpuTrace, the series and seen
+// must outlive the pass.
+class SeriesPass final : public ReplayRider {
+ public:
+  using Fn = std::function<void(uint32_t, uint64_t, uint64_t)>;
+  SeriesPass(CpuTrace &t, const std::vector<CpuTrace::Series> &series, uint64_t start, uint64_t end, Fn f,
+             ScopePresence *seen = nullptr);
+  // The segments not ridden, replayed here, then the changes still pending.
+  void finish();
+
+  // ── ReplayRider; also replay()'s visitor in finish() ──
+  void begin_segment(size_t i, const std::vector<StorageState> &states) override;
+  void frame(uint64_t time) override;
+  void op(uint64_t time, const DeltaOp &o) override;
+  void event(uint64_t, uint16_t id, const uint8_t *, uint32_t) override {
+    if (taking_ && seen_) seen_->event(id);
+  }
+  void end_segment(size_t i, bool whole) override;
+
+ private:
+  uint64_t read(uint32_t k, const StorageState &st) const {
+    return series_[k].occupancy ? st.occupancy() : st.get(0, 0);
+  }
+  // A value is told at the cycle its frame ends: the storages touched since
+  // the last frame are "dirty"; at the next frame of another cycle their
+  // series' values are read (capture) and the changed ones told (tell). A
+  // segment's end captures too, while its states still exist (a host's are
+  // gone when finish() runs); the telling waits for the next cycle, which
+  // may go on in the next segment (several clocks: times of one cycle).
+  void capture();
+  void tell();
+
+  CpuTrace &t_;
+  const std::vector<CpuTrace::Series> &series_;
+  uint64_t start_, end_;
+  Fn f_;
+  ScopePresence *seen_;
+  std::vector<std::vector<uint32_t>> by_storage_;  // per storage, the series that read it
+  std::vector<uint64_t> shown_;                    // per series, the value told last
+  std::vector<uint64_t> value_;                    // per series, the value captured last
+  std::vector<uint16_t> dirty_;                    // storages touched since the last capture
+  std::vector<uint8_t> is_dirty_;
+  std::vector<uint32_t> captured_;                 // series captured since the last tell, in order
+  std::vector<uint8_t> is_captured_;
+  uint64_t cycle_ = 0;
+  size_t next_ = 1, last_ = 0;       // the segments still wanted: [next_, last_] (none when next_ > last_)
+  bool done_ = false;                // a frame past end was seen: nothing more is wanted
+  bool in_segment_ = false;          // between begin_segment and end_segment of a wanted segment
+  bool taking_ = false;              // in_segment_, and not done_
+  bool alone_ = false;               // finish() is replaying (a frame past end stops it)
+  const std::vector<StorageState> *st_ = nullptr;  // the replay's states
+  std::vector<StorageState> own_;                   // finish()'s
 };
 
 }  // namespace uscope::analysis

@@ -483,21 +483,33 @@ void Decoder::replay_from(size_t first, size_t last) {
   struct V {
     Decoder &a;
     const std::vector<StorageState> &st;
+    ReplayRider *rider;
     bool need_snapshot = true;
-    void frame(uint64_t) {
+    void frame(uint64_t t) {
       if (need_snapshot) {  // the start state, before the first frame's items
         a.snapshot(st);
         need_snapshot = false;
       }
+      if (rider) rider->frame(t);
     }
-    // replay(.., until = t1) visits no op after t1, but every event.
-    void op(uint64_t t, const DeltaOp &o) { a.op(t, o); }
+    // replay(.., until = t1) visits no op after t1, but every event; with a
+    // rider every op is visited (it may want them), and this walk's are cut here.
+    void op(uint64_t t, const DeltaOp &o) {
+      if (rider) {
+        rider->op(t, o);
+        if (t > a.lay_.t1_ps) return;
+      }
+      a.op(t, o);
+    }
     void event(uint64_t t, uint16_t type, const uint8_t *p, uint32_t n) {
+      if (rider) rider->event(t, type, p, n);
       if (t <= a.lay_.t1_ps) a.event(t, type, p, n);
     }
-  } v{*this, st};
+  } v{*this, st, o_.rider};
   for (size_t i = first; i <= last; ++i) {
-    r_.replay(i, st, v, lay_.t1_ps);
+    if (o_.rider) o_.rider->begin_segment(i, st);
+    const bool whole = r_.replay(i, st, v, o_.rider ? UINT64_MAX : lay_.t1_ps);
+    if (o_.rider) o_.rider->end_segment(i, whole);
     ++lay_.segments_read;
   }
 }

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "analysis/latency_stats.hpp"
+#include "reader/replay_rider.hpp"
 
 namespace uscope {
 class TraceReader;
@@ -52,6 +53,9 @@ struct NocOptions {
   uint64_t start_cycle = 0;
   uint64_t end_cycle = UINT64_MAX;  // clamped to the trace's last cycle
   uint32_t max_lookback = 64;       // segments stepped back to find issues
+  // visit_noc only: a pass told every segment the walk replays, with every
+  // item (reader/replay_rider.hpp), so that the two decode the trace once.
+  ReplayRider *rider = nullptr;
 };
 
 struct NocCounts {

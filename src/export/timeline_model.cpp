@@ -104,7 +104,7 @@ class Model {
 
   // ── scopes ──
   // A cpu scope to show: its instructions' slices (cpu_slices) and its
-  // counter tracks (cpu_series, possibly on the second thread, over a
+  // counter tracks (series_and_rest, possibly on the second thread, over a
   // CpuTrace of its own).
   struct Cpu {
     std::string scope;
@@ -117,16 +117,24 @@ class Model {
   // why). True with nothing in *out when the window lies past its end.
   bool open_cpu(const std::string &scope, uint32_t unit, std::vector<Cpu> *out);
   void cpu_slices(Cpu &c);
-  // seen: told which scopes each segment holds (the npu pass then skips by it).
-  void cpu_series(analysis::CpuTrace &t, Process &pr, const Window &w, const Clock &clk,
-                  ScopePresence *seen = nullptr);
   // The parts besides the instructions' slices: every cpu scope's counter
   // tracks, the npu scope (npu_name; none when empty and !npu), the noc scopes.
   struct Rest {
     bool npu = false, noc = false;
     std::string npu_name;
   };
-  // Everything in turn: each cpu scope (slices, then series), then the rest.
+  // What a cpu scope's counter tracks need (copied: the slices' thread goes
+  // on adding lanes to the process meanwhile).
+  struct SeriesScope {
+    std::string scope;
+    Process pr;
+    Window w;
+    Clock clk;
+  };
+  // The rest: the cpu scopes' counter and occupancy tracks, the noc scopes,
+  // then the npu scope.
+  void series_and_rest(std::vector<SeriesScope> &cpus, const Rest &rest, uint32_t unit);
+  // Everything in turn: each cpu scope's slices, then the rest.
   void all_on_this_thread(std::vector<Cpu> &cpus, const Rest &rest, uint32_t unit);
   // The cpu scopes' slices here, everything else on a second thread meanwhile.
   void rest_on_a_thread(std::vector<Cpu> &cpus, const Rest &rest, uint32_t unit, const SideEncoderFactory &side);
@@ -136,7 +144,8 @@ class Model {
   }
   // presence: the segments a cpu series pass saw hold no npu item are left out.
   void npu_scope(uint32_t unit, const std::string &scope, const ScopePresence *presence = nullptr);
-  void noc_scopes(uint32_t unit, const char *want);
+  // rider: a pass the noc walk carries (NocOptions::rider).
+  void noc_scopes(uint32_t unit, const char *want, ReplayRider *rider = nullptr);
   void widen(uint64_t first, uint64_t last) {
     first_ = std::min(first_, first);
     last_ = any_ ? std::max(last_, last) : last;
@@ -326,24 +335,53 @@ void Model::cpu_slices(Cpu &c) {
   while (count) flush_one();
 }
 
-void Model::cpu_series(analysis::CpuTrace &t, Process &pr, const Window &w, const Clock &clk, ScopePresence *seen) {
-  // Counters and buffer occupancy: a sample at the window's start and one
-  // per change, all series from one replay.
-  std::vector<analysis::CpuTrace::Series> series;
-  std::vector<Track> tracks;
-  for (const auto &c : t.counters()) {
-    series.push_back({c.storage_id, false});
-    tracks.push_back(new_counter(pr, c.name));
+// Counters and buffer occupancy: per cpu scope a sample at the window's
+// start and one per change, all its series from one replay (SeriesPass).
+// The first scope's pass rides the noc walk, which reads the same segments
+// (the window; the noc's lookback before it is not taken): the trace is
+// decompressed and decoded once for both. The other scopes' passes, and the
+// first's when there is no noc scope, replay on their own. The npu pass
+// comes last: it skips the segments the series passes saw hold no npu item.
+void Model::series_and_rest(std::vector<SeriesScope> &cpus, const Rest &rest, uint32_t unit) {
+  // The noc walk and the passes it carries read one reader (this model's).
+  TraceReader &r = *job_.reader;
+  ScopePresence seen(r.schema(), r.segments().size());
+  struct Series {
+    std::unique_ptr<analysis::CpuTrace> t;
+    std::vector<analysis::CpuTrace::Series> series;
+    std::vector<Track> tracks;
+    std::unique_ptr<analysis::SeriesPass> pass;
+  };
+  std::vector<Series> all(cpus.size());  // sized first: each pass holds its element's address
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    SeriesScope &c = cpus[i];
+    Series &s = all[i];
+    uscope_cpu_trace_options_t o{};
+    o.struct_size = sizeof o;
+    o.scope = c.scope.c_str();
+    s.t = std::make_unique<analysis::CpuTrace>(r, o);
+    for (const auto &k : s.t->counters()) {
+      s.series.push_back({k.storage_id, false});
+      s.tracks.push_back(new_counter(c.pr, k.name));
+    }
+    for (const auto &b : s.t->buffers()) {
+      s.series.push_back({b.storage_id, true});
+      s.tracks.push_back(new_counter(c.pr, b.name + " occupancy"));
+    }
+    const Clock clk = c.clk;
+    s.pass = std::make_unique<analysis::SeriesPass>(
+        *s.t, s.series, c.w.a, c.w.b,
+        [this, &s, clk](uint32_t k, uint64_t cycle, uint64_t v) {
+          if ((c_.counter_samples & 0xFFF) == 0) check_stop();
+          enc_.counter(s.tracks[k], clk.ts(cycle), static_cast<int64_t>(v));
+          ++c_.counter_samples;
+        },
+        &seen);
   }
-  for (const auto &b : t.buffers()) {
-    series.push_back({b.storage_id, true});
-    tracks.push_back(new_counter(pr, b.name + " occupancy"));
-  }
-  t.series_changes(series, w.a, w.b, [&](uint32_t k, uint64_t cycle, uint64_t v) {
-    if ((c_.counter_samples & 0xFFF) == 0) check_stop();
-    enc_.counter(tracks[k], clk.ts(cycle), static_cast<int64_t>(v));
-    ++c_.counter_samples;
-  }, seen);
+  if (rest.noc) noc_scopes(unit, job_.opts.scope, all.empty() ? nullptr : all[0].pass.get());
+  for (Series &s : all) s.pass->finish();
+  all.clear();  // the CpuTraces go before the npu pass
+  if (rest.npu) npu_scope(unit, rest.npu_name, &seen);
 }
 
 // ── npu: the converters' events, paired into intervals (pairing.hpp) ──
@@ -542,7 +580,7 @@ void Model::npu_scope(uint32_t unit, const std::string &scope, const ScopePresen
 // cycles of the first noc scope's clock; each scope's slices are in its own.
 constexpr uint64_t kNocFlowBase = uint64_t{1} << 40;
 
-void Model::noc_scopes(uint32_t unit, const char *want) {
+void Model::noc_scopes(uint32_t unit, const char *want, ReplayRider *rider) {
   struct V final : analysis::NocVisitor {
     Model &m;
     uint32_t tu;
@@ -683,6 +721,7 @@ void Model::noc_scopes(uint32_t unit, const char *want) {
   analysis::NocOptions o;
   o.start_cycle = job_.opts.range_start;
   o.end_cycle = job_.opts.range_end;
+  o.rider = rider;
   try {
     analysis::visit_noc(*job_.reader, o, v);
   } catch (const Error &e) {
@@ -707,14 +746,13 @@ std::vector<std::pair<std::string, std::string>> scopes_of(const TraceReader &r)
 }
 
 void Model::all_on_this_thread(std::vector<Cpu> &cpus, const Rest &rest, uint32_t unit) {
-  ScopePresence seen(job_.reader->schema(), job_.reader->segments().size());
+  std::vector<SeriesScope> series;
   for (Cpu &c : cpus) {
     cpu_slices(c);
-    cpu_series(*c.t, c.pr, c.w, c.clk, &seen);
     c.t.reset();  // its decode cache goes before the next scope's fills
+    series.push_back({c.scope, c.pr, c.w, c.clk});
   }
-  if (rest.npu) npu_scope(unit, rest.npu_name, &seen);
-  if (rest.noc) noc_scopes(unit, job_.opts.scope);  // every noc scope in one walk of the noc protocol
+  series_and_rest(series, rest, unit);
 }
 
 // The second thread: a reader of its own (a TraceReader is not shared
@@ -741,13 +779,7 @@ void Model::rest_on_a_thread(std::vector<Cpu> &cpus, const Rest &rest, uint32_t 
   job.opts.user = &notes;
   // What the side needs of the cpu scopes, copied now: this thread goes on
   // adding lanes to their processes.
-  struct Series {
-    std::string scope;
-    Process pr;
-    Window w;
-    Clock clk;
-  };
-  std::vector<Series> series;
+  std::vector<SeriesScope> series;
   for (const Cpu &c : cpus) series.push_back({c.scope, c.pr, c.w, c.clk});
   const uint32_t first_pid = next_pid_;
   std::unique_ptr<TraceReader> reader;
@@ -762,16 +794,7 @@ void Model::rest_on_a_thread(std::vector<Cpu> &cpus, const Rest &rest, uint32_t 
       m.stop_ = &stop;
       m.next_pid_ = first_pid;
       m.next_flow_ = kSideFlows;
-      ScopePresence seen(reader->schema(), reader->segments().size());
-      for (Series &c : series) {
-        uscope_cpu_trace_options_t o{};
-        o.struct_size = sizeof o;
-        o.scope = c.scope.c_str();
-        analysis::CpuTrace t(*reader, o);
-        m.cpu_series(t, c.pr, c.w, c.clk, &seen);
-      }
-      if (rest.npu) m.npu_scope(unit, rest.npu_name, &seen);
-      if (rest.noc) m.noc_scopes(unit, job.opts.scope);
+      m.series_and_rest(series, rest, unit);
       enc->flush();
     } catch (...) {
       error = std::current_exception();

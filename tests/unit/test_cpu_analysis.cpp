@@ -11,6 +11,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "support/test_util.hpp"
@@ -19,6 +20,8 @@
 #include "analysis/elf_info.hpp"
 #include "analysis/insn_prefetch.hpp"
 #include "analysis/riscv_disasm.hpp"
+#include "reader/replay_rider.hpp"
+#include "reader/scope_presence.hpp"
 #include "reader/trace_reader.hpp"
 #include "uscope/analysis.h"
 
@@ -539,6 +542,66 @@ TEST_F(CpuAnalysis, SeriesChangesFromOneReplayAreTheValuesChanges) {
         if ((*truth[k])[c] != (*truth[k])[c - 1]) want.push_back({c, (*truth[k])[c]});
       EXPECT_EQ(got[k], want) << "series " << k;
       EXPECT_GT(want.size(), b > a ? 2u : 0u) << "the model's series change";
+    }
+  }
+}
+
+// SeriesPass riding another pass's replay (reader/replay_rider.hpp, as the
+// timeline exporters' counter tracks ride their noc walk) tells what
+// series_changes tells alone, sample for sample, and marks the same segments
+// in a ScopePresence: whether the host replays every segment, starts before
+// the window, stops part way or skips one (the pass reads the rest itself).
+TEST_F(CpuAnalysis, SeriesPassRidingAHostTellsWhatItTellsAlone) {
+  uscope::TraceReader r(model_->path);
+  uscope_cpu_trace_options_t o{};
+  o.struct_size = sizeof o;
+  uscope::analysis::CpuTrace t(r, o);
+  const std::vector<uscope::analysis::CpuTrace::Series> series = {
+      {t.counters()[0].storage_id, false}, {t.counters()[1].storage_id, false}, {t.buffers()[0].storage_id, true}};
+  const size_t n = r.segments().size();
+  ASSERT_GE(n, 6u) << "the model's trace has several segments";
+  using Sample = std::tuple<uint32_t, uint64_t, uint64_t>;
+  // A host as the noc walk is one: segments ascending, every item told.
+  struct Host {
+    uscope::ReplayRider &rider;
+    void frame(uint64_t t) { rider.frame(t); }
+    void op(uint64_t t, const uscope::DeltaOp &d) { rider.op(t, d); }
+    void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t m) { rider.event(t, id, p, m); }
+  };
+  auto hosted = [&](uscope::ReplayRider &rider, const std::vector<size_t> &segs) {
+    auto st = r.initial_state();
+    Host h{rider};
+    for (size_t i : segs) {
+      rider.begin_segment(i, st);
+      const bool whole = r.replay(i, st, h);
+      rider.end_segment(i, whole);
+    }
+  };
+  std::vector<size_t> every(n), front, skipping;
+  for (size_t i = 0; i < n; ++i) every[i] = i;
+  for (size_t i = 0; i < n / 2; ++i) front.push_back(i);
+  for (size_t i = 0; i < n; ++i)
+    if (i != n / 3) skipping.push_back(i);
+  const std::vector<std::pair<const char *, const std::vector<size_t> *>> hosts = {
+      {"every segment", &every}, {"the first half", &front}, {"one skipped", &skipping}};
+  for (const auto &[a, b] : std::vector<std::pair<uint64_t, uint64_t>>{{0, kCycles - 1}, {1100, 2500}, {777, 777}}) {
+    std::vector<Sample> alone;
+    uscope::ScopePresence seen_alone(r.schema(), n);
+    t.series_changes(series, a, b, [&](uint32_t k, uint64_t c, uint64_t v) { alone.emplace_back(k, c, v); },
+                     &seen_alone);
+    ASSERT_GE(alone.size(), series.size() + (b > a ? 10u : 0u));
+    for (const auto &[what, segs] : hosts) {
+      SCOPED_TRACE(std::string(what) + ", window " + std::to_string(a) + ".." + std::to_string(b));
+      std::vector<Sample> ridden;
+      uscope::ScopePresence seen(r.schema(), n);
+      uscope::analysis::SeriesPass p(t, series, a, b,
+                                     [&](uint32_t k, uint64_t c, uint64_t v) { ridden.emplace_back(k, c, v); }, &seen);
+      hosted(p, *segs);
+      p.finish();
+      EXPECT_EQ(ridden, alone);
+      for (size_t i = 0; i < n; ++i)
+        for (uint16_t scope = 0; scope < r.schema().scopes.size(); ++scope)
+          EXPECT_EQ(seen.may_hold(i, scope), seen_alone.may_hold(i, scope)) << "segment " << i << " scope " << scope;
     }
   }
 }

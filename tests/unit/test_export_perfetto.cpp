@@ -51,8 +51,10 @@ constexpr uint64_t kPeriodPs = 2500;
 
 // Two fetches a cycle into free slots, 1-4 cycles a stage, some flushed,
 // a dependency on the previous instruction for every third one, a
-// bp_misses counter and a rob buffer; many small segments.
-void write_cpu_trace(const std::string &path) {
+// bp_misses counter and a rob buffer; many small segments. with_noc: also a
+// noc scope, bus0, with a transaction issued every 4 cycles and completed 6
+// later (the timeline's counter tracks then ride its noc walk).
+void write_cpu_trace(const std::string &path, bool with_noc = false) {
   uscope_schema_t *s = base_schema(kPeriodPs);
   uscope_cpu_buffer_def_t bufs[1] = {{"rob", 8, nullptr, 0}};
   const char *counters[1] = {"bp_misses"};
@@ -63,6 +65,21 @@ void write_cpu_trace(const std::string &path) {
   cfg.num_counters = 1;
   uscope_cpu_t *cpu = nullptr;
   ASSERT_EQ(uscope_cpu_declare(s, &cpu, &cfg), USCOPE_OK) << uscope_last_error();
+  uscope_noc_t *noc = nullptr;
+  if (with_noc) {
+    const char *const noc_stages[] = {"request", "response"};
+    uscope_noc_config_t nc{};
+    nc.struct_size = sizeof nc;
+    nc.scope_name = "bus0";
+    nc.clock_id = USCOPE_CLOCK_INHERIT;
+    nc.bus_protocol = "AXI4";
+    nc.topology = "crossbar";
+    nc.stages = noc_stages;
+    nc.num_stages = 2;
+    nc.max_txns = 8;
+    nc.num_ports = 4;
+    ASSERT_EQ(uscope_noc_declare(s, &noc, &nc), USCOPE_OK) << uscope_last_error();
+  }
   uscope_writer_options_t o{};
   o.struct_size = sizeof o;
   o.checkpoint_interval_ps = 100 * kPeriodPs;
@@ -130,10 +147,21 @@ void write_cpu_trace(const std::string &path) {
       ++n;
       ++fetched;
     }
+    if (noc && cy % 4 == 0) {
+      ASSERT_EQ(uscope_noc_issue(w, noc, static_cast<uint32_t>(cy / 4 % 8), 0, 0x1000 + cy, 1, 2,
+                                 static_cast<uint16_t>(cy / 4 % 2), static_cast<uint16_t>(2 + cy / 8 % 2)),
+                USCOPE_OK)
+          << uscope_writer_error(w);
+    }
+    if (noc && cy >= 6 && (cy - 6) % 4 == 0 && cy + 1 < kCycles) {
+      ASSERT_EQ(uscope_noc_complete(w, noc, static_cast<uint32_t>((cy - 6) / 4 % 8)), USCOPE_OK)
+          << uscope_writer_error(w);
+    }
     ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
   }
   ASSERT_EQ(uscope_writer_close(w), USCOPE_OK) << uscope_last_error();
   uscope_cpu_free(cpu);
+  if (noc) uscope_noc_free(noc);
 }
 
 // The analysis layer's answers over [a, b]: stage spans shown per stage (a
@@ -214,16 +242,18 @@ class CpuTraceTest : public ::testing::Test {
     dir_ = new TempDir("export_perfetto");
     path_ = dir_->file("cpu.uscope");
     write_cpu_trace(path_);
+    noc_path_ = dir_->file("cpu_noc.uscope");
+    write_cpu_trace(noc_path_, true);
   }
   static void TearDownTestSuite() {
     delete dir_;
     dir_ = nullptr;
   }
   static TempDir *dir_;
-  static std::string path_;
+  static std::string path_, noc_path_;
 };
 TempDir *CpuTraceTest::dir_ = nullptr;
-std::string CpuTraceTest::path_;
+std::string CpuTraceTest::path_, CpuTraceTest::noc_path_;
 
 using PerfettoExport = CpuTraceTest;
 using ChromeJsonExport = CpuTraceTest;
@@ -302,10 +332,14 @@ struct Recorder final : uscope::exporter::timeline::Encoder {
 
 TEST_F(PerfettoExport, SecondThreadTellsTheEncodersWhatOneThreadDoes) {
   namespace ex = uscope::exporter;
+  // The cpu trace, and the one with a noc scope too (the counter tracks
+  // ride the noc walk, on the second thread or on this one).
+  for (const std::string &path : {path_, noc_path_}) {
+  SCOPED_TRACE(path);
   auto run = [&](bool two, std::map<uint64_t, std::string> *names) {
-    uscope::TraceReader r(path_);
+    uscope::TraceReader r(path);
     ex::Job job;
-    job.input = path_;
+    job.input = path;
     job.output = dir_->file("unused");
     job.reader = &r;
     uscope_export_options_init(&job.opts);
@@ -332,6 +366,44 @@ TEST_F(PerfettoExport, SecondThreadTellsTheEncodersWhatOneThreadDoes) {
   for (const auto &kv : one_names) a.insert(std::to_string(kv.first) + kv.second);
   for (const auto &kv : two_names) b.insert(std::to_string(kv.first) + kv.second);
   EXPECT_EQ(a, b);
+  }
+}
+
+// With a noc scope the counter tracks ride the noc walk (timeline_model.cpp
+// series_and_rest: one decode of the trace for both): their samples are
+// still the analysis layer's, over the whole trace and in windows, and the
+// bus's hops are all there (one slice per transaction, open ones included).
+TEST_F(PerfettoExport, CounterTracksRidingTheNocWalkAreTheAnalysisValues) {
+  for (const auto &[a, b] : std::vector<std::pair<uint64_t, uint64_t>>{{0, kCycles - 1}, {700, 1900}, {2995, 2999}}) {
+    for (const uint32_t fmt : {uint32_t{USCOPE_EXPORT_PERFETTO}, uint32_t{USCOPE_EXPORT_CHROME_JSON}}) {
+      SCOPED_TRACE("window " + std::to_string(a) + ".." + std::to_string(b) + (fmt == USCOPE_EXPORT_PERFETTO ? " perfetto" : " chrome-json"));
+      const std::string out = dir_->file("rider.out");
+      run_export(noc_path_, out, fmt, a, b);
+      const Timeline t = fmt == USCOPE_EXPORT_PERFETTO ? decode_perfetto(out) : decode_chrome(out);
+      const Expected x = expected_cpu(noc_path_, a, b);
+      ASSERT_EQ(t.counters.size(), x.counters.size());
+      size_t changes = 0;
+      for (const auto &[name, samples] : x.counters) {
+        ASSERT_TRUE(t.counters.count(name)) << name;
+        auto got = t.counters.at(name);
+        std::sort(got.begin(), got.end());
+        EXPECT_EQ(got, samples) << name;
+        changes += samples.size() - 1;
+      }
+      EXPECT_GT(changes, b - a > 100 ? 200u : 0u) << "the series change in the window";
+      ASSERT_EQ(t.processes.size(), 2u);
+      // Transactions issued every 4 cycles, each 6 long: those meeting [a, b].
+      uint64_t hops = 0;
+      for (uint64_t c = 0; c < kCycles; c += 4) {
+        const uint64_t done = c + 6 + 1 < kCycles ? c + 6 : kCycles - 1;
+        if (c <= b && done >= a) ++hops;
+      }
+      uint64_t noc_slices = 0;
+      for (const auto &[track, n] : t.slices)
+        if (track.rfind("port ", 0) == 0) noc_slices += n;
+      EXPECT_EQ(noc_slices, hops);
+    }
+  }
 }
 
 // Event names are interned up to 65,536 distinct ones (perfetto.cpp,

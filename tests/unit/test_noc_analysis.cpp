@@ -18,6 +18,7 @@
 #include "analysis/latency_stats.hpp"
 #include "analysis/noc_analysis.hpp"
 #include "base/error.hpp"
+#include "reader/replay_rider.hpp"
 #include "reader/trace_reader.hpp"
 #include "support/cli_run.hpp"
 #include "support/test_util.hpp"
@@ -433,6 +434,83 @@ TEST(NocAnalysis, RangeIsClampedAndReachesBackForIssues) {
   EXPECT_EQ(short_look.latency.max(), 4u);
 
   EXPECT_THROW(analyze(t.path, 50, 40), uscope::Error);
+}
+
+// A pass riding the walk (NocOptions::rider: the timeline exporters' counter
+// tracks) is told every segment the walk replays, from the lookback's, in order,
+// with every item a plain replay of it gives (ops past the window's end too:
+// the rider may want them); and the walk tells its visitor the same hops.
+TEST(NocAnalysis, ARiderIsToldEverySegmentTheWalkReadsWithEveryItem) {
+  Writer t;
+  ASSERT_NO_FATAL_FAILURE(t.open({Fabric("xbar")}, 10'000));
+  ASSERT_NO_FATAL_FAILURE(write_txns(t, {{1, 3, 47, 0, 1}, {2, 41, 45, 2, 3}, {3, 5, 20, 0, 1}, {4, 52, 58, 1, 2}}, 60,
+                                     [](uint64_t) {}));
+  ASSERT_NO_FATAL_FAILURE(t.close());
+  // Items as text, segment by segment.
+  struct Recorder final : uscope::ReplayRider {
+    std::vector<size_t> begun, ended;
+    std::vector<std::string> items;
+    void begin_segment(size_t i, const std::vector<uscope::StorageState> &) override {
+      begun.push_back(i);
+      items.push_back("segment " + std::to_string(i));
+    }
+    void frame(uint64_t t) override { items.push_back("frame " + std::to_string(t)); }
+    void op(uint64_t t, const uscope::DeltaOp &o) override {
+      items.push_back("op " + std::to_string(t) + " " + std::to_string(o.storage_id) + " " + std::to_string(o.slot) +
+                      " " + std::to_string(o.field) + " " + std::to_string(o.value));
+    }
+    void event(uint64_t t, uint16_t id, const uint8_t *, uint32_t n) override {
+      items.push_back("event " + std::to_string(t) + " " + std::to_string(id) + " " + std::to_string(n));
+    }
+    void end_segment(size_t i, bool whole) override {
+      ended.push_back(i);
+      EXPECT_TRUE(whole);
+    }
+  };
+  struct Hops final : uscope::analysis::NocVisitor {
+    std::vector<std::string> hops;
+    void hop(const uscope::analysis::NocHop &h) override {
+      hops.push_back(std::to_string(h.slot) + " " + std::to_string(h.known_issue) + " " + std::to_string(h.issue_ps) +
+                     " " + std::to_string(h.open) + " " + std::to_string(h.complete_ps));
+    }
+  };
+  uscope::TraceReader r(t.path);
+  for (const auto &[a, b] : std::vector<std::pair<uint64_t, uint64_t>>{{0, UINT64_MAX}, {40, 50}, {12, 33}}) {
+    SCOPED_TRACE("range " + std::to_string(a) + ".." + std::to_string(b));
+    NocOptions o;
+    o.start_cycle = a;
+    o.end_cycle = b;
+    Hops plain, ridden;
+    uscope::analysis::visit_noc(r, o, plain);
+    Recorder rec;
+    o.rider = &rec;
+    const uscope::analysis::NocLayout l = uscope::analysis::visit_noc(r, o, ridden);
+    EXPECT_EQ(ridden.hops, plain.hops);
+    ASSERT_FALSE(plain.hops.empty());
+    // (segments_read also counts the lookback's probes, which read events only.)
+    ASSERT_FALSE(rec.begun.empty());
+    EXPECT_LE(rec.begun.size(), l.segments_read);
+    EXPECT_EQ(rec.begun.back(), r.segments().size() - (b == 33 ? 3 : 1)) << "up to the window's last segment";
+    EXPECT_EQ(rec.ended, rec.begun);
+    for (size_t k = 1; k < rec.begun.size(); ++k) EXPECT_EQ(rec.begun[k], rec.begun[k - 1] + 1);
+    if (a == 40) {
+      EXPECT_LT(rec.begun.front(), 4u) << "the lookback reaches txn 1's issue at cycle 3";
+    }
+    // What a plain replay of the same segments gives, item for item.
+    Recorder want;
+    struct Tee {
+      Recorder &r;
+      void frame(uint64_t t) { r.frame(t); }
+      void op(uint64_t t, const uscope::DeltaOp &o) { r.op(t, o); }
+      void event(uint64_t t, uint16_t id, const uint8_t *p, uint32_t n) { r.event(t, id, p, n); }
+    } tee{want};
+    auto st = r.initial_state();
+    for (size_t i : rec.begun) {
+      want.items.push_back("segment " + std::to_string(i));
+      r.replay(i, st, tee);
+    }
+    EXPECT_EQ(rec.items, want.items);
+  }
 }
 
 TEST(NocAnalysis, TraceWithoutNocScopeIsRefusedByName) {
