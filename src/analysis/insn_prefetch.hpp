@@ -74,7 +74,11 @@ class InsnPrefetch {
   // InsnStream::stalls, once next() has returned nullptr.
   const std::vector<uint64_t> &stalls() const { return stalls_; }
 
-  static constexpr size_t kBatches = 4, kBatchSize = 2048;
+  // The worker decodes a whole segment before it can fill the next batch
+  // (the demo trace's: ~7,500 instructions, ~2 ms), while the caller goes
+  // on with the batches filled: 4 of them ran dry during such a decode and
+  // the caller waited; 8 (16,384 instructions, ~2 MB more) outlast it.
+  static constexpr size_t kBatches = 8, kBatchSize = 2048;
 
  private:
   // A batch's instructions with their arrays one after another in a few
