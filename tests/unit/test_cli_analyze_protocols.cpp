@@ -26,20 +26,7 @@ using namespace uscope::test::proto;
 
 const char *const kNocStages[] = {"issue", "route", "deliver"};
 
-uscope_noc_config_t xbar_config() {
-  uscope_noc_config_t c{};
-  c.struct_size = sizeof c;
-  c.scope_name = "xbar";
-  c.parent_scope_id = 0;
-  c.clock_id = USCOPE_CLOCK_INHERIT;
-  c.bus_protocol = "AXI4";
-  c.topology = "crossbar";
-  c.stages = kNocStages;
-  c.num_stages = 3;
-  c.max_txns = 16;
-  c.num_ports = 6;
-  return c;
-}
+uscope_noc_config_t xbar_config() { return noc_config("xbar", 0, "crossbar", kNocStages, 3, 16, 6); }
 
 // The noc trace (1000 ps clock, cycles 0 .. 40), three reads on xbar:
 //   txn  issue  complete  ports   latency

@@ -32,20 +32,7 @@ using namespace uscope::test::timeline;
 const char *const kStages[] = {"issue", "route", "deliver"};
 constexpr uint64_t kLast = 1200;  // the trace's last cycle
 
-uscope_noc_config_t fabric(const char *name) {
-  uscope_noc_config_t c{};
-  c.struct_size = sizeof c;
-  c.scope_name = name;
-  c.parent_scope_id = 0;
-  c.clock_id = USCOPE_CLOCK_INHERIT;
-  c.bus_protocol = "AXI4";
-  c.topology = "crossbar";
-  c.stages = kStages;
-  c.num_stages = 3;
-  c.max_txns = 64;
-  c.num_ports = 6;
-  return c;
-}
+uscope_noc_config_t fabric(const char *name) { return noc_config(name, 0, "crossbar", kStages, 3, 64, 6); }
 
 // A writer call that must succeed; a statement (braces-safe under if).
 #define OK(call)                                                        \

@@ -68,16 +68,7 @@ void write_cpu_trace(const std::string &path, bool with_noc = false) {
   uscope_noc_t *noc = nullptr;
   if (with_noc) {
     const char *const noc_stages[] = {"request", "response"};
-    uscope_noc_config_t nc{};
-    nc.struct_size = sizeof nc;
-    nc.scope_name = "bus0";
-    nc.clock_id = USCOPE_CLOCK_INHERIT;
-    nc.bus_protocol = "AXI4";
-    nc.topology = "crossbar";
-    nc.stages = noc_stages;
-    nc.num_stages = 2;
-    nc.max_txns = 8;
-    nc.num_ports = 4;
+    const uscope_noc_config_t nc = noc_config("bus0", 0, "crossbar", noc_stages, 2, 8, 4);
     ASSERT_EQ(uscope_noc_declare(s, &noc, &nc), USCOPE_OK) << uscope_last_error();
   }
   uscope_writer_options_t o{};

@@ -18,6 +18,7 @@
 #include "cli_common.hpp"
 #include "mcp_server.hpp"
 #include "support/test_util.hpp"
+#include "test_protocol_util.hpp"
 #include "uscope/analysis.h"
 #include "uscope/convert.h"
 #include "uscope/protocols.h"
@@ -141,21 +142,8 @@ std::string write_plain_trace(const TempDir &dir, int n) {
 std::string write_noc_trace(const TempDir &dir) {
   const std::string path = dir.file("noc.uscope");
   const char *const stages[] = {"issue", "route", "deliver"};
-  uscope_schema_t *s = nullptr;
-  EXPECT_EQ(uscope_schema_new(&s), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_clock(s, nullptr, "clk", 1000), USCOPE_OK);
-  EXPECT_EQ(uscope_schema_add_scope(s, nullptr, "/", USCOPE_NO_PARENT, nullptr, 0), USCOPE_OK);
-  uscope_noc_config_t cfg{};
-  cfg.struct_size = sizeof cfg;
-  cfg.scope_name = "xbar";
-  cfg.parent_scope_id = 0;
-  cfg.clock_id = USCOPE_CLOCK_INHERIT;
-  cfg.bus_protocol = "AXI4";
-  cfg.topology = "crossbar";
-  cfg.stages = stages;
-  cfg.num_stages = 3;
-  cfg.max_txns = 64;
-  cfg.num_ports = 6;
+  uscope_schema_t *s = uscope::test::proto::base_schema(1000);
+  const uscope_noc_config_t cfg = uscope::test::proto::noc_config("xbar", 0, "crossbar", stages, 3, 64, 6);
   uscope_noc_t *noc = nullptr;
   EXPECT_EQ(uscope_noc_declare(s, &noc, &cfg), USCOPE_OK) << uscope_last_error();
   uscope_writer_t *w = nullptr;

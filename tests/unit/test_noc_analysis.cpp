@@ -39,18 +39,8 @@ enum : uint8_t { kRead, kWrite };
 // A crossbar noc scope under `parent`, 6 ports, 64 transactions.
 struct Fabric {
   uscope_noc_config_t cfg{};
-  explicit Fabric(const char *name, uint16_t parent = 0) {
-    cfg.struct_size = sizeof cfg;
-    cfg.scope_name = name;
-    cfg.parent_scope_id = parent;
-    cfg.clock_id = USCOPE_CLOCK_INHERIT;
-    cfg.bus_protocol = "AXI4";
-    cfg.topology = "crossbar";
-    cfg.stages = kStages;
-    cfg.num_stages = 3;
-    cfg.max_txns = 64;
-    cfg.num_ports = 6;
-  }
+  explicit Fabric(const char *name, uint16_t parent = 0)
+      : cfg(noc_config(name, parent, "crossbar", kStages, 3, 64, 6)) {}
 };
 
 // A writer over a schema of the given fabrics (root scope 0, 1000 ps clock),

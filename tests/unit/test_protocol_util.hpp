@@ -262,6 +262,25 @@ inline uscope_cpu_config_t cpu_config(const char *scope, const char *isa, const 
   return c;
 }
 
+// An AXI4 noc scope under `parent` on its parent's clock; the caller adds the
+// rest (widths, routing, extra transaction fields).
+inline uscope_noc_config_t noc_config(const char *scope, uint16_t parent, const char *topology,
+                                      const char *const *stages, uint16_t num_stages, uint16_t max_txns,
+                                      uint32_t num_ports) {
+  uscope_noc_config_t c{};
+  c.struct_size = sizeof c;
+  c.scope_name = scope;
+  c.parent_scope_id = parent;
+  c.clock_id = USCOPE_CLOCK_INHERIT;
+  c.bus_protocol = "AXI4";
+  c.topology = topology;
+  c.stages = stages;
+  c.num_stages = num_stages;
+  c.max_txns = max_txns;
+  c.num_ports = num_ports;
+  return c;
+}
+
 // An npu scope under the root scope, with its engines and command queue.
 inline uscope_npu_config_t npu_config(const char *scope, uint8_t clock_id, uint16_t queue_depth, uint16_t num_te,
                                       uint16_t num_ve, uint16_t num_dma_channels) {
