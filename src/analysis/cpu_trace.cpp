@@ -644,15 +644,17 @@ SegmentDecode CpuTrace::decode_uncached(size_t i, uint64_t upto) {
   // The vectors of the decode the cache let go last, sized like the last
   // decode (a trace's segments are alike): a segment's arrays are built
   // without regrowing them, copying and freeing megabytes each time.
-  auto reuse = [](auto &dst, auto &from, size_t hint) {
+  // The grouped arrays keep their old size: group() overwrites each element
+  // of its new size, so only growth past the old one is zero-filled.
+  auto reuse = [](auto &dst, auto &from, size_t hint, bool keep_size) {
     dst.swap(from);
-    dst.clear();
+    if (!keep_size) dst.clear();
     dst.reserve(hint);
   };
-  reuse(d.pieces, spare_.pieces, hint_.pieces);
-  reuse(d.spans, spare_.spans, hint_.spans);
-  reuse(d.annotations, spare_.annotations, hint_.anns);
-  reuse(d.deps, spare_.deps, hint_.deps);
+  reuse(d.pieces, spare_.pieces, hint_.pieces, false);
+  reuse(d.spans, spare_.spans, hint_.spans, true);
+  reuse(d.annotations, spare_.annotations, hint_.anns, true);
+  reuse(d.deps, spare_.deps, hint_.deps, true);
   d.stalls.swap(spare_.stalls);
   d.stalls.clear();
   d.index = i;
@@ -661,10 +663,7 @@ SegmentDecode CpuTrace::decode_uncached(size_t i, uint64_t upto) {
   d.last_cycle = segment_last_cycle(i);
   auto states = r_.initial_state();
 
-  struct Tr {
-    uint32_t piece;
-    uscope_stage_span_t span;
-  };
+  using Tr = DecodeScratch::Span;
   struct Builder {
     CpuTrace &t;
     const CpuIds &ids;
@@ -672,11 +671,12 @@ SegmentDecode CpuTrace::decode_uncached(size_t i, uint64_t upto) {
     std::vector<StorageState> &st;
     bool started = false;
     uint64_t cycle = 0;
-    std::vector<int32_t> by_slot;                   // open piece per catalog slot, -1: none
+    // (The arrays are the CpuTrace's scratch_, emptied here.)
+    std::vector<int32_t> &by_slot;                   // open piece per catalog slot, -1: none
     std::unordered_map<uint32_t, int32_t> by_other;  // open pieces whose entity_id is not their slot
-    std::vector<Tr> spans;
-    std::vector<std::pair<uint32_t, uint32_t>> anns, deps;
-    std::vector<std::pair<uint32_t, int32_t>> closed_now;  // entity id, piece: closed in this frame
+    std::vector<Tr> &spans;
+    std::vector<std::pair<uint32_t, uint32_t>> &anns, &deps;
+    std::vector<std::pair<uint32_t, int32_t>> &closed_now;  // entity id, piece: closed in this frame
 
     void start() {
       started = true;
@@ -882,11 +882,13 @@ SegmentDecode CpuTrace::decode_uncached(size_t i, uint64_t upto) {
         d.stalls.push_back({cycle, e[ids.stall_off_reason]});
       }
     }
-  } b{*this, ids_, d, states, false, 0, {}, {}, {}, {}, {}, {}};
+  } b{*this,          ids_, d, states, false, 0, scratch_.by_slot, {}, scratch_.spans, scratch_.anns, scratch_.deps,
+      scratch_.closed_now};
   b.by_slot.assign(ids_.num_slots, -1);
-  b.spans.reserve(hint_.spans);
-  b.anns.reserve(hint_.anns);
-  b.deps.reserve(hint_.deps);
+  b.spans.clear();
+  b.anns.clear();
+  b.deps.clear();
+  b.closed_now.clear();
 
   try {
     d.ok = r_.replay(i, states, b);
@@ -896,6 +898,9 @@ SegmentDecode CpuTrace::decode_uncached(size_t i, uint64_t upto) {
   }
   if (!d.ok) {
     d.pieces.clear();
+    d.spans.clear();
+    d.annotations.clear();
+    d.deps.clear();
     d.stalls.clear();
     return d;
   }
@@ -908,8 +913,9 @@ SegmentDecode CpuTrace::decode_uncached(size_t i, uint64_t upto) {
   }
   // Group spans, annotations and dependencies by piece (a counting sort that
   // keeps their time order), so each piece owns one contiguous range.
-  auto group = [&](auto &items, auto &dst, uint32_t InsnPiece::*begin, uint32_t InsnPiece::*count, auto value) {
-    for (const auto &it : items) ++(d.pieces[it.first_key()].*count);
+  auto group = [&](const auto &items, auto key, auto value, auto &dst, uint32_t InsnPiece::*begin,
+                   uint32_t InsnPiece::*count) {
+    for (const auto &it : items) ++(d.pieces[key(it)].*count);
     uint32_t at = 0;
     for (auto &p : d.pieces) {
       p.*begin = at;
@@ -918,29 +924,17 @@ SegmentDecode CpuTrace::decode_uncached(size_t i, uint64_t upto) {
     }
     dst.resize(at);
     for (const auto &it : items) {
-      InsnPiece &p = d.pieces[it.first_key()];
+      InsnPiece &p = d.pieces[key(it)];
       dst[p.*begin + (p.*count)++] = value(it);
     }
   };
-  struct SpanItem {
-    const Tr *t;
-    size_t first_key() const { return t->piece; }
-  };
-  struct PairItem {
-    const std::pair<uint32_t, uint32_t> *p;
-    size_t first_key() const { return p->first; }
-  };
-  std::vector<SpanItem> si;
-  si.reserve(b.spans.size());
-  for (const Tr &t : b.spans) si.push_back({&t});
-  group(si, d.spans, &InsnPiece::span_begin, &InsnPiece::span_count, [](const SpanItem &x) { return x.t->span; });
-  std::vector<PairItem> ai, di;
-  ai.reserve(b.anns.size());
-  di.reserve(b.deps.size());
-  for (const auto &a : b.anns) ai.push_back({&a});
-  for (const auto &a : b.deps) di.push_back({&a});
-  group(ai, d.annotations, &InsnPiece::ann_begin, &InsnPiece::ann_count, [](const PairItem &x) { return x.p->second; });
-  group(di, d.deps, &InsnPiece::dep_begin, &InsnPiece::dep_count, [](const PairItem &x) { return x.p->second; });
+  group(
+      b.spans, [](const Tr &x) { return x.piece; }, [](const Tr &x) { return x.span; }, d.spans,
+      &InsnPiece::span_begin, &InsnPiece::span_count);
+  auto first = [](const std::pair<uint32_t, uint32_t> &x) { return x.first; };
+  auto second = [](const std::pair<uint32_t, uint32_t> &x) { return x.second; };
+  group(b.anns, first, second, d.annotations, &InsnPiece::ann_begin, &InsnPiece::ann_count);
+  group(b.deps, first, second, d.deps, &InsnPiece::dep_begin, &InsnPiece::dep_count);
   auto more = [](size_t n) { return n + n / 4; };
   hint_ = {more(d.pieces.size()), more(b.spans.size()), more(b.anns.size()), more(b.deps.size())};
   return d;

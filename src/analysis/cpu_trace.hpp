@@ -310,6 +310,19 @@ class CpuTrace {
   struct DecodeHint {
     size_t pieces = 0, spans = 0, anns = 0, deps = 0;
   } hint_;  // a little more than the last decode's sizes
+  // decode_uncached's working arrays, kept from one segment to the next:
+  // made per segment, they were allocated, grown, and handed back to the
+  // system at every segment (page faults and copies on the decode worker).
+  struct DecodeScratch {
+    struct Span {
+      uint32_t piece;
+      uscope_stage_span_t span;
+    };
+    std::vector<int32_t> by_slot;
+    std::vector<Span> spans;
+    std::vector<std::pair<uint32_t, uint32_t>> anns, deps;  // piece, value
+    std::vector<std::pair<uint32_t, int32_t>> closed_now;  // entity id, piece
+  } scratch_;
   // States analyze wants, filled by decode_uncached when its replay passes
   // their cycle (one replay instead of two).
   struct Snapshot {
