@@ -43,12 +43,12 @@ class ChromeJsonEncoder final : public timeline::Encoder {
     convert::append_json_string(esc, name);
     counters_[t.uuid] = std::move(esc);
   }
-  void slice(const timeline::Track &t, uint64_t ts, uint64_t dur, std::string_view name, const timeline::Arg *args,
+  void slice(const timeline::Track &t, uint64_t ts, uint64_t dur, const timeline::Name &name, const timeline::Arg *args,
              size_t n_args, const uint64_t *out, size_t n_out, const uint64_t *in, size_t n_in) override {
     // Tens of millions of these on a long cpu trace: each record is made in
-    // a scratch buffer and appended once; the name is escaped once for the
-    // slices in a row that share it (an instruction's stages).
-    const std::string &esc = escaped(name);
+    // place in the output's buffer; a name with an id is escaped once per
+    // export, another once for the slices in a row that share it.
+    const std::string &esc = name.id ? escaped_by_id(name) : escaped(name.text);
     char *const b0 = scratch(kRecordHead + 16 + esc.size() + n_args * (esc_key_bound(args, n_args) + 48));
     char *p = begin(b0, "X", t, ts);
     p = put(p, ",\"dur\":");
@@ -157,6 +157,13 @@ class ChromeJsonEncoder final : public timeline::Encoder {
     }
     return last_esc_;
   }
+  const std::string &escaped_by_id(const timeline::Name &n) {
+    if (n.id >= timeline::kNameIds) return escaped(n.text);
+    if (n.id >= by_id_.size()) by_id_.resize(std::max<size_t>(n.id + 1, 2 * by_id_.size()));
+    std::string &e = by_id_[n.id];  // "" until made: an escaped name is at least ""
+    if (e.empty()) convert::append_json_string(e, n.text);
+    return e;
+  }
   // The record's separator and its first fields.
   char *begin(char *p, const char *ph, const timeline::Track &t, uint64_t ts) {
     if (n_++) p = put(p, ",\n");
@@ -197,6 +204,7 @@ class ChromeJsonEncoder final : public timeline::Encoder {
   uint64_t last_counter_ = 0;                            // the track counter_name_ is of
   const std::string *counter_name_ = nullptr;            // into counters_ (its nodes do not move)
   std::string last_name_, last_esc_;
+  std::vector<std::string> by_id_;  // Name id -> its text escaped
   bool have_last_ = false;
 };
 

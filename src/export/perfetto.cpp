@@ -166,10 +166,11 @@ class PerfettoEncoder final : public timeline::Encoder {
   }
   // Tens of millions of these on a long cpu trace: each packet is sized
   // first and written straight into the output's raw buffer (no copy).
-  void slice(const timeline::Track &t, uint64_t ts, uint64_t dur, std::string_view name, const timeline::Arg *args,
+  void slice(const timeline::Track &t, uint64_t ts, uint64_t dur, const timeline::Name &nm, const timeline::Arg *args,
              size_t n_args, const uint64_t *out, size_t n_out, const uint64_t *in, size_t n_in) override {
     // Interning first: it adds to the interned data the packet carries.
-    const uint64_t iid = name_iid(name);
+    const std::string_view name = nm.text;
+    const uint64_t iid = nm.id ? iid_of(nm) : name_iid(name);
     arg_iid_.resize(n_args);
     for (size_t i = 0; i < n_args; ++i) arg_iid_[i] = arg_name(args[i].key);
     auto value_field = [&](size_t i) { return args[i].pointer ? kDaPointerValue : kDaUintValue; };
@@ -254,6 +255,16 @@ class PerfettoEncoder final : public timeline::Encoder {
   }
   // The event's name: its iid, interned (defined in the next packet when
   // new), or 0: written inline (the table is full).
+  // A name with an id: its iid is looked up by the id once known.
+  uint64_t iid_of(const timeline::Name &n) {
+    if (n.id < iid_by_id_.size() && iid_by_id_[n.id]) return iid_by_id_[n.id];
+    const uint64_t iid = name_iid(n.text);
+    if (iid && n.id < timeline::kNameIds) {
+      if (n.id >= iid_by_id_.size()) iid_by_id_.resize(std::max<size_t>(n.id + 1, 2 * iid_by_id_.size()));
+      iid_by_id_[n.id] = static_cast<uint32_t>(iid);
+    }
+    return iid;
+  }
   uint64_t name_iid(std::string_view name) {
     // Consecutive slices often share a name (an instruction's stages).
     if (last_iid_ && names_.text(last_iid_) == name) return last_iid_;
@@ -339,6 +350,7 @@ class PerfettoEncoder final : public timeline::Encoder {
   bool first_ = true;
   std::string sub_, desc_, interned_, pkt_;
   NameTable names_;
+  std::vector<uint32_t> iid_by_id_;  // Name id -> iid (0: not known yet)
   uint64_t defined_ = 0;  // names_' iids up to this one are in the file
   std::vector<std::pair<const char *, uint64_t>> arg_iids_;  // the keys outlive the export
   uint64_t last_iid_ = 0;

@@ -2,6 +2,7 @@
 #include "export/timeline_model.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <thread>
 #include <exception>
 #include <atomic>
@@ -57,6 +58,88 @@ struct Window {
   uint64_t clip_end(uint64_t e) const { return b == UINT64_MAX ? e : std::min(e, b + 1); }
 };
 
+// The names of one cpu scope's instructions, each distinct one made once,
+// with an id (Name). An instruction's disassembly follows from its pc, its
+// bits and the annotation that disassembles it, if any (CpuTrace::disasm);
+// a flushed one's name says so: those four are the key of an
+// open-addressing table. The texts stay where they are made (a deque), so
+// names handed out stay valid. Past kMaxNames distinct names, new ones get
+// no id (the encoders then take the text itself).
+class InsnNames {
+ public:
+  static constexpr uint32_t kMaxNames = 1 << 16;
+  explicit InsnNames(uint32_t &next_id) : next_id_(next_id), slots_(kMinSlots) {}
+  // i's name; d (its disassembly) is read only when the name is new. With no
+  // id, the text is valid until the next call.
+  Name get(const analysis::InsnView &i, std::string_view d) {
+    Key k;
+    k.pc = i.head.pc;
+    k.bits = (i.head.flags & analysis::InsnPiece::kHasBits) ? i.head.inst_bits : 0;
+    k.text = i.head.disasm_text;
+    k.flags = static_cast<uint32_t>(i.head.flags & analysis::InsnPiece::kHasBits) |
+              (i.head.status == USCOPE_INSN_FLUSHED ? 0x100u : 0u);
+    const uint64_t h = hash(k);
+    for (size_t at = h & (slots_.size() - 1);; at = (at + 1) & (slots_.size() - 1)) {
+      Slot &s = slots_[at];
+      if (s.id && s.key == k) return {texts_[s.text], s.id};
+      if (s.id) continue;
+      if (texts_.size() >= kMaxNames || next_id_ >= kNameIds) {
+        make(spill_, d, k.flags & 0x100u);
+        return {spill_, 0};
+      }
+      s.key = k;
+      s.id = next_id_++;
+      s.text = static_cast<uint32_t>(texts_.size());
+      texts_.emplace_back();
+      make(texts_.back(), d, k.flags & 0x100u);
+      const Name n{texts_.back(), s.id};
+      if (2 * texts_.size() > slots_.size()) grow();
+      return n;
+    }
+  }
+
+ private:
+  static constexpr size_t kMinSlots = 1024;
+  struct Key {
+    uint64_t pc = 0;
+    uint32_t bits = 0, text = 0, flags = 0;
+    bool operator==(const Key &o) const { return pc == o.pc && bits == o.bits && text == o.text && flags == o.flags; }
+  };
+  struct Slot {
+    Key key;
+    uint32_t id = 0;  // 0: empty
+    uint32_t text = 0;
+  };
+  static uint64_t hash(const Key &k) {
+    constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+    uint64_t h = (k.pc ^ (uint64_t{k.bits} << 32 | k.text)) * kMul;
+    h = (h ^ (h >> 29) ^ k.flags) * kMul;
+    return h ^ (h >> 32);
+  }
+  // "0x<pc> <text>" loses its pc (an argument of the slice, so that names
+  // repeat with the code rather than never).
+  static void make(std::string &out, std::string_view d, bool flushed) {
+    const size_t sp = d.size() > 2 && d[0] == '0' && d[1] == 'x' ? d.find(' ') : std::string_view::npos;
+    const size_t from = sp == std::string_view::npos ? 0 : sp + 1;
+    out.assign(d.data() + from, d.size() - from);
+    if (flushed) out += " (flushed)";
+  }
+  void grow() {
+    std::vector<Slot> old(2 * slots_.size());
+    old.swap(slots_);
+    for (const Slot &s : old) {
+      if (!s.id) continue;
+      size_t at = hash(s.key) & (slots_.size() - 1);
+      while (slots_[at].id) at = (at + 1) & (slots_.size() - 1);
+      slots_[at] = s;
+    }
+  }
+  uint32_t &next_id_;
+  std::vector<Slot> slots_;
+  std::deque<std::string> texts_;
+  std::string spill_;
+};
+
 class Model {
  public:
   Model(Job &job, Encoder &enc) : job_(job), enc_(enc) {}
@@ -99,7 +182,7 @@ class Model {
   const Track *place(const Process &pr, Resource &r, uint64_t s, uint64_t e);
   Track new_counter(Process &pr, const std::string &name);
 
-  void emit_slice(const Track &t, uint64_t s, uint64_t e, std::string_view name, const Arg *args, size_t n_args,
+  void emit_slice(const Track &t, uint64_t s, uint64_t e, const Name &name, const Arg *args, size_t n_args,
                   const std::vector<uint64_t> &out, const std::vector<uint64_t> &in);
 
   // ── scopes ──
@@ -157,6 +240,7 @@ class Model {
   Counts c_;
   uint32_t next_pid_ = 1;
   uint64_t next_flow_ = 1;
+  uint32_t next_name_id_ = 1;  // Name ids, over all cpu scopes
   uint64_t lane_overflow_ = 0, deps_unlinked_ = 0, noc_dangling_ = 0;
   uint64_t first_ = UINT64_MAX, last_ = 0;
   bool any_ = false;
@@ -213,7 +297,7 @@ Track Model::new_counter(Process &pr, const std::string &name) {
   return t;
 }
 
-void Model::emit_slice(const Track &t, uint64_t s, uint64_t e, std::string_view name, const Arg *args, size_t n_args,
+void Model::emit_slice(const Track &t, uint64_t s, uint64_t e, const Name &name, const Arg *args, size_t n_args,
                        const std::vector<uint64_t> &out, const std::vector<uint64_t> &in) {
   if ((c_.slices & 0xFFF) == 0) check_stop();
   enc_.slice(t, s, e - s, name, args, n_args, out.data(), out.size(), in.data(), in.size());
@@ -266,7 +350,8 @@ void Model::cpu_slices(Cpu &c) {
   struct Held {
     uint32_t entity = 0;
     uint64_t pc = 0, sim_id = 0;
-    std::string name;
+    Name name;
+    std::string own;  // name's text when it has no id
     std::vector<uscope_stage_span_t> spans;  // the ones the window shows
     std::vector<uint64_t> out, in;
   };
@@ -292,6 +377,7 @@ void Model::cpu_slices(Cpu &c) {
   const uint32_t slots = t.sim_id_slots();
   // Decoded and disassembled on a worker while this thread encodes.
   analysis::InsnPrefetch is(t, w.a, w.b, true);
+  InsnNames names(next_name_id_);
   uint64_t n = 0;
   while (const analysis::InsnView *i = is.next()) {
     if (count == kDepRing) flush_one();
@@ -305,13 +391,11 @@ void Model::cpu_slices(Cpu &c) {
       if (w.meets(sp.start_cycle, sp.end_cycle)) h.spans.push_back(sp);
     h.pc = i->head.pc;
     h.sim_id = i->sim_id(slots);
-    // "0x<pc> <text>": the pc is an argument, so that the names (interned
-    // by the Perfetto encoder) repeat with the code rather than never.
-    const std::string_view d = is.disasm();
-    const size_t sp = d.size() > 2 && d[0] == '0' && d[1] == 'x' ? d.find(' ') : std::string_view::npos;
-    const size_t from = sp == std::string_view::npos ? 0 : sp + 1;
-    h.name.assign(d.data() + from, d.size() - from);
-    if (i->head.status == USCOPE_INSN_FLUSHED) h.name += " (flushed)";
+    h.name = names.get(*i, is.disasm());
+    if (!h.name.id) {
+      h.own.assign(h.name.text.data(), h.name.text.size());
+      h.name.text = h.own;
+    }
     // A dependency joins the newest earlier instruction of its source
     // entity still held, when both show a slice.
     for (uint32_t src : i->deps) {
@@ -521,7 +605,7 @@ void Model::npu_scope(uint32_t unit, const std::string &scope, const ScopePresen
       label += ' ';
       label += strs.str(iv.label);
     }
-    emit_slice(*tr, s, e, label, nullptr, 0, cmd_flows, flows_in);
+    emit_slice(*tr, s, e, Name{label}, nullptr, 0, cmd_flows, flows_in);
   };
   sink.on_instant = [&](uint8_t type, uint64_t t, uint32_t core) {
     if (!w.meets(t, t)) return;
@@ -678,7 +762,7 @@ void Model::noc_scopes(uint32_t unit, const char *want, ReplayRider *rider) {
       if (h.open) label += " (open)";
       Arg args[4] = {{"txn", h.slot, false}, {"src_port", h.src_port, false}, {"dst_port", h.dst_port, false},
                      {"addr", h.addr, true}};
-      m.emit_slice(*tr, ts, te, label, args, h.has_addr ? 4 : 3, out, in);
+      m.emit_slice(*tr, ts, te, Name{label}, args, h.has_addr ? 4 : 3, out, in);
     }
     void instant(const analysis::NocInstant &x) override {
       Scope &s = scopes[x.scope];

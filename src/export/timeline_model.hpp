@@ -57,6 +57,20 @@ struct Arg {
   bool pointer;
 };
 
+// A slice's name: its text, and an id of that text within the export (0:
+// none). Slices with the same nonzero id have the same text, so an encoder
+// keeps what it made of a text by id (Perfetto: its interned iid; Chrome
+// JSON: the escaped string) instead of hashing or comparing the text again:
+// an instruction's name is given to each of its stages, tens of millions of
+// times on a long trace, from a few thousand distinct texts. Ids are small
+// (from 1, counted up per distinct text, below kNameIds) so that encoders
+// index arrays by them.
+constexpr uint32_t kNameIds = 1 << 17;
+struct Name {
+  std::string_view text;
+  uint32_t id = 0;
+};
+
 // What an encoder is told, in the order it must write it: a process before
 // its tracks, a track before its events. Timestamps are the encoders' ns
 // (Time::ts); events come in no particular time order.
@@ -67,7 +81,7 @@ class Encoder {
   virtual void thread(const Track &p, const Track &t, std::string_view name) = 0;
   virtual void counter_track(const Track &p, const Track &t, std::string_view name) = 0;
   // A slice [ts, ts + dur) on thread track t; flows_out start at it, flows_in end at it.
-  virtual void slice(const Track &t, uint64_t ts, uint64_t dur, std::string_view name, const Arg *args, size_t n_args,
+  virtual void slice(const Track &t, uint64_t ts, uint64_t dur, const Name &name, const Arg *args, size_t n_args,
                      const uint64_t *flows_out, size_t n_out, const uint64_t *flows_in, size_t n_in) = 0;
   virtual void instant(const Track &t, uint64_t ts, std::string_view name) = 0;
   virtual void counter(const Track &t, uint64_t ts, int64_t value) = 0;

@@ -289,6 +289,10 @@ struct Recorder final : uscope::exporter::timeline::Encoder {
   std::mutex *names_lock;
   Recorder(std::vector<std::string> *l, std::map<uint64_t, std::string> *n, std::mutex *m)
       : log(l), names(n), names_lock(m) {}
+  // The slices' Name ids (timeline::Name): how many slices had one, and
+  // each id's text (an id names one text).
+  uint64_t named = 0;
+  std::map<uint32_t, std::string> text_of_id;
   using Track = uscope::exporter::timeline::Track;
   std::string name_of(uint64_t uuid) {
     std::lock_guard<std::mutex> hold(*names_lock);
@@ -304,10 +308,18 @@ struct Recorder final : uscope::exporter::timeline::Encoder {
     EXPECT_TRUE(names->emplace(t.uuid, full).second) << "track id " << t.uuid << " given twice";
   }
   void counter_track(const Track &p, const Track &t, std::string_view name) override { thread(p, t, name); }
-  void slice(const Track &t, uint64_t ts, uint64_t dur, std::string_view name, const uscope::exporter::timeline::Arg *args,
-             size_t n_args, const uint64_t *out, size_t n_out, const uint64_t *in, size_t n_in) override {
+  void slice(const Track &t, uint64_t ts, uint64_t dur, const uscope::exporter::timeline::Name &name,
+             const uscope::exporter::timeline::Arg *args, size_t n_args, const uint64_t *out, size_t n_out,
+             const uint64_t *in, size_t n_in) override {
     std::string r = "S " + name_of(t.uuid) + " " + std::to_string(ts) + "+" + std::to_string(dur) + " " +
-                    std::string(name) + " flows " + std::to_string(n_out) + "/" + std::to_string(n_in);
+                    std::string(name.text) + " flows " + std::to_string(n_out) + "/" + std::to_string(n_in);
+    if (name.id) {
+      ++named;
+      // An id names one text, and a text has one id (one cpu scope).
+      const auto by_id = text_of_id.emplace(name.id, std::string(name.text)).first;
+      EXPECT_EQ(by_id->second, name.text) << "name id " << name.id;
+      EXPECT_LT(name.id, uscope::exporter::timeline::kNameIds);
+    }
     for (size_t i = 0; i < n_args; ++i) r += std::string(" ") + args[i].key + "=" + std::to_string(args[i].value);
     log->push_back(r);
   }
@@ -357,6 +369,105 @@ TEST_F(PerfettoExport, SecondThreadTellsTheEncodersWhatOneThreadDoes) {
   for (const auto &kv : one_names) a.insert(std::to_string(kv.first) + kv.second);
   for (const auto &kv : two_names) b.insert(std::to_string(kv.first) + kv.second);
   EXPECT_EQ(a, b);
+  }
+}
+
+// A cpu trace of n instructions one after another (fetch, a stage, retire
+// or flush: 3 cycles each), instruction k at pc_of(k), every fifth flushed.
+template <class PcOf>
+void write_sequential_cpu_trace(const std::string &path, uint64_t n, PcOf pc_of) {
+  uscope_schema_t *s = base_schema(kPeriodPs);
+  uscope_cpu_config_t cfg = cpu_config("core0", "rv32imac", kStages, 4, kSlots);
+  uscope_cpu_t *cpu = nullptr;
+  ASSERT_EQ(uscope_cpu_declare(s, &cpu, &cfg), USCOPE_OK) << uscope_last_error();
+  uscope_writer_t *w = nullptr;
+  ASSERT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, nullptr), USCOPE_OK) << uscope_last_error();
+  uscope_schema_free(s);
+  for (uint64_t k = 0; k < n; ++k) {
+    const auto slot = static_cast<uint32_t>(k % kSlots);
+    ASSERT_EQ(uscope_begin_cycle(w, 3 * k * kPeriodPs), USCOPE_OK);
+    ASSERT_EQ(uscope_cpu_fetch(w, cpu, slot, pc_of(k), 0x00150513u), USCOPE_OK);
+    ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+    ASSERT_EQ(uscope_begin_cycle(w, (3 * k + 1) * kPeriodPs), USCOPE_OK);
+    ASSERT_EQ(uscope_cpu_stage_transition(w, cpu, slot, 1), USCOPE_OK);
+    ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+    ASSERT_EQ(uscope_begin_cycle(w, (3 * k + 2) * kPeriodPs), USCOPE_OK);
+    if (k % 5 == 4)
+      ASSERT_EQ(uscope_cpu_flush(w, cpu, slot, USCOPE_CPU_FLUSH_MISPREDICT), USCOPE_OK);
+    else
+      ASSERT_EQ(uscope_cpu_retire(w, cpu, slot), USCOPE_OK);
+    ASSERT_EQ(uscope_end_cycle(w), USCOPE_OK);
+  }
+  ASSERT_EQ(uscope_writer_close(w), USCOPE_OK);
+  uscope_cpu_free(cpu);
+}
+
+// The slices of an instruction are named once per distinct text (pc, bits,
+// flushed or not), and the encoders keep what they made of a name by its
+// id: every instruction slice has one, an id always names the same text,
+// the ids are as many as the distinct instructions, and past
+// InsnNames::kMaxNames (65,536) the names come without an id, their text
+// still right. Perfetto and Chrome JSON then write each slice's own name.
+TEST_F(PerfettoExport, InstructionNamesHaveOneIdPerDistinctInstruction) {
+  namespace ex = uscope::exporter;
+  struct Case {
+    uint64_t n;
+    uint64_t distinct_pcs;
+  };
+  for (const Case cs : {Case{400, 3}, Case{70000, 70000}}) {
+    SCOPED_TRACE(std::to_string(cs.n) + " instructions at " + std::to_string(cs.distinct_pcs) + " pcs");
+    const std::string path = dir_->file("names.uscope");
+    auto pc_of = [&](uint64_t k) { return 0x80000000u + 4 * static_cast<uint32_t>(k % cs.distinct_pcs); };
+    write_sequential_cpu_trace(path, cs.n, pc_of);
+    if (HasFatalFailure()) return;
+    uscope::TraceReader r(path);
+    ex::Job job;
+    job.input = path;
+    job.output = dir_->file("unused");
+    job.reader = &r;
+    uscope_export_options_init(&job.opts);
+    job.opts.format = USCOPE_EXPORT_PERFETTO;
+    std::vector<std::string> log;
+    std::map<uint64_t, std::string> names;
+    std::mutex lock;
+    Recorder rec(&log, &names, &lock);
+    const ex::timeline::Counts c = ex::timeline::run(job, rec);
+    ASSERT_EQ(c.slices, 2 * cs.n) << "fetch and the next stage of each";
+    // Distinct instructions: (pc, flushed); 400 at 3 pcs, every fifth
+    // flushed, are all six.
+    const uint64_t distinct = cs.distinct_pcs == 3 ? 6 : cs.n;
+    const uint64_t with_id = std::min<uint64_t>(distinct, 1 << 16);
+    EXPECT_EQ(rec.text_of_id.size(), with_id);
+    const uint64_t unnamed = distinct - with_id;  // their instructions' slices have no id
+    EXPECT_EQ(rec.named, c.slices - 2 * unnamed);
+    size_t flushed = 0;
+    for (const auto &[id, text] : rec.text_of_id) flushed += text.find(" (flushed)") != std::string::npos;
+    EXPECT_EQ(flushed, cs.distinct_pcs == 3 ? 3u : with_id / 5);
+    // Every slice still says its own instruction's name: the flushed ones
+    // (every fifth), and the others, by the log's text.
+    uint64_t flushed_slices = 0, slices = 0;
+    for (const std::string &x : log) {
+      if (x.rfind("S ", 0) != 0) continue;
+      ++slices;
+      flushed_slices += x.find(" (flushed) flows") != std::string::npos;
+      EXPECT_NE(x.find(" add a0,a0,1 "), std::string::npos) << x;
+    }
+    EXPECT_EQ(slices, c.slices);
+    EXPECT_EQ(flushed_slices, 2 * (cs.n / 5));
+    // And the files: each slice's name is its instruction's.
+    for (const uint32_t fmt : {uint32_t{USCOPE_EXPORT_PERFETTO}, uint32_t{USCOPE_EXPORT_CHROME_JSON}}) {
+      const std::string out = dir_->file("names.out");
+      run_export(path, out, fmt, 0, UINT64_MAX);
+      const Timeline t = fmt == USCOPE_EXPORT_PERFETTO ? decode_perfetto(out) : decode_chrome(out);
+      uint64_t got = 0, got_flushed = 0;
+      for (const auto &[name, count] : t.slice_names) {
+        EXPECT_EQ(name.rfind("add a0,a0,1", 0), 0u) << name;
+        got += count;
+        if (name.find(" (flushed)") != std::string::npos) got_flushed += count;
+      }
+      EXPECT_EQ(got, c.slices);
+      EXPECT_EQ(got_flushed, 2 * (cs.n / 5));
+    }
   }
 }
 
