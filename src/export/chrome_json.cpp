@@ -10,6 +10,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -49,22 +50,24 @@ class ChromeJsonEncoder final : public timeline::Encoder {
     // place in the output's buffer; a name with an id is escaped once per
     // export, another once for the slices in a row that share it.
     const std::string &esc = name.id ? escaped_by_id(name) : escaped(name.text);
-    char *const b0 = scratch(kRecordHead + 16 + esc.size() + n_args * (esc_key_bound(args, n_args) + 48));
+    size_t keys = 0;
+    for (size_t i = 0; i < n_args; ++i) keys += key_of(args[i]).size();
+    char *const b0 = scratch(kRecordHead + 16 + esc.size() + keys + n_args * 24);
     char *p = begin(b0, "X", t, ts);
     p = put(p, ",\"dur\":");
     p = micros(p, dur);
     p = put(p, ",\"name\":");
     p = put(p, esc);
     for (size_t i = 0; i < n_args; ++i) {
-      p = put(p, i ? "," : ",\"args\":{");
-      p = put(p, "\"");
-      p = put(p, args[i].key);
+      if (i)
+        *p++ = ',';
+      else
+        p = put(p, ",\"args\":{");
+      p = put(p, key_of(args[i]));
       if (args[i].pointer) {
-        p = put(p, "\":\"0x");
         p = std::to_chars(p, p + 16, args[i].value, 16).ptr;
         *p++ = '"';
       } else {
-        p = put(p, "\":");
         p = std::to_chars(p, p + 20, args[i].value).ptr;
       }
     }
@@ -109,10 +112,14 @@ class ChromeJsonEncoder final : public timeline::Encoder {
  private:
   // The most bytes of a record's ",\n{"ph":..,"pid":..,"tid":..,"ts":..".
   static constexpr size_t kRecordHead = 96;
-  static size_t esc_key_bound(const timeline::Arg *args, size_t n) {
-    size_t m = 0;
-    for (size_t i = 0; i < n; ++i) m = std::max(m, std::strlen(args[i].key));
-    return m;
+  // An argument's key as written before its value: "key": and, for a
+  // pointer, the opening "0x. The mapping's keys are a few string literals:
+  // made once per key (found by its address), not measured per slice.
+  const std::string &key_of(const timeline::Arg &a) {
+    for (const Key &k : keys_)
+      if (k.key == a.key && k.pointer == a.pointer) return k.text;
+    keys_.push_back({a.key, a.pointer, "\"" + std::string(a.key) + (a.pointer ? "\":\"0x" : "\":")});
+    return keys_.back().text;
   }
   // Room for a record of at most n bytes, written in place (RawOut).
   char *scratch(size_t n) { return raw_.room(n); }
@@ -124,11 +131,6 @@ class ChromeJsonEncoder final : public timeline::Encoder {
   static char *put(char *p, const std::string &s) {
     std::memcpy(p, s.data(), s.size());
     return p + s.size();
-  }
-  static char *put(char *p, const char *s) {
-    const size_t n = std::strlen(s);
-    std::memcpy(p, s, n);
-    return p + n;
   }
   // ns as microseconds, exact: up to three decimals, trailing zeros left
   // out ("12.345", "12.3", "12"). A trace with several clocks is written in
@@ -205,6 +207,12 @@ class ChromeJsonEncoder final : public timeline::Encoder {
   const std::string *counter_name_ = nullptr;            // into counters_ (its nodes do not move)
   std::string last_name_, last_esc_;
   std::vector<std::string> by_id_;  // Name id -> its text escaped
+  struct Key {
+    const char *key;
+    bool pointer;
+    std::string text;
+  };
+  std::deque<Key> keys_;  // key_of's (references to them stay valid)
   bool have_last_ = false;
 };
 
