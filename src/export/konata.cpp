@@ -363,6 +363,7 @@ void export_konata(Job &job) {
   to.struct_size = sizeof to;
   to.scope = job.opts.scope;
   to.elf_path = job.opts.elf_path;
+  to.cache_segments = analysis::kStreamCacheSegments;  // read through a stream only
   analysis::CpuTrace t(*job.reader, to);
 
   const uint64_t max_cycle = t.max_cycle();

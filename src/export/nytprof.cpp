@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "analysis/cpu_trace.hpp"
+#include "analysis/insn_prefetch.hpp"
 #include "base/error.hpp"
 #include "export/export.hpp"
 #include "export/fw_profile.hpp"
@@ -116,6 +117,7 @@ void export_nytprof(Job &job) {
   co.struct_size = sizeof co;
   co.scope = job.opts.scope;
   co.elf_path = job.opts.elf_path;
+  co.cache_segments = analysis::kStreamCacheSegments;  // read through a stream only
   std::unique_ptr<analysis::CpuTrace> trace;
   try {
     trace = std::make_unique<analysis::CpuTrace>(*job.reader, co);

@@ -311,6 +311,7 @@ bool Model::open_cpu(const std::string &scope, uint32_t unit, std::vector<Cpu> *
   o.struct_size = sizeof o;
   o.scope = scope.c_str();
   o.elf_path = job_.opts.elf_path;
+  o.cache_segments = analysis::kStreamCacheSegments;  // read through a stream only
   // A scope that says it is a cpu one but is not a whole cpu protocol (no
   // entities catalog, ...) is left out with a note when other scopes are
   // exported; named by --scope, it is the error.
