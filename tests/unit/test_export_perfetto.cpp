@@ -333,6 +333,18 @@ struct Recorder final : uscope::exporter::timeline::Encoder {
   void flush() override {}
 };
 
+// A job over the open trace at path for timeline::run with a Recorder (the
+// format only picks the defaults; the recorder writes nothing to output).
+uscope::exporter::Job recorder_job(const std::string &path, const std::string &output, uscope::TraceReader &r) {
+  uscope::exporter::Job job;
+  job.input = path;
+  job.output = output;
+  job.reader = &r;
+  uscope_export_options_init(&job.opts);
+  job.opts.format = USCOPE_EXPORT_PERFETTO;
+  return job;
+}
+
 TEST_F(PerfettoExport, SecondThreadTellsTheEncodersWhatOneThreadDoes) {
   namespace ex = uscope::exporter;
   // The cpu trace, and the one with a noc scope too (the counter tracks
@@ -341,12 +353,7 @@ TEST_F(PerfettoExport, SecondThreadTellsTheEncodersWhatOneThreadDoes) {
   SCOPED_TRACE(path);
   auto run = [&](bool two, std::map<uint64_t, std::string> *names) {
     uscope::TraceReader r(path);
-    ex::Job job;
-    job.input = path;
-    job.output = dir_->file("unused");
-    job.reader = &r;
-    uscope_export_options_init(&job.opts);
-    job.opts.format = USCOPE_EXPORT_PERFETTO;
+    ex::Job job = recorder_job(path, dir_->file("unused"), r);
     std::vector<std::string> main_log, side_log;
     std::mutex lock;
     Recorder main(&main_log, names, &lock);
@@ -421,12 +428,7 @@ TEST_F(PerfettoExport, InstructionNamesHaveOneIdPerDistinctInstruction) {
     write_sequential_cpu_trace(path, cs.n, pc_of);
     if (HasFatalFailure()) return;
     uscope::TraceReader r(path);
-    ex::Job job;
-    job.input = path;
-    job.output = dir_->file("unused");
-    job.reader = &r;
-    uscope_export_options_init(&job.opts);
-    job.opts.format = USCOPE_EXPORT_PERFETTO;
+    ex::Job job = recorder_job(path, dir_->file("unused"), r);
     std::vector<std::string> log;
     std::map<uint64_t, std::string> names;
     std::mutex lock;
