@@ -882,7 +882,7 @@ SegmentDecode CpuTrace::decode_uncached(size_t i, uint64_t upto) {
         d.stalls.push_back({cycle, e[ids.stall_off_reason]});
       }
     }
-  } b{*this,          ids_, d, states, false, 0, scratch_.by_slot, {}, scratch_.spans, scratch_.anns, scratch_.deps,
+  } b{*this, ids_, d, states, false, 0, scratch_.by_slot, {}, scratch_.spans, scratch_.anns, scratch_.deps,
       scratch_.closed_now};
   b.by_slot.assign(ids_.num_slots, -1);
   b.spans.clear();

@@ -52,7 +52,7 @@ class ChromeJsonEncoder final : public timeline::Encoder {
     const std::string &esc = name.id ? escaped_by_id(name) : escaped(name.text);
     size_t keys = 0;
     for (size_t i = 0; i < n_args; ++i) keys += key_of(args[i]).size();
-    char *const b0 = scratch(kRecordHead + 16 + esc.size() + keys + n_args * 24);
+    char *const b0 = scratch(kRecordHead + 16 + esc.size() + keys + n_args * 48);
     char *p = begin(b0, "X", t, ts);
     p = put(p, ",\"dur\":");
     p = micros(p, dur);
@@ -161,7 +161,8 @@ class ChromeJsonEncoder final : public timeline::Encoder {
   }
   const std::string &escaped_by_id(const timeline::Name &n) {
     if (n.id >= timeline::kNameIds) return escaped(n.text);
-    if (n.id >= by_id_.size()) by_id_.resize(std::max<size_t>(n.id + 1, 2 * by_id_.size()));
+    if (n.id >= by_id_.size())
+      by_id_.resize(std::min<size_t>(timeline::kNameIds, std::max<size_t>(n.id + 1, 2 * by_id_.size())));
     std::string &e = by_id_[n.id];  // "" until made: an escaped name is at least ""
     if (e.empty()) convert::append_json_string(e, n.text);
     return e;

@@ -253,18 +253,19 @@ class PerfettoEncoder final : public timeline::Encoder {
     pb::put_bytes(interned_, kIdDebugAnnotationNames, d);
     return iid;
   }
-  // The event's name: its iid, interned (defined in the next packet when
-  // new), or 0: written inline (the table is full).
   // A name with an id: its iid is looked up by the id once known.
   uint64_t iid_of(const timeline::Name &n) {
     if (n.id < iid_by_id_.size() && iid_by_id_[n.id]) return iid_by_id_[n.id];
     const uint64_t iid = name_iid(n.text);
     if (iid && n.id < timeline::kNameIds) {
-      if (n.id >= iid_by_id_.size()) iid_by_id_.resize(std::max<size_t>(n.id + 1, 2 * iid_by_id_.size()));
+      if (n.id >= iid_by_id_.size())
+        iid_by_id_.resize(std::min<size_t>(timeline::kNameIds, std::max<size_t>(n.id + 1, 2 * iid_by_id_.size())));
       iid_by_id_[n.id] = static_cast<uint32_t>(iid);
     }
     return iid;
   }
+  // The event's name: its iid, interned (defined in the next packet when
+  // new), or 0: written inline (the table is full).
   uint64_t name_iid(std::string_view name) {
     // Consecutive slices often share a name (an instruction's stages).
     if (last_iid_ && names_.text(last_iid_) == name) return last_iid_;

@@ -62,9 +62,10 @@ struct Arg {
 // keeps what it made of a text by id (Perfetto: its interned iid; Chrome
 // JSON: the escaped string) instead of hashing or comparing the text again:
 // an instruction's name is given to each of its stages, tens of millions of
-// times on a long trace, from a few thousand distinct texts. Ids are small
-// (from 1, counted up per distinct text, below kNameIds) so that encoders
-// index arrays by them.
+// times on a long trace, from a few thousand distinct instructions. Ids
+// are small (from 1, counted up per distinct instruction named, below
+// kNameIds) so that encoders index arrays by them; two ids may name equal
+// texts (the same disassembly at two pcs).
 constexpr uint32_t kNameIds = 1 << 17;
 struct Name {
   std::string_view text;
