@@ -315,7 +315,8 @@ struct Recorder final : uscope::exporter::timeline::Encoder {
                     std::string(name.text) + " flows " + std::to_string(n_out) + "/" + std::to_string(n_in);
     if (name.id) {
       ++named;
-      // An id names one text, and a text has one id (one cpu scope).
+      // An id names one text (two ids may name equal texts: the same
+      // disassembly at two pcs).
       const auto by_id = text_of_id.emplace(name.id, std::string(name.text)).first;
       EXPECT_EQ(by_id->second, name.text) << "name id " << name.id;
       EXPECT_LT(name.id, uscope::exporter::timeline::kNameIds);
