@@ -176,7 +176,9 @@ class VcdSink final : public WaveSink {
 // signal's changes: it scans each change of a wide signal bit by bit, and
 // compresses them) costs more than the replay that makes the changes. So
 // fstapi runs on a thread of its own, fed batches of changes, while the
-// replay goes on; fstapi's own parallel mode (a new thread per block, which
+// replay goes on. The replay's side also spells each value as the text
+// fstapi takes ('0'/'1', most significant bit first), so that fstapi's
+// thread, the slower one, does nothing but fstapi; fstapi's own parallel mode (a new thread per block, which
 // the next block waits for by spinning) is left off. Blocks are cut small
 // (kBlockBytes): the per-signal chains fstapi walks at each block then stay
 // in the cache (docs/export.md "FST and VCD" has the figures).
@@ -194,7 +196,7 @@ class FstSink final : public WaveSink {
     fstWriterSetPackType(ctx_, FST_WR_PT_LZ4);
     fstWriterSetParallelMode(ctx_, 0);
     enum_tables_.assign(schema.enums.size(), 0);
-    batch_.reserve(kBatch);
+    batch_.resize(kBatchBytes);
   }
   ~FstSink() override {
     stop();
@@ -211,14 +213,23 @@ class FstSink final : public WaveSink {
       if (h) fstWriterEmitEnumTableRef(ctx_, h);
     }
     handles_.push_back(fstWriterCreateVar(ctx_, FST_VT_VCD_WIRE, FST_VD_IMPLICIT, width, name.c_str(), 0));
+    widths_.push_back(static_cast<uint8_t>(width));
   }
   // The declarations are made: from here on only the worker calls fstapi.
   void end_definitions() override { worker_ = std::thread([this] { work(); }); }
   void time(uint64_t t) override {
-    push(Change{kTime, 0, t});
+    char *p = room(sizeof(uint32_t) + sizeof t);
+    std::memcpy(p, &kTime, sizeof kTime);
+    std::memcpy(p + sizeof kTime, &t, sizeof t);
+    fill_ += sizeof kTime + sizeof t;
     last_ = t;
   }
-  void value(uint32_t sig, uint32_t width, uint64_t v) override { push(Change{sig, width, v}); }
+  void value(uint32_t sig, uint32_t width, uint64_t v) override {
+    char *p = room(sizeof sig + width);
+    std::memcpy(p, &sig, sizeof sig);
+    put_bits(p + sizeof sig, p + sizeof sig + width, v);
+    fill_ += sizeof sig + width;
+  }
   uint64_t finish(uint64_t last_time) override {
     if (last_time > last_) time(last_time);
     stop();
@@ -235,27 +246,32 @@ class FstSink final : public WaveSink {
   }
 
  private:
-  // A time (sig kTime, v the time) or a value change, as the worker gets them.
+  // A batch holds records back to back: a time (kTime, then the time's 8
+  // bytes) or a value change (the signal, then its width in '0'/'1'
+  // characters, the text fstWriterEmitValueChange takes).
   static constexpr uint32_t kTime = UINT32_MAX;
-  struct Change {
-    uint32_t sig, width;
-    uint64_t v;
+  // Bytes handed over at a time, and batches waiting at most: a few MiB.
+  static constexpr size_t kBatchBytes = 1 << 20, kQueued = 4;
+  struct Batch {
+    std::vector<char> bytes;
+    size_t size = 0;
   };
-  // Changes handed over at a time, and batches waiting at most: a few MiB.
-  static constexpr size_t kBatch = 1 << 16, kQueued = 4;
-  void push(const Change &c) {
-    batch_.push_back(c);
-    if (batch_.size() < kBatch) return;
+  // Room for a record of n bytes (at most 4 + 64) in the batch being filled.
+  char *room(size_t n) {
+    if (fill_ + n > batch_.size()) hand_over();
+    return batch_.data() + fill_;
+  }
+  void hand_over() {
     std::unique_lock<std::mutex> lk(m_);
     cv_.wait(lk, [&] { return full_.size() < kQueued; });
-    full_.push_back(std::move(batch_));
+    full_.push_back(Batch{std::move(batch_), fill_});
     if (!spare_.empty()) {
       batch_ = std::move(spare_.back());
       spare_.pop_back();
     } else {
-      batch_ = std::vector<Change>();
-      batch_.reserve(kBatch);
+      batch_.assign(kBatchBytes, 0);
     }
+    fill_ = 0;
     cv_.notify_all();
   }
   // Hands over the last batch and waits until fstapi has every change.
@@ -263,8 +279,8 @@ class FstSink final : public WaveSink {
     if (!worker_.joinable()) return;
     {
       std::lock_guard<std::mutex> lk(m_);
-      if (!batch_.empty()) full_.push_back(std::move(batch_));
-      batch_.clear();
+      if (fill_) full_.push_back(Batch{std::move(batch_), fill_});
+      fill_ = 0;
       done_ = true;
     }
     cv_.notify_all();
@@ -275,34 +291,38 @@ class FstSink final : public WaveSink {
     for (;;) {
       cv_.wait(lk, [&] { return !full_.empty() || done_; });
       if (full_.empty()) return;
-      std::vector<Change> b = std::move(full_.front());
+      Batch b = std::move(full_.front());
       full_.pop_front();
       cv_.notify_all();
       lk.unlock();
-      for (const Change &c : b) emit(c);
-      b.clear();
+      emit(b.bytes.data(), b.bytes.data() + b.size);
       lk.lock();
-      spare_.push_back(std::move(b));
+      spare_.push_back(std::move(b.bytes));
     }
   }
-  void emit(const Change &c) {
-    if (c.sig == kTime) {
-      // fstapi keeps a block's value changes in memory until they pass
-      // 128 MiB (its FST_BREAK_SIZE); the block is cut at kBlockBytes, which
-      // also keeps the export's memory bounded (issue 14: <= 128 MB).
-      if (pending_ >= kBlockBytes) {
-        fstWriterFlushContext(ctx_);
-        pending_ = 0;
+  void emit(const char *p, const char *end) {
+    while (p < end) {
+      uint32_t sig;
+      std::memcpy(&sig, p, sizeof sig);
+      p += sizeof sig;
+      if (sig == kTime) {
+        uint64_t t;
+        std::memcpy(&t, p, sizeof t);
+        p += sizeof t;
+        // fstapi keeps a block's value changes in memory until they pass
+        // 128 MiB (its FST_BREAK_SIZE); the block is cut at kBlockBytes,
+        // which also keeps the export's memory bounded (issue 14: <= 128 MB).
+        if (pending_ >= kBlockBytes) {
+          fstWriterFlushContext(ctx_);
+          pending_ = 0;
+        }
+        fstWriterEmitTimeChange(ctx_, t);
+        continue;
       }
-      fstWriterEmitTimeChange(ctx_, c.v);
-      return;
+      fstWriterEmitValueChange(ctx_, handles_[sig], p);
+      p += widths_[sig];
+      pending_ += widths_[sig] + 10u;  // at most what fstapi buffers for one change (its fpos + len + 10)
     }
-    // fstWriterEmitValueChange64's text ('0'/'1', most significant bit
-    // first), made 8 bits at a time rather than one.
-    char buf[64];
-    put_bits(buf, buf + c.width, c.v);
-    fstWriterEmitValueChange(ctx_, handles_[c.sig], buf);
-    pending_ += c.width + 10;  // at most what fstapi buffers for one change (its fpos + len + 10)
   }
 
   // The enum's value names, shown by GTKWave in place of the number (an FST
@@ -335,12 +355,14 @@ class FstSink final : public WaveSink {
   // CPU than 4 MiB ones (36 MB), and 1 MiB ones (43 MB) were no faster.
   static constexpr uint64_t kBlockBytes = 4 << 20;
   uint64_t pending_ = 0;  // bytes of changes fstapi holds since its last block (the worker's)
-  std::vector<Change> batch_;  // being filled
+  std::vector<uint8_t> widths_;  // per signal, as handles_
+  std::vector<char> batch_;      // being filled, up to fill_
+  size_t fill_ = 0;
   std::thread worker_;
   std::mutex m_;
   std::condition_variable cv_;
-  std::deque<std::vector<Change>> full_;
-  std::vector<std::vector<Change>> spare_;
+  std::deque<Batch> full_;
+  std::vector<std::vector<char>> spare_;
   bool done_ = false;
 };
 #endif

@@ -496,8 +496,9 @@ TEST(WaveformExport, FstEnumFieldsNameTheirValues) {
 // written.
 // Enough wide changes for many FST blocks (a block every 4 MiB of fstapi's
 // buffer, where a 64-bit change takes 74 bytes), many batches to fstapi's
-// worker (64 Ki changes each) and many 1 MiB chunks to the VCD writer
-// thread: the values must still equal the reader's everywhere.
+// worker (1 MiB of records each, where a 64-bit change takes 68 bytes) and
+// many 1 MiB chunks to the VCD writer thread: the values must still equal
+// the reader's everywhere.
 TEST(WaveformExport, ManyBlocksBatchesAndChunks) {
   TempDir dir("wave");
   const std::string in = dir.file("busy.uscope");
@@ -531,6 +532,7 @@ TEST(WaveformExport, ManyBlocksBatchesAndChunks) {
   EXPECT_GE(vs.records, cycles * 16 - 16);
   EXPECT_GT(vs.bytes_out, uint64_t{8} << 20) << "several VCD chunks";
   EXPECT_GT(vs.records * 74, uint64_t{16} << 20) << "several FST blocks";
+  EXPECT_GT(vs.records * 60, uint64_t{8} << 20) << "several batches to fstapi's worker";
 }
 
 TEST(WaveformExport, TooManySignalsIsRefused) {
