@@ -178,10 +178,11 @@ class VcdSink final : public WaveSink {
 // fstapi runs on a thread of its own, fed batches of changes, while the
 // replay goes on. The replay's side also spells each value as the text
 // fstapi takes ('0'/'1', most significant bit first), so that fstapi's
-// thread, the slower one, does nothing but fstapi; fstapi's own parallel mode (a new thread per block, which
-// the next block waits for by spinning) is left off. Blocks are cut small
-// (kBlockBytes): the per-signal chains fstapi walks at each block then stay
-// in the cache (docs/export.md "FST and VCD" has the figures).
+// thread, the slower one, does nothing but call fstapi. fstapi's own
+// parallel mode (a new thread and a fresh 132 MiB buffer per block, which
+// the next block waits for) was measured slower and is left off. Blocks are
+// cut small (kBlockBytes): the per-signal chains fstapi walks at each block
+// then stay in the cache (docs/export.md "FST and VCD" has the figures).
 class FstSink final : public WaveSink {
  public:
   FstSink(const std::string &path, const std::string &comment, const Schema &schema)
