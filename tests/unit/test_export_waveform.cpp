@@ -491,9 +491,6 @@ TEST(WaveformExport, FstEnumFieldsNameTheirValues) {
 #endif
 }
 
-// A schema of a few hundred bytes can ask for millions of signals: past the
-// exporter's limit it is refused with LIMIT, saying how many, and nothing is
-// written.
 // Enough wide changes for many FST blocks (a block every 4 MiB of fstapi's
 // buffer, where a 64-bit change takes 74 bytes), many batches to fstapi's
 // worker (1 MiB of records each, where a 64-bit change takes 68 bytes) and
@@ -535,6 +532,9 @@ TEST(WaveformExport, ManyBlocksBatchesAndChunks) {
   EXPECT_GT(vs.records * 60, uint64_t{8} << 20) << "several batches to fstapi's worker";
 }
 
+// A schema of a few hundred bytes can ask for millions of signals: past the
+// exporter's limit it is refused with LIMIT, saying how many, and nothing is
+// written.
 TEST(WaveformExport, TooManySignalsIsRefused) {
   TempDir dir("wave");
   const std::string in = dir.file("wide.uscope"), out = dir.file("wide.vcd");
