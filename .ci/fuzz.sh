@@ -23,7 +23,8 @@ CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWit
   -DUSCOPE_FUZZ=ON -DUSCOPE_BUILD_TESTS=OFF -DUSCOPE_BUILD_BENCH=OFF -DUSCOPE_BUILD_EXAMPLES=OFF \
   -DUSCOPE_BUILD_TB=OFF -DUSCOPE_BUILD_DPI=OFF >/dev/null
 cmake --build build/fuzz -j "$jobs" --target uscope_fuzz_reader uscope_fuzz_pccx uscope_fuzz_jsonl uscope_fuzz_jsonl_convert \
-  uscope_fuzz_disasm uscope_fuzz_konata uscope_fuzz_cli_uscope uscope_fuzz_cli_pccx uscope_fuzz_cli_jsonl
+  uscope_fuzz_disasm uscope_fuzz_konata uscope_fuzz_cli_uscope uscope_fuzz_cli_pccx uscope_fuzz_cli_jsonl \
+  uscope_fuzz_generated_seeds
 rm -rf build/fuzz/artifacts && mkdir -p build/fuzz/artifacts
 
 # fuzz NAME SECONDS MALLOC_LIMIT_MB SEED_DIR... [-- EXTRA libFuzzer FLAGS]:
@@ -71,13 +72,15 @@ fuzz disasm "$USCOPE_FUZZ_DISASM_SECONDS" 64 tests/fuzz/corpus/disasm -- -max_le
 # The CLI: the commands' own code on each input kind. -close_fd_mask=2
 # silences the commands' error messages (libFuzzer's own output and the
 # sanitizers' reports still show). Seeds: the readers' corpora, the shared
-# conformance files, generated traces and every CLI finding (corpus/cli_*).
+# conformance files, every CLI finding (corpus/cli_*) and the JSONL spec
+# examples converted by this build's CLI (build/fuzz/tests/fuzz/corpus_generated).
 # -max_len 64 KiB: the large conformance files (up to 800 KiB) stay seeds,
 # cut to their first 64 KiB, so that a run is not spent on a few big inputs.
 shared=../shared/conformance
-fuzz cli_uscope "$USCOPE_FUZZ_CLI_SECONDS" 512 tests/fuzz/corpus/cli_uscope tests/fuzz/corpus/reader \
+gen=build/fuzz/tests/fuzz/corpus_generated
+fuzz cli_uscope "$USCOPE_FUZZ_CLI_SECONDS" 512 tests/fuzz/corpus/cli_uscope "$gen"/cli_uscope tests/fuzz/corpus/reader \
   "$shared"/uscope -- -close_fd_mask=2 -max_len=65536
-fuzz cli_pccx "$USCOPE_FUZZ_CLI_SECONDS" 512 tests/fuzz/corpus/cli_pccx tests/fuzz/corpus/pccx \
+fuzz cli_pccx "$USCOPE_FUZZ_CLI_SECONDS" 512 tests/fuzz/corpus/cli_pccx "$gen"/cli_pccx tests/fuzz/corpus/pccx \
   "$shared"/pccx -- -close_fd_mask=2 -max_len=65536
 fuzz cli_jsonl "$USCOPE_FUZZ_CLI_SECONDS" 512 tests/fuzz/corpus/cli_jsonl tests/fuzz/corpus/jsonl \
   -- -close_fd_mask=2
