@@ -62,6 +62,7 @@ class Writer {
   uint64_t drain(uint64_t pos, uint64_t end);
   bool failed(const std::exception &e) noexcept;
   bool poll() noexcept { return false; }  // one ring: nothing else to do
+  bool may_park() noexcept { return true; }
   void drained() noexcept { flush_out(); }
   // Progress is reported every 64 KiB of records.
   static constexpr uint64_t kProgressStep = 64u << 10;

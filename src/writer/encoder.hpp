@@ -96,11 +96,15 @@ class alignas(kCacheLine) Encoder {
   // The main ring is idle: merge what the producers have published. True
   // when something was consumed (the caller then polls again at once).
   bool poll() noexcept;
+  // Parking waits on the main ring only: with producers, their rings are
+  // polled instead (the count is read after the ring's kick count, and
+  // add_producer() wakes the thread after raising it).
+  bool may_park() noexcept { return producers_.count.load(std::memory_order_seq_cst) == 0; }
   // Main writer's thread: register a producer's ring (before any cycle).
   void add_producer(stream::Ring &ring) {
     const uint32_t n = producers_.count.load(std::memory_order_relaxed);
     producers_.rings[n].store(&ring, std::memory_order_relaxed);
-    producers_.count.store(n + 1, std::memory_order_release);
+    producers_.count.store(n + 1, std::memory_order_seq_cst);
   }
   void close_producers() { producers_.closing.store(true, std::memory_order_release); }
   // Progress is reported every 256 KiB, so that a producer waiting on a full

@@ -250,6 +250,7 @@ uscope_status_t Writer::add_producer(uscope_writer_t **out) {
   producers_.reserve(producers_.size() + 1);  // so that the push below cannot throw
   auto p = std::make_unique<uscope_writer>(*this);
   encoder_->add_producer(p->impl.queue_.ring());
+  queue_.wake();  // the encoder may be parked on this writer's own ring
   producers_.push_back(std::move(p));
   state_ = kCoordinating;
   *out = producers_.back().get();

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -53,8 +54,15 @@ struct Summer {
     errors.push_back(e.what());
     return give_up;
   }
-  bool poll() noexcept { return false; }
+  bool poll() noexcept {
+    polls.fetch_add(1, std::memory_order_relaxed);
+    return extra_work.exchange(false, std::memory_order_acq_rel);
+  }
+  bool may_park() noexcept { return parking_allowed; }
   void drained() noexcept { drained_called = true; }
+  std::atomic<uint64_t> polls{0};
+  std::atomic<bool> extra_work{false};  // work that does not come through the ring
+  bool parking_allowed = true;
 };
 
 // The producer side, as the writers do it: records never straddle the end
@@ -175,4 +183,112 @@ TEST(RoomWait, CountsTimeOnlyOnceWaiting) {
   for (int i = 0; i < 200; ++i) w.round();  // past the spins: sleeps 20 µs each
   EXPECT_TRUE(w.waited());
   EXPECT_GE(w.elapsed_ns(), 20'000u);
+}
+
+// ── parking: an idle consumer waits without waking, until a publish, a
+// wake() or stop() ──
+
+namespace {
+
+// Waits up to 10 s for pred(); a wake-up that never comes fails the test
+// instead of hanging it.
+template <class Pred>
+bool eventually(Pred pred) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+constexpr auto kParkAfter = std::chrono::microseconds(BackgroundWriter::kParkAfterUs);
+
+}  // namespace
+
+TEST(BackgroundWriter, AnIdleConsumerParksAndEachPublishWakesIt) {
+  BackgroundWriter q;
+  ASSERT_TRUE(q.allocate(4096));
+  Summer s(q);
+  q.start(s, 1 << 20);
+  Producer p(q);
+  uint64_t expect = 0;
+  for (uint64_t round = 1; round <= 5; ++round) {
+    ASSERT_TRUE(eventually([&] { return q.ring().parked.load(); })) << "round " << round;
+    const uint64_t polls = s.polls.load();
+    std::this_thread::sleep_for(2 * kParkAfter);
+    EXPECT_EQ(s.polls.load(), polls) << "a parked consumer woke by itself, round " << round;
+    p.put(round);
+    expect += round;
+    q.publish(p.head);
+    ASSERT_TRUE(eventually([&] { return q.consumed() == p.head; })) << "round " << round;
+  }
+  q.stop();
+  EXPECT_EQ(s.sum, expect);
+  EXPECT_FALSE(q.ring().parked.load());
+}
+
+// Publishes around the moment the consumer parks, where a wake-up could be
+// lost between its last look at `published` and its wait: each record must
+// still be drained without a stop().
+TEST(BackgroundWriter, PublishesAroundTheParkingMomentAreNeverLost) {
+  BackgroundWriter q;
+  ASSERT_TRUE(q.allocate(4096));
+  Summer s(q);
+  q.start(s, 1 << 20);
+  Producer p(q);
+  const auto step = std::chrono::microseconds(250);
+  for (int i = 0; i < 40; ++i) {
+    // 19.0 to 21.0 ms after the last drain, in 250 µs steps (kParkAfterUs
+    // is 20 ms of sleeps, which take a little longer than they say).
+    std::this_thread::sleep_for(kParkAfter - 4 * step + (i % 9) * step);
+    p.put(static_cast<uint64_t>(i) + 1);
+    q.publish(p.head);
+    ASSERT_TRUE(eventually([&] { return q.consumed() == p.head; })) << "record " << i + 1;
+  }
+  q.stop();
+  EXPECT_EQ(s.records, 40u);
+  EXPECT_EQ(s.sum, 40u * 41u / 2);
+}
+
+// A consumer with work from elsewhere (the encoder's producer rings) is
+// woken for it by wake(), and one that may not park never does.
+TEST(BackgroundWriter, WakeEndsAParkAndAConsumerThatMayNotParkKeepsPolling) {
+  {
+    BackgroundWriter q;
+    ASSERT_TRUE(q.allocate(4096));
+    Summer s(q);
+    q.start(s, 1 << 20);
+    ASSERT_TRUE(eventually([&] { return q.ring().parked.load(); }));
+    s.extra_work = true;
+    q.wake();
+    EXPECT_TRUE(eventually([&] { return !s.extra_work.load(); })) << "poll() never saw the work";
+    q.stop();
+  }
+  {
+    BackgroundWriter q;
+    ASSERT_TRUE(q.allocate(4096));
+    Summer s(q);
+    s.parking_allowed = false;
+    q.start(s, 1 << 20);
+    std::this_thread::sleep_for(3 * kParkAfter);
+    EXPECT_FALSE(q.ring().parked.load());
+    const uint64_t polls = s.polls.load();
+    std::this_thread::sleep_for(kParkAfter);
+    EXPECT_GT(s.polls.load(), polls);
+    s.extra_work = true;  // found by polling, with no wake()
+    EXPECT_TRUE(eventually([&] { return !s.extra_work.load(); }));
+    q.stop();
+  }
+}
+
+// stop() ends a park at once: the close of an idle writer does not wait.
+TEST(BackgroundWriter, StopEndsAPark) {
+  BackgroundWriter q;
+  ASSERT_TRUE(q.allocate(4096));
+  Summer s(q);
+  q.start(s, 1 << 20);
+  ASSERT_TRUE(eventually([&] { return q.ring().parked.load(); }));
+  q.stop();  // joins the thread: hangs if the park does not end
+  EXPECT_TRUE(s.drained_called);
 }

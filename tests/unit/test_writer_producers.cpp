@@ -9,12 +9,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "io/background_writer.hpp"
 #include "support/test_util.hpp"
 #include "support/trace_file.hpp"
 #include "uscope/uscope.h"
@@ -24,6 +26,8 @@ namespace {
 using uscope::test::TempDir;
 
 constexpr unsigned kCores = 4;
+// How long an idle encoder thread sleeps before it parks.
+constexpr unsigned kEncoderParkMs = uscope::BackgroundWriter::kParkAfterUs / 1000;
 
 // One scope per core model, each with a sparse entity table, a retired
 // counter and an event: producer p writes only core p's storages (2p, 2p+1)
@@ -64,6 +68,7 @@ struct Workload {
   uint32_t frames = USCOPE_FRAMES_V02;
   uint64_t queue_bytes = 0;
   unsigned burst_every = 0;  // every Nth cycle, a burst of items far larger than the smallest queue
+  unsigned idle_ms = 0;      // the writer sits idle this long before its producers are added
 };
 
 // Whether producer p records a cycle at cycle c: core 3 only every other
@@ -166,6 +171,7 @@ Produced write_producers(const std::string &path, const Workload &r, bool lockst
   EXPECT_EQ(uscope_writer_open(&w, path.c_str(), s, nullptr, 0, &o), USCOPE_OK) << uscope_last_error();
   uscope_schema_free(s);
   if (!w) return out;
+  std::this_thread::sleep_for(std::chrono::milliseconds(r.idle_ms));
   uscope_writer_t *prod[kCores] = {};
   for (auto &p : prod) EXPECT_EQ(uscope_writer_add_producer(w, &p), USCOPE_OK) << uscope_last_error();
   SpinBarrier barrier(kCores);
@@ -275,6 +281,24 @@ TEST(WriterProducers, LockstepThreadsWithSmallQueuesNeverDeadlock) {
     EXPECT_GT(got.stats.stalls, 0u);  // the bursts filled the small queues: waited, never dropped
     EXPECT_EQ(got.stats.dropped_cycles, 0u);
   }
+}
+
+// A writer idle long enough for its encoder thread to park on the writer's
+// own ring (io/background_writer.hpp) before the producers are added: adding
+// one wakes it, or the bursts, far larger than the producers' queues, would
+// wait for room for ever.
+TEST(WriterProducers, ProducersAddedWhileTheEncoderIsParkedAreDrained) {
+  TempDir dir;
+  Workload r;
+  r.cycles = 20'000;
+  r.queue_bytes = 64 * 1024;
+  r.burst_every = 997;
+  r.idle_ms = 10 * kEncoderParkMs;
+  const std::string ref = write_single(dir.file("single.uscope"), r);
+  const Produced got = write_producers(dir.file("parked.uscope"), r, false);
+  ASSERT_FALSE(ref.empty());
+  EXPECT_TRUE(got.bytes == ref) << first_difference(got.bytes, ref);
+  EXPECT_GT(got.stats.stalls, 0u);  // the producers did wait for the encoder
 }
 
 struct Opened {
