@@ -159,7 +159,7 @@ class BackgroundWriter {
   // three sleeps. After kParkAfterUs of sleeps with nothing published the
   // ring is idle, not between batches: the thread parks until the next
   // publish (Ring::park()), so that an idle writer costs nothing (1 ms
-  // sleeps cost ~3% of a CPU per writer, 0.15 s per 5 s).
+  // sleeps cost 2-3% of a CPU per writer, 0.11-0.14 s per 5 s).
   struct Idle {
     unsigned spins = 0;
     unsigned step_us = 0;   // the last sleep of this wait (0: none yet)

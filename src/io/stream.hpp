@@ -17,7 +17,7 @@
 // 1 ms per writer: most of the time of a short conversion). A consumer idle
 // for longer parks instead (park()), without a timeout, and the producer's
 // next publish wakes it (publish()): an idle writer then costs no
-// wake-ups at all, where 1 ms sleeps cost ~3% of a CPU.
+// wake-ups at all, where 1 ms sleeps cost 2-3% of a CPU.
 #pragma once
 
 #include <atomic>
