@@ -39,6 +39,8 @@
 // BM_Writer_LZ4_HotPath times the calls alone: g_cycles cycles in bursts that
 // the encoder drains in between (no stall, queue pages already touched); that
 // is the figure to hold against the baselines.
+// BM_Writer_Idle: an open writer recording nothing, its CPU and context
+// switches per second.
 // BM_Writer_LZ4_Model200ns and _Model1us report tracer_ns_per_item(_sim):
 // the loop time (minus stalls) minus the median BM_ModelOnly time of the same
 // model work, per item: the tracer's overhead on a real simulation. At 200 ns
@@ -516,6 +518,41 @@ void BM_Writer_HotPath(benchmark::State &state) {
   state.counters["items"] = Counter(items / static_cast<double>(state.iterations()));
 }
 
+// An open writer while the simulation records nothing (a trace window not
+// reached yet, a paused model): the process's CPU time and context switches
+// while its own thread sleeps, per second. Before its consumer thread parked
+// (io/background_writer.hpp), it woke every millisecond: 22-29 ms of CPU and
+// ~900 switches per second.
+void BM_Writer_Idle(benchmark::State &state) {
+  constexpr auto kIdle = std::chrono::milliseconds(1000);
+  Ids ids{};
+  uscope_schema_t *schema = build_schema(ids);
+  uscope_writer_options_t opts;
+  uscope_writer_options_init(&opts);
+  double cpu_ms = 0, switches = 0, seconds = 0;
+  for (auto _ : state) {
+    const std::string path =
+        g_dir + "/bench_" + std::to_string(g_file_seq.fetch_add(1)) + ".uscope";
+    uscope_writer_t *w = nullptr;
+    CHECK_OK(uscope_writer_open(&w, path.c_str(), schema, nullptr, 0, &opts));
+    rusage r0{}, r1{};
+    getrusage(RUSAGE_SELF, &r0);
+    std::this_thread::sleep_for(kIdle);
+    getrusage(RUSAGE_SELF, &r1);
+    auto ms = [](const rusage &r) {
+      return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e3 + (r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e3;
+    };
+    cpu_ms += ms(r1) - ms(r0);
+    switches += static_cast<double>((r1.ru_nvcsw - r0.ru_nvcsw) + (r1.ru_nivcsw - r0.ru_nivcsw));
+    seconds += std::chrono::duration<double>(kIdle).count();
+    CHECK_OK(uscope_writer_close(w));
+    std::remove(path.c_str());
+  }
+  uscope_schema_free(schema);
+  state.counters["cpu_ms_per_s"] = benchmark::Counter(cpu_ms / seconds);
+  state.counters["switches_per_s"] = benchmark::Counter(switches / seconds);
+}
+
 template <bool kOutOfLine>
 void BM_Baseline(benchmark::State &state) {
   Ids ids{0, 1, 0};
@@ -583,6 +620,7 @@ void OneFile(benchmark::internal::Benchmark *b) {
 BENCHMARK_TEMPLATE(BM_Baseline, false)->Name("BM_Baseline_PlainStores")->Apply(OneFile);
 BENCHMARK_TEMPLATE(BM_Baseline, true)->Name("BM_Baseline_PlainStoresCall")->Apply(OneFile);
 BENCHMARK(BM_Writer_HotPath)->Name("BM_Writer_LZ4_HotPath")->Apply(OneFile);
+BENCHMARK(BM_Writer_Idle)->Iterations(1)->Repetitions(3)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Writer, LZ4, Variant{USCOPE_COMPRESSION_LZ4, USCOPE_FRAMES_V02, 0})
     ->Name("BM_Writer_LZ4")
     ->Apply(OneFile);
